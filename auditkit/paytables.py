@@ -1,0 +1,163 @@
+"""Paytables, table limits and house rules, loaded from TOML with documented defaults.
+
+The defaults are ``auditkit/defaults.toml`` (the rules catalog's values). A
+licensee file overrides any of them and may override per table::
+
+    [baccarat]
+    tie = 9.0
+
+    [tables."EX-BAC-*".baccarat]   # table id or glob pattern (matched, never used as a path)
+    banker_commission = 0.0
+
+Nothing in a configuration is executed. Validators read parameters per round
+with :meth:`Config.param`, which maps table ids to values without a loop per round.
+"""
+
+from __future__ import annotations
+
+import copy
+import fnmatch
+import hashlib
+import json
+import tomllib
+from dataclasses import dataclass, field
+from decimal import ROUND_DOWN, ROUND_HALF_UP, ROUND_UP
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Config", "ConfigError", "load_config", "money_round", "money_differs"]
+
+GAME_SECTION = {"mini_baccarat": "baccarat"}
+ROUNDINGS = {"half_up": ROUND_HALF_UP, "down": ROUND_DOWN, "up": ROUND_UP}
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be used, with the reason."""
+
+
+def _defaults() -> dict[str, Any]:
+    return tomllib.loads(resources.files("auditkit").joinpath("defaults.toml").read_text("utf-8"))
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any], where: str) -> dict[str, Any]:
+    out = copy.deepcopy(base)
+    for key, value in over.items():
+        if key not in base and where != "tables" and not where.endswith("house_ways"):
+            raise ConfigError(f"unknown setting {where}.{key}" if where else f"unknown section [{key}]")
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            out[key] = _merge(base[key], value, f"{where}.{key}" if where else key)
+        else:
+            if key in base and not isinstance(base[key], dict) and isinstance(value, dict):
+                raise ConfigError(f"{where}.{key} must be a value, not a table")
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+@dataclass
+class Config:
+    """Merged configuration: defaults, then a licensee file, then per-table overrides."""
+
+    data: dict[str, Any] = field(default_factory=_defaults)
+    source: str = "defaults"
+
+    # ---- lookups -------------------------------------------------------------
+    def section(self, game: str, table_id: str | None = None) -> dict[str, Any]:
+        """A game's settings, with the overrides of the first table section matching ``table_id``."""
+        name = GAME_SECTION.get(game, game)
+        base = self.data.get(name, {})
+        if table_id is not None:
+            over = self._table_override(name, table_id)
+            if over:
+                base = _merge(base, over, name)
+        return base
+
+    def _table_override(self, section: str, table_id: str) -> dict[str, Any] | None:
+        tables = self.data.get("tables", {})
+        if table_id in tables and section in tables[table_id]:
+            return tables[table_id][section]
+        for pattern, body in tables.items():
+            if section in body and fnmatch.fnmatchcase(table_id, pattern):
+                return body[section]
+        return None
+
+    def get(self, game: str, key: str, table_id: str | None = None) -> Any:
+        """One setting, as configured for ``table_id`` when given."""
+        sec = self.section(game, table_id)
+        if key not in sec:
+            raise ConfigError(f"no setting {GAME_SECTION.get(game, game)}.{key}")
+        return sec[key]
+
+    def param(self, game: str, key: str, table_ids: Any, dtype: Any = np.float64) -> np.ndarray:
+        """A numeric setting per round: one value for each table id, looked up once per distinct table.
+
+        A missing setting gives NaN (for optional values such as table limits).
+        """
+        codes, uniques = pd.factorize(pd.Series(np.asarray(table_ids, dtype=object)), sort=False)
+        vals = np.array([self.section(game, str(t)).get(key, np.nan) for t in uniques], dtype=dtype)
+        return vals[codes] if len(codes) else np.empty(0, dtype=dtype)
+
+    @property
+    def money(self) -> dict[str, Any]:
+        return self.data["money"]
+
+    def digest(self) -> str:
+        """SHA-256 of the merged configuration, for run records."""
+        return hashlib.sha256(json.dumps(self.data, sort_keys=True).encode()).hexdigest()
+
+
+def load_config(path: str | Path | None = None) -> Config:
+    """Defaults merged with a licensee TOML file; ConfigError says what is wrong."""
+    cfg = Config()
+    if path is None:
+        return cfg
+    p = Path(path)
+    try:
+        over = tomllib.loads(p.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read configuration {p}: {exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"configuration {p} is not valid TOML: {exc}") from exc
+    tables = over.pop("tables", {})
+    data = _merge(cfg.data, over, "")
+    for pattern, body in tables.items():
+        for section, values in body.items():
+            if section not in data or not isinstance(data[section], dict) or section in ("money", "tables"):
+                raise ConfigError(f"tables.{pattern}: unknown game section [{section}]")
+            _merge(data[section], values, section)  # validates keys
+    data["tables"] = tables
+    _check_money(data["money"])
+    return Config(data=data, source=str(p))
+
+
+def _check_money(money: dict[str, Any]) -> None:
+    if money["rounding"] not in ROUNDINGS:
+        raise ConfigError(f"money.rounding must be one of {sorted(ROUNDINGS)}, not {money['rounding']!r}")
+    if not (isinstance(money["rounding_unit"], (int, float)) and money["rounding_unit"] > 0):
+        raise ConfigError("money.rounding_unit must be a positive number")
+
+
+def money_round(values: np.ndarray, unit: float = 0.01, rounding: str = "half_up") -> np.ndarray:
+    """Exact payouts rounded to the unit, vectorized (half up away from zero by default)."""
+    q = np.asarray(values, dtype=np.float64) / unit
+    q = np.round(q, 6)  # absorb float noise such as 35.625000000001
+    if rounding == "half_up":
+        r = np.sign(q) * np.floor(np.abs(q) + 0.5)
+    elif rounding == "down":
+        r = np.sign(q) * np.floor(np.abs(q))
+    else:
+        r = np.sign(q) * np.ceil(np.abs(q))
+    return r * unit
+
+
+def money_differs(recorded: np.ndarray, exact: np.ndarray, unit: float = 0.01) -> np.ndarray:
+    """True where a recorded amount is a whole rounding unit or more away from the exact one.
+
+    A payout inside the rounding (35.62 or 35.63 for an exact 35.625) is not a finding;
+    one cent off a whole-cent payout is.
+    """
+    diff = np.abs(np.asarray(recorded, dtype=np.float64) - np.asarray(exact, dtype=np.float64))
+    return diff >= unit - 1e-9

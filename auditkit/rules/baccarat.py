@@ -1,0 +1,1 @@
+"""Rules of baccarat: to be written (see docs/architecture.md)."""

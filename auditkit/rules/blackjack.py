@@ -1,0 +1,1 @@
+"""Rules of blackjack: to be written (see docs/architecture.md)."""

@@ -1,0 +1,97 @@
+"""Card integrity helpers shared by every game (catalog row ``integrity``).
+
+A card that cannot be in the round: repeated in a one-deck round, the joker
+outside pai gow (or twice), or more copies of a card in a shoe than the shoe
+holds, reported on the round where the excess copy appears. Each game module
+registers its own ``integrity`` rules with these vectorized helpers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from ..cards import JOKER, NO_CARD, cards_str
+from ..columns import flat_values, parents, to_numpy
+
+__all__ = ["repeated_in_round", "jokers", "shoe_excess", "shoe_groups", "flat_cards"]
+
+
+def repeated_in_round(cards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of a padded card matrix where a card appears twice, and the first repeated code (-1 if none)."""
+    if cards.shape[1] < 2:
+        return np.zeros(len(cards), dtype=bool), np.full(len(cards), NO_CARD, dtype=np.int8)
+    s = np.sort(cards, axis=1)
+    dup = (s[:, 1:] == s[:, :-1]) & (s[:, 1:] != NO_CARD)
+    has = dup.any(axis=1)
+    first = np.where(has, s[np.arange(len(s)), 1 + dup.argmax(axis=1)], NO_CARD).astype(np.int8)
+    return has, first
+
+
+def jokers(cards: np.ndarray) -> np.ndarray:
+    """Number of jokers in each row of a padded card matrix."""
+    return (cards == JOKER).sum(axis=1)
+
+
+def shoe_groups(table: pa.Table) -> np.ndarray:
+    """A group number per round of a table sorted by shoe: one per distinct (table_id, shoe_id)."""
+    t = to_numpy(table["table_id"], "").astype(object)
+    s = to_numpy(table["shoe_id"], "").astype(object)
+    key = np.char.add(np.char.add(t.astype(str), "\x1f"), s.astype(str)) if len(t) else np.empty(0, str)
+    new = np.ones(len(key), dtype=bool)
+    new[1:] = key[1:] != key[:-1]
+    return np.cumsum(new) - 1
+
+
+def flat_cards(table: pa.Table, columns: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Every card of the given ``list<int8>`` columns (or ``hands.cards``) with its round row, in round order."""
+    codes, rows = [], []
+    for name in columns:
+        if "." in name:  # a list of structs: "hands.cards"
+            outer, inner = name.split(".", 1)
+            hands = flat_values(table[outer])
+            hand_rows = parents(table[outer])
+            col = hands.field(inner)
+            codes.append(flat_values(col).to_numpy(zero_copy_only=False))
+            rows.append(hand_rows[parents(col)])
+        else:
+            codes.append(flat_values(table[name]).to_numpy(zero_copy_only=False))
+            rows.append(parents(table[name]))
+    code = np.concatenate(codes).astype(np.int16) if codes else np.empty(0, np.int16)
+    row = np.concatenate(rows) if rows else np.empty(0, np.int64)
+    order = np.argsort(row, kind="stable")
+    return code[order], row[order]
+
+
+def shoe_excess(table: pa.Table, columns: list[str], decks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rounds where a card's copy count in its shoe first exceeds ``decks`` (per round), with messages.
+
+    ``table`` is sorted by table, shoe and round_seq; ``decks`` gives each round's
+    deck count. Returns the rows and, per row, a message naming the excess cards.
+    """
+    code, row = flat_cards(table, columns)
+    real = (code >= 0) & (code < JOKER)
+    code, row = code[real], row[real]
+    if not len(code):
+        return np.empty(0, np.int64), np.empty(0, object)
+    group = shoe_groups(table)[row]
+    key = group.astype(np.int64) * 64 + code
+    order = np.argsort(key, kind="stable")  # stable: keeps dealing order within a (shoe, card)
+    k = key[order]
+    start = np.ones(len(k), dtype=bool)
+    start[1:] = k[1:] != k[:-1]
+    first_idx = np.maximum.accumulate(np.where(start, np.arange(len(k)), 0))
+    copy_no = np.empty(len(k), dtype=np.int64)
+    copy_no[order] = np.arange(len(k)) - first_idx + 1
+    over = copy_no > decks[row]
+    if not over.any():
+        return np.empty(0, np.int64), np.empty(0, object)
+    bad_rows, bad_codes, bad_copy = row[over], code[over], copy_no[over]
+    uniq = np.unique(bad_rows)
+    msgs = np.empty(len(uniq), dtype=object)
+    pos = np.searchsorted(uniq, bad_rows)
+    for i in range(len(uniq)):  # one message per flagged round (rare), not per round
+        sel = pos == i
+        parts = [f"{cards_str([c])} (copy {n})" for c, n in zip(bad_codes[sel], bad_copy[sel])]
+        msgs[i] = f"more copies than a {int(decks[uniq[i]])}-deck shoe holds: {', '.join(parts)}"
+    return uniq, msgs

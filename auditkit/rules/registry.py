@@ -1,0 +1,110 @@
+"""The one registry of checks: each rule knows its citation, severity and summary.
+
+A game module registers a *preparer* (a batch of rounds and the configuration
+to a context of derived numpy arrays, computed once per batch) and its rules
+(context to :class:`Hits`). The catalog in the docs, the reports and the CLI
+all read this registry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+__all__ = ["Hits", "Rule", "RULES", "PREPARERS", "rule", "preparer", "rules_for", "SEVERITIES"]
+
+SEVERITIES = ("high", "medium", "low")
+
+
+@dataclass
+class Hits:
+    """What one rule found in one batch: row positions plus per-hit details.
+
+    ``rows`` index the rounds of the batch given to the preparer (or, for shoe
+    rules, of the shoe table). Each other field is one value for every hit or an
+    array aligned with ``rows``. Several hits on one round (one per seat, say)
+    are merged by the engine into one finding per round and rule, messages
+    joined and discrepancies summed.
+    """
+
+    rows: np.ndarray
+    message: np.ndarray | str
+    expected: np.ndarray | str = ""
+    recorded: np.ndarray | str = ""
+    discrepancy: np.ndarray | float = 0.0
+    seat: np.ndarray | None = None
+
+    @classmethod
+    def where(cls, mask: np.ndarray, message: np.ndarray | str, **fields: Any) -> "Hits":
+        """Hits at the True rows of ``mask``; array fields aligned with the mask are cut to them."""
+        rows = np.flatnonzero(mask)
+        cut = {k: (v[mask] if isinstance(v, np.ndarray) and v.shape[:1] == mask.shape else v)
+               for k, v in fields.items()}
+        if isinstance(message, np.ndarray) and message.shape[:1] == mask.shape:
+            message = message[mask]
+        return cls(rows=rows, message=message, **cut)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A registered check."""
+
+    rule_id: str
+    games: tuple[str, ...]
+    citation: str
+    severity: str
+    summary: str
+    func: Callable[[Any], Hits] = field(repr=False)
+    scope: str = "round"          # "round": per batch of rounds; "shoe": over a shoe's rounds in order
+    columns: tuple[str, ...] = ()  # shoe rules: the columns they read
+
+
+RULES: dict[str, Rule] = {}
+PREPARERS: dict[str, Callable[[pa.Table, Any], Any]] = {}
+
+
+def rule(rule_id: str, *, games: Sequence[str], citation: str, severity: str, summary: str,
+         scope: str = "round", columns: Sequence[str] = ()) -> Callable:
+    """Register a check. Round rules take the game's context; shoe rules take
+    ``(table, config)`` where ``table`` holds ``columns`` sorted by table, shoe and round_seq."""
+    if severity not in SEVERITIES:
+        raise ValueError(f"severity {severity!r} not in {SEVERITIES}")
+    if scope not in ("round", "shoe"):
+        raise ValueError(f"scope {scope!r}")
+
+    def register(func: Callable) -> Callable:
+        if rule_id in RULES:
+            raise ValueError(f"rule {rule_id} registered twice")
+        RULES[rule_id] = Rule(rule_id, tuple(games), citation, severity, summary, func, scope, tuple(columns))
+        return func
+
+    return register
+
+
+def preparer(*games: str) -> Callable:
+    """Register the function that turns a batch of a game's rounds into its rules' context."""
+
+    def register(func: Callable) -> Callable:
+        for g in games:
+            PREPARERS[g] = func
+        return func
+
+    return register
+
+
+def rules_for(game: str, scope: str | None = None) -> list[Rule]:
+    """The rules that apply to a game, in registration order."""
+    _load()
+    return [r for r in RULES.values() if game in r.games and (scope is None or r.scope == scope)]
+
+
+def _load() -> None:
+    """Import every rule module so that their rules are registered."""
+    from . import baccarat, blackjack, integrity, pai_gow_poker, three_card_poker  # noqa: F401

@@ -1,0 +1,241 @@
+"""The validation engine: run every registered rule over batches of rounds.
+
+Round rules run batch by batch; shoe rules (cut card, shoe composition) run over
+one gaming day of narrow columns at a time, with the rounds of shoes still open
+at the end of a day carried into the next, so memory stays bounded by a day.
+Findings are one row per round and rule (see :data:`auditkit.schema.FINDINGS`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .paytables import Config
+from .rules.registry import PREPARERS, Hits, Rule, rules_for
+from .schema import FINDINGS, GAMES, schema_for
+
+if TYPE_CHECKING:
+    from .store import Store
+
+__all__ = ["check_rounds", "check_shoes", "validate_records", "validate_tables", "validate_store",
+           "empty_findings", "select_rules", "SHOE_KEY"]
+
+META = ["round_id", "table_id", "dealer_id", "started_at", "shoe_id", "source_file", "source_line"]
+SHOE_KEY = ["table_id", "shoe_id", "round_seq", "started_at", "round_id"]
+COLUMNS = [f.name for f in FINDINGS]
+
+
+def empty_findings() -> pd.DataFrame:
+    """A findings frame with no row and the report's columns."""
+    return FINDINGS.empty_table().to_pandas()
+
+
+def select_rules(game: str, scope: str, citations: Sequence[str] | None = None,
+                 rule_ids: Sequence[str] | None = None) -> list[Rule]:
+    """The rules of a game and scope, optionally only some citations or rule ids."""
+    out = rules_for(game, scope)
+    if citations:
+        out = [r for r in out if r.citation in citations]
+    if rule_ids:
+        out = [r for r in out if r.rule_id in rule_ids]
+    return out
+
+
+def _as_array(value: Any, n: int, dtype: Any = object) -> np.ndarray:
+    if isinstance(value, np.ndarray):
+        return value
+    return np.full(n, value, dtype=dtype)
+
+
+def _hits_frame(hits: Hits, rule: Rule, meta: pd.DataFrame, game: str, date: Any) -> pd.DataFrame:
+    n = len(hits)
+    rows = np.asarray(hits.rows, dtype=np.int64)
+    m = meta.iloc[rows].reset_index(drop=True)
+    seat = hits.seat
+    frame = pd.DataFrame({
+        "row": rows,
+        "round_id": m["round_id"].to_numpy(),
+        "game": game,
+        "table_id": m["table_id"].to_numpy(),
+        "dealer_id": m["dealer_id"].to_numpy(),
+        "started_at": m["started_at"].to_numpy(),
+        "rule_id": rule.rule_id,
+        "citation": rule.citation,
+        "severity": rule.severity,
+        "message": _as_array(hits.message, n).astype(object),
+        "expected": _as_array(hits.expected, n).astype(object),
+        "recorded": _as_array(hits.recorded, n).astype(object),
+        "discrepancy": _as_array(hits.discrepancy, n, np.float64).astype(np.float64),
+        "seats": (pd.Series(seat).astype("Int64").astype(str).replace("<NA>", "").to_numpy(dtype=object)
+                  if seat is not None else np.full(n, "", dtype=object)),
+        "shoe_id": m["shoe_id"].to_numpy(),
+        "date": m["date"].to_numpy() if "date" in m else (date if date is not None else ""),
+        "source_file": m["source_file"].to_numpy(),
+        "source_line": m["source_line"].to_numpy(),
+    })
+    if frame["row"].duplicated().any():
+        frame = _merge_per_round(frame)
+    return frame
+
+
+def _join(values: pd.Series) -> str:
+    parts = [str(v) for v in values if v is not None and str(v) != ""]
+    return "; ".join(dict.fromkeys(parts)) if len(set(parts)) > 1 else (parts[0] if parts else "")
+
+
+def _merge_per_round(frame: pd.DataFrame) -> pd.DataFrame:
+    """Several hits of one rule on one round (one per seat, say) become one finding."""
+    first = frame.groupby("row", sort=False).first()
+    joined = frame.groupby("row", sort=False).agg(
+        message=("message", _join), expected=("expected", _join), recorded=("recorded", _join),
+        seats=("seats", lambda s: ",".join(dict.fromkeys(x for x in s if x))),
+        discrepancy=("discrepancy", "sum"),
+    )
+    first.update(joined)
+    first["discrepancy"] = joined["discrepancy"].astype(np.float64)
+    return first.reset_index()
+
+
+def _finish(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    frames = [f for f in frames if len(f)]
+    if not frames:
+        return empty_findings()
+    out = pd.concat(frames, ignore_index=True)
+    out["started_at"] = pd.to_datetime(out["started_at"], utc=True).dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+    out["discrepancy"] = out["discrepancy"].astype(np.float64).round(6)
+    return out[COLUMNS]
+
+
+def _meta(table: pa.Table) -> pd.DataFrame:
+    cols = [c for c in META + ["date"] if c in table.column_names]
+    return table.select(cols).to_pandas()
+
+
+def check_rounds(table: pa.Table, game: str, config: Config, rules: Sequence[Rule] | None = None,
+                 date: str | None = None) -> pd.DataFrame:
+    """Findings of the round rules of ``game`` on one batch of its rounds."""
+    rules = select_rules(game, "round") if rules is None else rules
+    if table.num_rows == 0 or not rules:
+        return empty_findings()
+    ctx = PREPARERS[game](table, config)
+    meta = None
+    frames = []
+    for r in rules:
+        hits = r.func(ctx)
+        if len(hits):
+            meta = _meta(table) if meta is None else meta
+            frames.append(_hits_frame(hits, r, meta, game, date))
+    return _finish(frames)
+
+
+def check_shoes(table: pa.Table, game: str, config: Config, rules: Sequence[Rule] | None = None,
+                emit: np.ndarray | None = None, date: str | None = None) -> pd.DataFrame:
+    """Findings of the shoe rules over rounds sorted by table, shoe and round_seq.
+
+    ``emit`` marks the rounds whose findings are wanted (the others are context
+    carried from an earlier day); by default all.
+    """
+    rules = select_rules(game, "shoe") if rules is None else rules
+    if table.num_rows == 0 or not rules:
+        return empty_findings()
+    order = pc.sort_indices(table, sort_keys=[(k, "ascending") for k in SHOE_KEY])
+    table = table.take(order)
+    keep = None if emit is None else np.asarray(emit)[order.to_numpy()]
+    meta = None
+    frames = []
+    for r in rules:
+        hits = r.func(table, config)
+        if keep is not None and len(hits):
+            sel = keep[hits.rows]
+            hits = Hits(rows=hits.rows[sel], **{k: (v[sel] if isinstance(v, np.ndarray) else v)
+                                                 for k, v in vars(hits).items() if k != "rows"})
+        if len(hits):
+            meta = _meta(table) if meta is None else meta
+            frames.append(_hits_frame(hits, r, meta, game, date))
+    return _finish(frames)
+
+
+def shoe_columns(rules: Iterable[Rule]) -> list[str]:
+    """The columns the shoe rules read, with the shoe key and the report's metadata."""
+    cols = dict.fromkeys(SHOE_KEY + META)
+    for r in rules:
+        cols.update(dict.fromkeys(r.columns))
+    return list(cols)
+
+
+def validate_tables(tables: dict[str, pa.Table], config: Config | None = None,
+                    citations: Sequence[str] | None = None) -> pd.DataFrame:
+    """All findings on in-memory tables of rounds, keyed by game (no streaming)."""
+    config = config or Config()
+    frames = []
+    for game, table in tables.items():
+        frames.append(check_rounds(table, game, config, select_rules(game, "round", citations)))
+        frames.append(check_shoes(table, game, config, select_rules(game, "shoe", citations)))
+    return sort_findings(_finish(frames))
+
+
+def validate_records(records: Iterable[dict], config: Config | None = None,
+                     citations: Sequence[str] | None = None) -> pd.DataFrame:
+    """All findings on round records of the spec (parsed JSON objects); for tests and notebooks.
+
+    A record that is not a readable round raises :class:`~auditkit.ingest.records.BadRecord`.
+    """
+    from .ingest.records import parse_record
+
+    rows: dict[str, list[dict]] = {}
+    for i, rec in enumerate(records, start=1):
+        game, date, row = parse_record(rec)
+        row.update(source_file="<records>", source_line=i)
+        rows.setdefault(game, []).append(row)
+    tables = {g: pa.Table.from_pylist(r, schema=schema_for(g)) for g, r in rows.items()}
+    return validate_tables(tables, config, citations)
+
+
+def sort_findings(findings: pd.DataFrame) -> pd.DataFrame:
+    """Findings in a stable order: time, round, then rule id."""
+    if findings.empty:
+        return findings
+    return findings.sort_values(["started_at", "round_id", "rule_id"], kind="stable").reset_index(drop=True)
+
+
+def validate_store(store: "Store", config: Config | None = None, *, games: Sequence[str] | None = None,
+                   dates: tuple[str | None, str | None] = (None, None), citations: Sequence[str] | None = None,
+                   batch_size: int = 131_072,
+                   progress: Callable[[int], None] | None = None) -> Iterator[pd.DataFrame]:
+    """Stream findings over a store, one frame per batch or per day's shoe pass.
+
+    ``progress`` is called with the number of rounds each batch checked.
+    """
+    config = config or Config()
+    for game in games or GAMES:
+        round_rules = select_rules(game, "round", citations)
+        shoe_rules = select_rules(game, "shoe", citations)
+        if not round_rules and not shoe_rules:
+            continue
+        carry: pa.Table | None = None
+        for date in store.dates(game, *dates):
+            for batch in store.scan(game, date, batch_size=batch_size):
+                yield check_rounds(batch, game, config, round_rules, date)
+                if progress:
+                    progress(batch.num_rows)
+            if shoe_rules:
+                day = store.read(game, date, columns=shoe_columns(shoe_rules))
+                day = day.append_column("date", pa.array([date] * day.num_rows, pa.string()))
+                emit = np.ones(day.num_rows, dtype=bool)
+                if carry is not None and carry.num_rows:
+                    emit = np.concatenate([np.zeros(carry.num_rows, dtype=bool), emit])
+                    day = pa.concat_tables([carry, day])
+                yield check_shoes(day, game, config, shoe_rules, emit=emit, date=date)
+                carry = _open_shoes(day, emit)
+
+
+def _open_shoes(day: pa.Table, emit: np.ndarray) -> pa.Table:
+    """This day's rounds of the shoes dealt this day: the context the next day may need."""
+    today = day.filter(pa.array(emit))
+    return today
