@@ -34,6 +34,7 @@ COMMON = [
     pa.field("table_id", pa.string(), nullable=False),
     pa.field("dealer_id", pa.string()),
     pa.field("started_at", pa.timestamp("us", tz="UTC"), nullable=False),
+    pa.field("utc_offset", pa.int16(), nullable=False),  # minutes east of UTC, as the log wrote it
     pa.field("shoe_id", pa.string()),
     pa.field("round_seq", pa.int32()),
     pa.field("status", pa.string(), nullable=False),

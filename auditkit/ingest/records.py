@@ -291,7 +291,8 @@ def parse_record(obj: Any) -> tuple[str, str, dict[str, Any]]:
         raise BadRecord(f"field status {status!r} is not one of {', '.join(STATUSES)}")
     row: dict[str, Any] = {
         "round_id": round_id, "table_id": _str(obj, "table_id"), "dealer_id": _str(obj, "dealer_id", required=False),
-        "started_at": ts.astimezone(timezone.utc), "shoe_id": _str(obj, "shoe_id", required=False),
+        "started_at": ts.astimezone(timezone.utc),
+        "utc_offset": int(ts.utcoffset().total_seconds() // 60), "shoe_id": _str(obj, "shoe_id", required=False),
         "round_seq": _int(obj, "round_seq", required=False, lo=1), "status": status,
         "wagers": _wagers(obj), "events": _events(obj, game),
     }

@@ -1,0 +1,1 @@
+"""Readers of hand-history logs: JSON Lines (plain or gzip) and CSV."""

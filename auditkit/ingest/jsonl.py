@@ -1,0 +1,169 @@
+"""JSON Lines logs (plain or gzip): lines in, parsed rounds or quarantine entries out; and back.
+
+:func:`read_lines` yields every line of a file with its number, so that each
+one is accounted for (stored, quarantined or blank). A gzip stream that is
+corrupt or truncated ends with one quarantine entry saying where it broke.
+:func:`records_from_table` writes stored rows back as spec records.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import zlib
+from collections.abc import Iterator
+from datetime import timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from ..cards import card_str
+
+__all__ = ["read_lines", "records_from_table", "write_jsonl", "LineError"]
+
+
+class LineError(Exception):
+    """The file itself could not be read past some line (corrupt gzip, bad encoding)."""
+
+    def __init__(self, line: int, reason: str):
+        super().__init__(reason)
+        self.line = line
+        self.reason = reason
+
+
+def read_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """``(line_number, raw_bytes)`` for every line; raises LineError where the file breaks."""
+    opener = gzip.open if _is_gzip(path) else open
+    n = 0
+    try:
+        with opener(path, "rb") as fh:
+            for n, raw in enumerate(fh, start=1):
+                yield n, raw.rstrip(b"\r\n")
+    except (EOFError, OSError, zlib.error, gzip.BadGzipFile) as exc:
+        kind = "truncated" if isinstance(exc, EOFError) else "corrupt"
+        raise LineError(n + 1, f"{kind} gzip stream after line {n}: {exc}") from None
+
+
+def _is_gzip(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(2) == b"\x1f\x8b"
+
+
+# ---- stored rows back to spec records ------------------------------------------------
+def _cards(codes: list[int] | None) -> list[str] | None:
+    return None if codes is None else [card_str(c) for c in codes]
+
+
+def _money(x: float | None) -> float | int | None:
+    if x is None:
+        return None
+    return int(x) if float(x).is_integer() else x
+
+
+def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if v is not None}
+
+
+def _common(row: dict[str, Any], game: str) -> dict[str, Any]:
+    ts = row["started_at"].astimezone(timezone(timedelta(minutes=int(row.get("utc_offset") or 0))))
+    rec = {"round_id": row["round_id"], "game": game, "table_id": row["table_id"],
+           "started_at": ts.isoformat(), "dealer_id": row.get("dealer_id"),
+           "shoe_id": row.get("shoe_id"), "round_seq": row.get("round_seq")}
+    if row.get("status") and row["status"] != "completed":
+        rec["status"] = row["status"]
+    return _drop_none(rec)
+
+
+def _events(events: list[dict] | None) -> list[dict] | None:
+    if not events:
+        return None
+    out = []
+    for e in events:
+        e = _drop_none(dict(e))
+        for key in ("dice",):
+            if key in e:
+                e[key] = list(e[key])
+        for key in ("high", "low"):
+            if key in e:
+                e[key] = _cards(e[key])
+        if "amount" in e:
+            e["amount"] = _money(e["amount"])
+        out.append(e)
+    return out
+
+
+def _wagers(wagers: list[dict] | None) -> list[dict] | None:
+    if not wagers:
+        return None
+    return [{"seat": w["seat"], "bet": w["bet"], "amount": _money(w["amount"]), "net": _money(w["net"])}
+            for w in wagers]
+
+
+def records_from_table(table: pa.Table, game: str) -> Iterator[dict[str, Any]]:
+    """Spec round records (JSON-ready dicts) of stored rows of ``game``."""
+    for row in table.to_pylist():
+        rec = _common(row, game)
+        if game in ("baccarat", "mini_baccarat"):
+            rec["player_cards"] = _cards(row["player_cards"])
+            rec["banker_cards"] = _cards(row["banker_cards"])
+            rec["outcome"] = row["outcome"]
+            if row.get("announced_player") is not None or row.get("announced_banker") is not None:
+                rec["announced"] = _drop_none({"player": row.get("announced_player"),
+                                               "banker": row.get("announced_banker")})
+            if row.get("deal_order"):
+                rec["deal_order"] = row["deal_order"]
+            if row.get("cut_card"):
+                rec["cut_card"] = True
+        elif game == "blackjack":
+            rec["dealer_cards"] = _cards(row["dealer_cards"])
+            for k in ("table_min", "table_max"):
+                if row.get(k) is not None:
+                    rec[k] = _money(row[k])
+            rec["hands"] = [
+                {"seat": h["seat"], "hand": h["hand"], "cards": _cards(h["cards"]), "wager": _money(h["wager"]),
+                 "initial_wager": _money(h["initial_wager"]), "doubled": h["doubled"], "split": h["split"],
+                 "surrendered": h["surrendered"], "net": _money(h["net"])}
+                for h in row["hands"] or []]
+        elif game == "three_card_poker":
+            rec["dealer_cards"] = _cards(row["dealer_cards"])
+            rec["hands"] = [_drop_none({
+                "seat": h["seat"], "cards": _cards(h["cards"]), "decision": h["decision"],
+                "ante": _money(h["ante"]), "play": _money(h["play"]), "pair_plus": _money(h["pair_plus"]),
+                "net_ante": _money(h["net_ante"]), "net_play": _money(h["net_play"]),
+                "ante_bonus": _money(h["ante_bonus"]), "net_pair_plus": _money(h["net_pair_plus"])})
+                for h in row["hands"] or []]
+        elif game == "pai_gow_poker":
+            rec["dice"] = list(row["dice"])
+            rec["first_position"] = row["first_position"]
+            if row.get("cards_remaining") is not None:
+                rec["cards_remaining"] = row["cards_remaining"]
+            rec["dealer"] = _drop_none({"cards": _cards(row["dealer_cards"]), "high": _cards(row["dealer_high"]),
+                                        "low": _cards(row["dealer_low"])})
+            rec["hands"] = [_drop_none({
+                "seat": h["seat"], "position": h["position"], "cards": _cards(h["cards"]),
+                "high": _cards(h["high"]), "low": _cards(h["low"]), "wager": _money(h["wager"]),
+                "net": _money(h["net"])}) for h in row["hands"] or []]
+        else:
+            raise ValueError(f"unknown game {game!r}")
+        wagers = _wagers(row.get("wagers"))
+        if wagers:
+            rec["wagers"] = wagers
+        events = _events(row.get("events"))
+        if events:
+            rec["events"] = events
+        yield rec
+
+
+def write_jsonl(records: Iterator[dict[str, Any]] | list[dict[str, Any]], path: Path) -> int:
+    """Write records as JSON Lines atomically (gzip when the name ends in .gz); returns the count."""
+    from ..store import atomic_path
+
+    n = 0
+    with atomic_path(Path(path)) as tmp:
+        opener = gzip.open if str(path).endswith(".gz") else open
+        with opener(tmp, "wt", encoding="utf-8") as fh:
+            for rec in records:
+                fh.write(json.dumps(rec, separators=(", ", ": ")) + "\n")
+                n += 1
+    return n

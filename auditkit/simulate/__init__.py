@@ -1,0 +1,1 @@
+"""Honest simulators: correct play from a real shoe or deck, plus labelled injected faults."""
