@@ -1,1 +1,564 @@
-"""Rules of pai_gow_poker: to be written (see docs/architecture.md)."""
+"""Pai gow poker irregularities, 68 IAC 10-9-17, plus ``void``, ``paytable`` and ``integrity``.
+
+Every check is vectorized over the batch: the ordered ``events`` are flattened
+with their round and their position in it, and per-round facts (first or last
+position of an event type, sums of counts) come from boundary masks over the
+flattened, round-ordered events, never from a loop per round. The hand
+evaluator and the house way (:mod:`auditkit.poker`) are used lazily, only by
+``(f)`` and ``paytable``.
+
+Remedies as the catalog reads them: ``(a)``, ``(c)(2)``, ``(c)(3)``, ``(e)``,
+``(g)``, ``(h)`` require status ``void`` and a ``reshuffle`` event after the
+irregularity; ``(c)(1)`` requires ``dead`` or ``void``; ``(i)`` requires a
+supervisor call and, when it found a misdeal, ``void``; ``(d)`` forbids voiding
+a round for an unexposed out-of-order card alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .. import paytables
+from ..cards import NO_CARD, cards_str
+from ..columns import flat_values, lengths, padded, parents, to_numpy
+from ..paytables import Config
+from .integrity import flat_cards
+from .registry import Hits, preparer, rule
+
+__all__ = ["EVENT_TYPES", "dice_position", "prepare", "PaiGowCtx"]
+
+GAME = "pai_gow_poker"
+EVENT_TYPES = ("face_up_card", "no_roll", "roll", "card_out_of_order", "dealer_card_exposed",
+               "card_exposed_during_stacks", "stacks_dealt", "supervisor_called", "dealer_hand_reset",
+               "reshuffle")
+(FACE_UP, NO_ROLL, ROLL, OUT_OF_ORDER, DEALER_EXPOSED, STACK_EXPOSED, STACKS, SUPERVISOR, RESET,
+ RESHUFFLE) = range(len(EVENT_TYPES))
+NONE = np.iinfo(np.int64).max  # "no such event" for first positions (compares after any event)
+_EVENT_VALUES = pa.array(EVENT_TYPES)
+
+
+def dice_position(dice_total: np.ndarray) -> np.ndarray:
+    """Position (1 = dealer) that receives the first stack for a dice total: ((total - 1) mod 7) + 1."""
+    return (np.asarray(dice_total, dtype=np.int64) - 1) % 7 + 1
+
+
+def _sorted_cards(m: np.ndarray) -> np.ndarray:
+    """Rows of a padded card matrix sorted descending (padding last): a card set comparable row to row."""
+    return -np.sort(-m.astype(np.int16), axis=1)
+
+
+@dataclass
+class PaiGowCtx:
+    """Derived arrays of one batch of pai gow rounds (events, hands, dealer)."""
+
+    table: pa.Table
+    config: Config
+    n: int
+    status: np.ndarray
+    # events, flattened in round order
+    ev_type: np.ndarray
+    ev_round: np.ndarray
+    ev_pos: np.ndarray
+    ev_count: np.ndarray
+    ev_exposed: np.ndarray
+    ev_misdeal: np.ndarray
+    ev_dice_total: np.ndarray
+    # hands, flattened in round order
+    hand_round: np.ndarray
+    hand_seat: np.ndarray
+    hand_cards: np.ndarray
+    hand_len: np.ndarray
+    hand_wager: np.ndarray
+    hand_net: np.ndarray
+    dealer_cards: np.ndarray
+    dealer_len: np.ndarray
+    dice_total: np.ndarray
+    first_position: np.ndarray
+    cards_remaining: np.ndarray  # -1 when not recorded
+
+    # ---- event helpers ----------------------------------------------------------
+    def first(self, mask: np.ndarray) -> np.ndarray:
+        """Per round, the position of the first event where ``mask`` holds (NONE if none)."""
+        out = np.full(self.n, NONE, dtype=np.int64)
+        r, p = self.ev_round[mask], self.ev_pos[mask]
+        if len(r):
+            keep = np.empty(len(r), dtype=bool)
+            keep[0] = True
+            keep[1:] = r[1:] != r[:-1]
+            out[r[keep]] = p[keep]
+        return out
+
+    def last(self, mask: np.ndarray, values: np.ndarray | None = None) -> np.ndarray:
+        """Per round, the position (or ``values``) of the last event where ``mask`` holds (-1 if none)."""
+        out = np.full(self.n, -1, dtype=np.int64)
+        r = self.ev_round[mask]
+        v = (self.ev_pos if values is None else values)[mask]
+        if len(r):
+            keep = np.empty(len(r), dtype=bool)
+            keep[-1] = True
+            keep[:-1] = r[1:] != r[:-1]
+            out[r[keep]] = v[keep]
+        return out
+
+    def any_event(self, mask: np.ndarray) -> np.ndarray:
+        """Per round, whether some event satisfies ``mask``."""
+        return np.bincount(self.ev_round[mask], minlength=self.n) > 0
+
+    def is_type(self, kind: int) -> np.ndarray:
+        return self.ev_type == kind
+
+    # ---- per-round facts ----------------------------------------------------------
+    @cached_property
+    def is_void(self) -> np.ndarray:
+        return self.status == "void"
+
+    @cached_property
+    def is_dead(self) -> np.ndarray:
+        return self.status == "dead"
+
+    @cached_property
+    def is_completed(self) -> np.ndarray:
+        return self.status == "completed"
+
+    @cached_property
+    def last_reshuffle(self) -> np.ndarray:
+        return self.last(self.is_type(RESHUFFLE))
+
+    def reshuffled_after(self, pos: np.ndarray) -> np.ndarray:
+        """A reshuffle is recorded after event position ``pos`` (-1: anywhere in the round)."""
+        return self.last_reshuffle > pos
+
+    @cached_property
+    def face_up_total(self) -> np.ndarray:
+        sel = self.is_type(FACE_UP)
+        return np.bincount(self.ev_round[sel], weights=self.ev_count[sel], minlength=self.n).astype(np.int64)
+
+    @cached_property
+    def dice_used(self) -> np.ndarray:
+        """Total of the dice used: the last ``roll`` event's, else the round's ``dice``."""
+        last_roll = self.last(self.is_type(ROLL), self.ev_dice_total)
+        return np.where(last_roll >= 0, last_roll, self.dice_total)
+
+    @cached_property
+    def wrong_position(self) -> np.ndarray:
+        return self.first_position != dice_position(self.dice_used)
+
+    @cached_property
+    def bad_stacks(self) -> np.ndarray:
+        """Position of the first ``stacks_dealt`` event with a count other than 7 (NONE if none)."""
+        return self.first(self.is_type(STACKS) & (self.ev_count != 7))
+
+    @cached_property
+    def stacks_count(self) -> np.ndarray:
+        return self.last(self.is_type(STACKS) & (self.ev_count != 7), self.ev_count)
+
+    @cached_property
+    def bad_hand_count(self) -> np.ndarray:
+        """Per round, a hand or the dealer holds other than seven cards."""
+        bad = self.hand_len != 7
+        return (np.bincount(self.hand_round[bad], minlength=self.n) > 0) | (self.dealer_len != 7)
+
+    @cached_property
+    def remaining_wrong(self) -> np.ndarray:
+        return (self.cards_remaining >= 0) & (self.cards_remaining != 4)
+
+    @cached_property
+    def supervisor(self) -> np.ndarray:
+        return self.any_event(self.is_type(SUPERVISOR))
+
+    @cached_property
+    def misdeal(self) -> np.ndarray:
+        return self.any_event(self.is_type(SUPERVISOR) & self.ev_misdeal)
+
+    @cached_property
+    def void_triggers(self) -> dict[str, np.ndarray]:
+        """Per citation, the first event position of an irregularity that calls for a void round.
+
+        NONE where the round has no such irregularity; -1 where it has one that no
+        event marks (wrong card counts, a misdeal found by the supervisor).
+        """
+        ex = self.ev_exposed
+        return {
+            "a": np.where(self.face_up_total > 1, self.first(self.is_type(FACE_UP)), NONE),
+            "c2": self.first(self.is_type(OUT_OF_ORDER) & ex),
+            "c3": self.first(self.is_type(DEALER_EXPOSED)),
+            "e": np.where(self.bad_hand_count, -1, NONE),
+            "g": self.first(self.is_type(STACK_EXPOSED)),
+            "h": self.bad_stacks,
+        }
+
+    @cached_property
+    def justified_void(self) -> np.ndarray:
+        """The round has an irregularity (other than an unexposed out-of-order card) that voids it."""
+        any_trigger = np.zeros(self.n, dtype=bool)
+        for pos in self.void_triggers.values():
+            any_trigger |= pos != NONE
+        unresolved_count = self.remaining_wrong & ~(self.supervisor & ~self.misdeal)
+        return any_trigger | self.wrong_position | unresolved_count
+
+    # ---- evaluator-backed facts (lazy) ----------------------------------------------
+    @cached_property
+    def dealer_final(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The dealer's final setting: the last ``dealer_hand_reset`` event's, else ``dealer.high/low``.
+
+        Returns ``(high[n,5], low[n,2], ok[n])``; ``ok`` where a 5 + 2 setting is recorded.
+        """
+        t = self.table
+        high, nh = padded(t["dealer_high"], 5)
+        low, nl = padded(t["dealer_low"], 2)
+        ev = flat_values(t["events"])
+        if len(ev):
+            rh, rnh = padded(ev.field("high"), 5)
+            rl, rnl = padded(ev.field("low"), 2)
+            idx = self.last(self.is_type(RESET), np.arange(len(self.ev_type), dtype=np.int64))
+            has = idx >= 0
+            high[has], nh[has] = rh[idx[has]], rnh[idx[has]]
+            low[has], nl[has] = rl[idx[has]], rnl[idx[has]]
+        return high, low, (nh == 5) & (nl == 2)
+
+    @cached_property
+    def house_way(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The house way setting of the dealer's seven cards, for completed rounds with seven cards.
+
+        Returns ``(high[n,5], low[n,2], checked[n])``. Tables may use different
+        house ways (configuration ``[pai_gow_poker] house_way``, per table).
+        """
+        from ..poker.house_way import set_hands
+
+        high = np.full((self.n, 5), NO_CARD, dtype=np.int8)
+        low = np.full((self.n, 2), NO_CARD, dtype=np.int8)
+        checked = self.is_completed & (self.dealer_len == 7)
+        rows = np.flatnonzero(checked)
+        if len(rows):
+            table_ids = to_numpy(self.table["table_id"])[rows]
+            for way, sel in _house_ways(self.config, table_ids):
+                r = rows[sel]
+                high[r], low[r] = set_hands(self.dealer_cards[r, :7], way)
+        return high, low, checked
+
+    @cached_property
+    def hand_settings(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each hand's recorded ``high[m,5]``, ``low[m,2]``, and whether both are complete."""
+        h = flat_values(self.table["hands"])
+        high, nh = padded(h.field("high"), 5)
+        low, nl = padded(h.field("low"), 2)
+        return high, low, (nh == 5) & (nl == 2)
+
+
+def _house_ways(config: Config, table_ids: np.ndarray) -> list[tuple[Any, np.ndarray]]:
+    """The house way of each distinct table setting, with the mask of rows that use it."""
+    from ..poker.house_way import load_house_way
+
+    specs = np.array([_house_way_spec(config, str(t)) for t in np.unique(table_ids)], dtype=object)
+    uniq_tables = np.unique(table_ids)
+    per_row = specs[np.searchsorted(uniq_tables, table_ids)]
+    out = []
+    keys = np.array([repr(s) for s in per_row], dtype=object)
+    for key in dict.fromkeys(keys):
+        sel = keys == key
+        out.append((load_house_way(per_row[np.flatnonzero(sel)[0]]), sel))
+    return out
+
+
+def _house_way_spec(config: Config, table_id: str) -> Any:
+    """The configured house way of a table: a built-in name, or a table of ``house_ways``."""
+    section = config.section(GAME, table_id)
+    spec = section.get("house_way", "default")
+    named = section.get("house_ways", {})
+    if isinstance(spec, str) and spec in named:
+        return named[spec]
+    return spec
+
+
+@preparer(GAME)
+def prepare(table: pa.Table, config: Config) -> PaiGowCtx:
+    """Flatten events and hands of a batch of pai gow rounds into numpy arrays."""
+    n = table.num_rows
+    events = table["events"]
+    ev = flat_values(events)
+    ev_round = parents(events)
+    starts = np.concatenate([[0], np.cumsum(lengths(events))[:-1]]).astype(np.int64)
+    m = len(ev)
+    if m:
+        ev_type = to_numpy(pc.index_in(ev.field("type"), value_set=_EVENT_VALUES), -1).astype(np.int8)
+        ev_count = to_numpy(ev.field("count"), 1).astype(np.int64)
+        ev_exposed = to_numpy(ev.field("exposed"), False).astype(bool)
+        ev_misdeal = to_numpy(ev.field("misdeal"), False).astype(bool)
+        dice, _ = padded(ev.field("dice"), 3)
+        ev_dice_total = np.where(dice >= 0, dice, 0).sum(axis=1).astype(np.int64)
+    else:
+        ev_type = np.empty(0, np.int8)
+        ev_count = ev_dice_total = np.empty(0, np.int64)
+        ev_exposed = ev_misdeal = np.empty(0, bool)
+    hands = table["hands"]
+    h = flat_values(hands)
+    hand_cards, hand_len = padded(h.field("cards"), 7)
+    dealer_cards, dealer_len = padded(table["dealer_cards"], 7)
+    dice, _ = padded(table["dice"], 3)
+    return PaiGowCtx(
+        table=table, config=config, n=n, status=to_numpy(table["status"], "completed").astype(str),
+        ev_type=ev_type, ev_round=ev_round, ev_pos=np.arange(m, dtype=np.int64) - starts[ev_round],
+        ev_count=ev_count, ev_exposed=ev_exposed, ev_misdeal=ev_misdeal, ev_dice_total=ev_dice_total,
+        hand_round=parents(hands), hand_seat=to_numpy(h.field("seat"), -1).astype(np.int64),
+        hand_cards=hand_cards, hand_len=hand_len,
+        hand_wager=to_numpy(h.field("wager"), 0.0).astype(np.float64),
+        hand_net=to_numpy(h.field("net"), 0.0).astype(np.float64),
+        dealer_cards=dealer_cards, dealer_len=dealer_len,
+        dice_total=np.where(dice >= 0, dice, 0).sum(axis=1).astype(np.int64),
+        first_position=to_numpy(table["first_position"], 0).astype(np.int64),
+        cards_remaining=to_numpy(table["cards_remaining"], -1).astype(np.int64),
+    )
+
+
+# ---- void-and-reshuffle irregularities ---------------------------------------------------
+def _void_reshuffle(ctx: PaiGowCtx, key: str, what: np.ndarray | str) -> Hits:
+    """Rounds with the irregularity ``key`` that are not void, or void without a later reshuffle."""
+    pos = ctx.void_triggers[key]
+    has = pos != NONE
+    not_void = has & ~ctx.is_void
+    no_shuffle = has & ctx.is_void & ~ctx.reshuffled_after(pos)
+    bad = not_void | no_shuffle
+    rows = np.flatnonzero(bad)
+    what_rows = what[rows] if isinstance(what, np.ndarray) else np.full(len(rows), what, dtype=object)
+    status = ctx.status[rows]
+    msgs = np.array([
+        f"({_label(key)}): {w}, " + (f"round {s}" if s != "void" else "round void but no reshuffle")
+        for w, s in zip(what_rows, status)], dtype=object)
+    expected = "round void, reshuffle recorded"
+    recorded = np.array([f"status {s}" + ("" if s != "void" else ", no reshuffle after it") for s in status],
+                        dtype=object)
+    return Hits(rows=rows, message=msgs, expected=expected, recorded=recorded)
+
+
+def _label(key: str) -> str:
+    return {"c2": "c)(2", "c3": "c)(3"}.get(key, key)
+
+
+@rule("paigow.a", games=(GAME,), citation="68 IAC 10-9-17(a)", severity="high",
+      summary="More than one card found face up in the deck: all hands void and the cards reshuffled")
+def face_up_cards(ctx: PaiGowCtx) -> Hits:
+    what = np.array([f"{k} face-up cards found" for k in ctx.face_up_total], dtype=object)
+    return _void_reshuffle(ctx, "a", what)
+
+
+@rule("paigow.b", games=(GAME,), citation="68 IAC 10-9-17(b)", severity="medium",
+      summary="After a 'no roll' the dice are reshaken before the cards are dealt")
+def no_roll(ctx: PaiGowCtx) -> Hits:
+    deal = ctx.first(ctx.is_type(STACKS))
+    last_no_roll = ctx.last(ctx.is_type(NO_ROLL))
+    roll_before_deal = ctx.last(ctx.is_type(ROLL) & (ctx.ev_pos < deal[ctx.ev_round]))
+    bad = (last_no_roll >= 0) & ((last_no_roll > deal) | (roll_before_deal < last_no_roll))
+    return Hits.where(bad, "(b): no new roll before the deal after a no_roll",
+                      expected="a roll after the no_roll, before the stacks are dealt",
+                      recorded="no roll between the no_roll and the deal")
+
+
+@rule("paigow.c1", games=(GAME,), citation="68 IAC 10-9-17(c)(1)", severity="high",
+      summary="First stack delivered to the wrong position for the dice: all hands dead")
+def wrong_position(ctx: PaiGowCtx) -> Hits:
+    bad = ctx.wrong_position & ~(ctx.is_dead | ctx.is_void)
+    rows = np.flatnonzero(bad)
+    t = ctx.table
+    dice = t["dice"].take(pa.array(rows)).to_pylist() if len(rows) else []
+    used = ctx.dice_used[rows]
+    msgs = np.array([
+        f"(c)(1): first_position {ctx.first_position[r]}, dice total {u} gives {dice_position(u)}"
+        + (f" (recorded dice {d})" if d is not None and sum(d) != u else "") + f"; round {ctx.status[r]}"
+        for r, u, d in zip(rows, used, dice)], dtype=object)
+    return Hits(rows=rows, message=msgs, expected="hands dead (status dead or void)",
+                recorded=np.array([f"status {s}" for s in ctx.status[rows]], dtype=object))
+
+
+@rule("paigow.c2", games=(GAME,), citation="68 IAC 10-9-17(c)(2)", severity="high",
+      summary="A card drawn out of order and exposed: all hands void, cards reshuffled")
+def out_of_order_exposed(ctx: PaiGowCtx) -> Hits:
+    return _void_reshuffle(ctx, "c2", "card drawn out of order and exposed")
+
+
+@rule("paigow.c3", games=(GAME,), citation="68 IAC 10-9-17(c)(3)", severity="high",
+      summary="A card dealt to the dealer's hand exposed: all hands void, cards reshuffled")
+def dealer_card_exposed(ctx: PaiGowCtx) -> Hits:
+    return _void_reshuffle(ctx, "c3", "dealer card exposed")
+
+
+@rule("paigow.d", games=(GAME,), citation="68 IAC 10-9-17(d)", severity="high",
+      summary="A card drawn out of order unexposed is used as the next card: the round continues")
+def out_of_order_unexposed(ctx: PaiGowCtx) -> Hits:
+    unexposed = ctx.any_event(ctx.is_type(OUT_OF_ORDER) & ~ctx.ev_exposed)
+    bad = unexposed & (ctx.is_void | ctx.is_dead) & ~ctx.justified_void
+    rows = np.flatnonzero(bad)
+    msgs = np.array([f"(d): unexposed out-of-order card, round {s}" for s in ctx.status[rows]], dtype=object)
+    return Hits(rows=rows, message=msgs, expected="round continues (completed)",
+                recorded=np.array([f"status {s}" for s in ctx.status[rows]], dtype=object))
+
+
+@rule("paigow.e", games=(GAME,), citation="68 IAC 10-9-17(e)", severity="high",
+      summary="A player or the dealer dealt other than seven cards: all hands void, cards reshuffled")
+def wrong_card_count(ctx: PaiGowCtx) -> Hits:
+    rows = np.flatnonzero(ctx.void_triggers["e"] != NONE)
+    what = np.empty(ctx.n, dtype=object)
+    for r in rows:  # flagged rounds only
+        counts = ctx.hand_len[ctx.hand_round == r]
+        parts = [str(c) for c in counts if c != 7]
+        if ctx.dealer_len[r] != 7:
+            parts.append(f"dealer {ctx.dealer_len[r]}")
+        what[r] = f"hands of {' and '.join(parts)} cards"
+    return _void_reshuffle(ctx, "e", what)
+
+
+@rule("paigow.f", games=(GAME,), citation="68 IAC 10-9-17(f)", severity="high",
+      summary="The dealer's hand is set (or reset) in the house way")
+def dealer_house_way(ctx: PaiGowCtx) -> Hits:
+    hw_high, hw_low, checked = ctx.house_way
+    high, low, ok = ctx.dealer_final
+    same = (np.all(_sorted_cards(high) == _sorted_cards(hw_high), axis=1)
+            & np.all(_sorted_cards(low) == _sorted_cards(hw_low), axis=1))
+    bad = checked & ~(ok & same)
+    rows = np.flatnonzero(bad)
+    reset = ctx.any_event(ctx.is_type(RESET))
+    msgs, exp, rec = (np.empty(len(rows), dtype=object) for _ in range(3))
+    for i, r in enumerate(rows):
+        set_ = f"{_show(high[r])} / {_show(low[r])}" if ok[r] else "no complete setting"
+        way = f"{_show(hw_high[r])} / {_show(hw_low[r])}"
+        msgs[i] = f"(f): dealer {'reset to' if reset[r] else 'set'} {set_}, house way {way}"
+        exp[i], rec[i] = way, set_
+    return Hits(rows=rows, message=msgs, expected=exp, recorded=rec)
+
+
+def _show(cards: np.ndarray) -> str:
+    return cards_str(_sorted_cards(cards[None, :])[0])
+
+
+@rule("paigow.g", games=(GAME,), citation="68 IAC 10-9-17(g)", severity="high",
+      summary="A card exposed while dealing the seven stacks: wagers void, cards reshuffled")
+def stack_card_exposed(ctx: PaiGowCtx) -> Hits:
+    return _void_reshuffle(ctx, "g", "card exposed while dealing the stacks")
+
+
+@rule("paigow.h", games=(GAME,), citation="68 IAC 10-9-17(h)", severity="high",
+      summary="Other than seven stacks dealt: wagers void, cards reshuffled")
+def wrong_stacks(ctx: PaiGowCtx) -> Hits:
+    what = np.array([f"{k} stacks dealt" for k in ctx.stacks_count], dtype=object)
+    return _void_reshuffle(ctx, "h", what)
+
+
+@rule("paigow.i", games=(GAME,), citation="68 IAC 10-9-17(i)", severity="medium",
+      summary="Other than four cards remaining: the supervisor is called; a misdeal voids the round")
+def cards_remaining(ctx: PaiGowCtx) -> Hits:
+    no_call = ctx.remaining_wrong & ~ctx.supervisor
+    misdeal_kept = ctx.remaining_wrong & ctx.misdeal & ~ctx.is_void
+    rows = np.flatnonzero(no_call | misdeal_kept)
+    msgs = np.array([
+        f"(i): {ctx.cards_remaining[r]} cards remaining, "
+        + ("no supervisor call" if no_call[r] else f"supervisor found a misdeal, round {ctx.status[r]}")
+        for r in rows], dtype=object)
+    exp = np.where(no_call[rows], "supervisor called", "round void (misdeal)").astype(object)
+    rec = np.where(no_call[rows], "no supervisor_called event", "status " + ctx.status[rows].astype(object))
+    return Hits(rows=rows, message=msgs, expected=exp, recorded=rec.astype(object))
+
+
+# ---- money ---------------------------------------------------------------------------------
+@rule("paigow.void", games=(GAME,), citation="void", severity="high",
+      summary="In a void or dead round every wager is returned (net 0)")
+def void_nets(ctx: PaiGowCtx) -> Hits:
+    unit = float(ctx.config.money["rounding_unit"])
+    off_round = ctx.is_void | ctx.is_dead
+    w = flat_values(ctx.table["wagers"])
+    w_round = parents(ctx.table["wagers"])
+    seats = np.concatenate([ctx.hand_seat, to_numpy(w.field("seat"), -1).astype(np.int64) if len(w)
+                            else np.empty(0, np.int64)])
+    nets = np.concatenate([ctx.hand_net, to_numpy(w.field("net"), 0.0).astype(np.float64) if len(w)
+                           else np.empty(0)])
+    rounds = np.concatenate([ctx.hand_round, w_round])
+    bad = off_round[rounds] & paytables.money_differs(nets, np.zeros(len(nets)), unit)
+    idx = np.flatnonzero(bad)
+    order = np.argsort(rounds[idx], kind="stable")
+    idx = idx[order]
+    msgs = np.array([f"void: {ctx.status[rounds[i]]} round pays seat {seats[i]} net {_amount(nets[i])}"
+                     for i in idx], dtype=object)
+    return Hits(rows=rounds[idx], message=msgs, expected="0",
+                recorded=np.array([_amount(nets[i]) for i in idx], dtype=object),
+                discrepancy=nets[idx], seat=seats[idx])
+
+
+def _amount(x: float) -> str:
+    return f"{x:.2f}".rstrip("0").rstrip(".") if x == x else "?"
+
+
+@rule("paigow.paytable", games=(GAME,), citation="paytable", severity="high",
+      summary="Completed round: each hand's net matches its comparison with the dealer (1:1 less commission)")
+def paytable(ctx: PaiGowCtx) -> Hits:
+    from ..poker.five_card import fouled, rank2, rank5
+
+    d_high, d_low, d_ok = ctx.dealer_final
+    h_high, h_low, h_ok = ctx.hand_settings
+    r = ctx.hand_round
+    use = ctx.is_completed[r] & d_ok[r] & h_ok
+    idx = np.flatnonzero(use)
+    if not len(idx):
+        return Hits(rows=np.empty(0, np.int64), message="")
+    rr = r[idx]
+    # score each distinct dealer setting once
+    d_rows = np.unique(rr)
+    d_hi = np.zeros(ctx.n, np.int64)
+    d_lo = np.zeros(ctx.n, np.int64)
+    d_foul = np.zeros(ctx.n, bool)
+    d_hi[d_rows] = rank5(d_high[d_rows])
+    d_lo[d_rows] = rank2(d_low[d_rows])
+    d_foul[d_rows] = fouled(d_high[d_rows], d_low[d_rows])
+    p_hi = rank5(h_high[idx])
+    p_lo = rank2(h_low[idx])
+    p_foul = fouled(h_high[idx], h_low[idx])
+    win_hi = p_hi > d_hi[rr]  # copies (equal) go to the dealer
+    win_lo = p_lo > d_lo[rr]
+    wins = np.where(d_foul[rr], 2, win_hi.astype(np.int64) + win_lo)
+    wins = np.where(p_foul, 0, wins)
+    t_ids = to_numpy(ctx.table["table_id"])
+    pay = ctx.config.param(GAME, "win", t_ids)[rr]
+    commission = ctx.config.param(GAME, "commission", t_ids)[rr]
+    wager = ctx.hand_wager[idx]
+    exact = np.select([wins == 2, wins == 0], [wager * pay * (1.0 - commission), -wager], 0.0)
+    unit = float(ctx.config.money["rounding_unit"])
+    expected = paytables.money_round(exact, unit, ctx.config.money["rounding"])
+    net = ctx.hand_net[idx]
+    bad = paytables.money_differs(net, exact, unit)
+    b = np.flatnonzero(bad)
+    outcome = np.array(["loss", "push", "win"], dtype=object)
+    foul = np.where(p_foul, " (fouled)", "")
+    msgs = np.array([
+        f"paytable: seat {ctx.hand_seat[idx[i]]} {outcome[wins[i]]}{foul[i]} on {_amount(wager[i])} "
+        f"pays {_amount(expected[i])}, recorded {_amount(net[i])}" for i in b], dtype=object)
+    return Hits(rows=rr[b], message=msgs,
+                expected=np.array([_amount(x) for x in expected[b]], dtype=object),
+                recorded=np.array([_amount(x) for x in net[b]], dtype=object),
+                discrepancy=net[b] - expected[b], seat=ctx.hand_seat[idx[b]])
+
+
+# ---- integrity -------------------------------------------------------------------------------
+@rule("paigow.integrity", games=(GAME,), citation="integrity", severity="high",
+      summary="A card repeated in the round (one 53-card deck), or more than one joker")
+def integrity(ctx: PaiGowCtx) -> Hits:
+    code, row = flat_cards(ctx.table, ["dealer_cards", "hands.cards"])
+    key = row * 64 + code
+    order = np.argsort(key, kind="stable")
+    k = key[order]
+    dup = np.zeros(len(k), dtype=bool)
+    dup[1:] = k[1:] == k[:-1]
+    rows = np.unique(row[order][dup])
+    msgs = np.empty(len(rows), dtype=object)
+    for i, rec in enumerate(ctx.table.select(["dealer_cards", "hands"]).take(pa.array(rows)).to_pylist()):
+        holders: dict[int, list[str]] = {}  # flagged rounds only: where each repeated card went
+        for c in rec["dealer_cards"] or []:
+            holders.setdefault(c, []).append("dealer")
+        for h in rec["hands"] or []:
+            for c in h["cards"] or []:
+                holders.setdefault(c, []).append(f"seat {h['seat']}")
+        parts = [f"{cards_str([c])} dealt to {' and '.join(h)}" for c, h in holders.items() if len(h) > 1]
+        msgs[i] = "integrity: " + "; ".join(parts)
+    return Hits(rows=rows, message=msgs)
