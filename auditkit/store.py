@@ -47,3 +47,209 @@ def atomic_path(path: Path) -> Iterator[Path]:
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
+
+
+# ---- the store ------------------------------------------------------------------------
+import json  # noqa: E402
+import uuid  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
+from datetime import datetime, timezone  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pyarrow as pa  # noqa: E402
+import pyarrow.dataset as ds  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+
+from .schema import FINDINGS, GAMES, QUARANTINE, schema_for  # noqa: E402
+
+__all__ += ["Store", "SourceRecord", "INDEX"]
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+INDEX = pa.schema([("id_hash", pa.uint64()), ("line_hash", pa.uint64()), ("round_id", pa.string()),
+                   ("source_file", pa.string()), ("source_line", pa.int64())])
+
+
+@dataclass
+class SourceRecord:
+    """The manifest entry of one ingested source file: what it held and where it went."""
+
+    sha256: str
+    path: str
+    size: int
+    format: str
+    lines_read: int = 0
+    stored: int = 0
+    already_stored: int = 0
+    quarantined: int = 0
+    blank: int = 0
+    attached: int = 0  # CSV companion rows (hands, wagers, events) read into their round
+    games: dict[str, int] = field(default_factory=dict)
+    partitions: list[str] = field(default_factory=list)
+    ingested_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+
+    @property
+    def balanced(self) -> bool:
+        """Every line read is stored, already stored, quarantined, blank (or a header) or attached."""
+        return self.lines_read == (self.stored + self.already_stored + self.quarantined + self.blank
+                                   + self.attached)
+
+
+def write_parquet_atomic(table: pa.Table, path: Path) -> Path:
+    """Write a Parquet file through a temporary sibling and a rename."""
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp, compression="zstd")
+    return path
+
+
+class Store:
+    """A folder of hive-partitioned Parquet rounds, findings, manifest and quarantine."""
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+
+    # ---- paths --------------------------------------------------------------------------
+    def _partition(self, kind: str, game: str, date: str) -> Path:
+        if game not in GAMES:
+            raise ValueError(f"unknown game {game!r}")
+        if not _DATE.match(date):
+            raise ValueError(f"bad partition date {date!r}")
+        return self.root / kind / f"game={game}" / f"date={date}"
+
+    @staticmethod
+    def is_store(path: str | Path) -> bool:
+        """True when ``path`` is a store folder (it has a manifest or rounds)."""
+        p = Path(path)
+        return p.is_dir() and ((p / "_manifest").is_dir() or (p / "rounds").is_dir())
+
+    # ---- manifest -----------------------------------------------------------------------
+    def manifest(self) -> list[SourceRecord]:
+        """Every committed source, oldest first."""
+        folder = self.root / "_manifest"
+        if not folder.is_dir():
+            return []
+        out = [SourceRecord(**json.loads(p.read_text("utf-8"))) for p in folder.glob("*.json")]
+        return sorted(out, key=lambda r: (r.ingested_at, r.path))
+
+    def source(self, sha256: str) -> SourceRecord | None:
+        """The manifest entry of a file content, if it was ingested."""
+        p = self.root / "_manifest" / f"{safe_component(sha256)}.json"
+        return SourceRecord(**json.loads(p.read_text("utf-8"))) if p.exists() else None
+
+    def _committed(self) -> set[str]:
+        folder = self.root / "_manifest"
+        return {p.stem[:16] for p in folder.glob("*.json")} if folder.is_dir() else set()
+
+    def commit_source(self, record: SourceRecord) -> None:
+        """Write the manifest entry last: it is what makes a source's parts visible."""
+        path = self.root / "_manifest" / f"{safe_component(record.sha256)}.json"
+        with atomic_path(path) as tmp:
+            tmp.write_text(json.dumps(record.__dict__, indent=1, sort_keys=True), "utf-8")
+
+    def discard_uncommitted(self, sha256: str) -> int:
+        """Remove parts, index and quarantine a crashed ingest of this source left behind."""
+        prefix = sha256[:16]
+        n = 0
+        for p in list(self.root.glob(f"rounds/game=*/date=*/part-{prefix}-*.parquet")):
+            p.unlink()
+            n += 1
+        for p in (self.root / "_index" / f"{prefix}.parquet", self.root / "_quarantine" / f"{prefix}.parquet"):
+            p.unlink(missing_ok=True)
+        for p in self.root.glob("**/.*.tmp"):
+            p.unlink(missing_ok=True)
+        return n
+
+    # ---- rounds -------------------------------------------------------------------------
+    def write_rounds(self, game: str, date: str, table: pa.Table, source_sha: str) -> Path:
+        """Atomically add a part of rounds of one game and day, tagged with its source."""
+        table = table.cast(schema_for(game))
+        name = f"part-{source_sha[:16]}-{uuid.uuid4().hex[:12]}.parquet"
+        return write_parquet_atomic(table, self._partition("rounds", game, date) / name)
+
+    def games(self) -> list[str]:
+        """Games with stored rounds."""
+        return [g for g in GAMES if (self.root / "rounds" / f"game={g}").is_dir()]
+
+    def dates(self, game: str, start: str | None = None, end: str | None = None) -> list[str]:
+        """Days with committed rounds of a game, sorted, within [start, end] when given."""
+        folder = self.root / "rounds" / f"game={game}"
+        if not folder.is_dir():
+            return []
+        out = []
+        for p in folder.glob("date=*"):
+            d = p.name[5:]
+            if _DATE.match(d) and (start is None or d >= start) and (end is None or d <= end) and self.parts(game, d):
+                out.append(d)
+        return sorted(out)
+
+    def parts(self, game: str, date: str) -> list[Path]:
+        """Committed part files of one partition (parts of an unfinished ingest are skipped)."""
+        committed = self._committed()
+        folder = self._partition("rounds", game, date)
+        return sorted(p for p in folder.glob("part-*.parquet") if p.name[5:21] in committed)
+
+    def _dataset(self, game: str, date: str) -> ds.Dataset:
+        return ds.dataset([str(p) for p in self.parts(game, date)], schema=schema_for(game), format="parquet")
+
+    def scan(self, game: str, date: str, batch_size: int = 131_072,
+             columns: list[str] | None = None) -> Iterator[pa.Table]:
+        """Stream one partition's rounds in batches of whole rounds."""
+        for batch in self._dataset(game, date).to_batches(columns=columns, batch_size=batch_size):
+            if batch.num_rows:
+                yield pa.Table.from_batches([batch])
+
+    def read(self, game: str, date: str, columns: list[str] | None = None) -> pa.Table:
+        """One partition's rounds (only the given columns)."""
+        return self._dataset(game, date).to_table(columns=columns)
+
+    def count(self, game: str | None = None) -> int:
+        """Number of stored rounds (of one game, or all)."""
+        total = 0
+        for g in [game] if game else self.games():
+            for d in self.dates(g):
+                total += sum(pq.ParquetFile(p).metadata.num_rows for p in self.parts(g, d))
+        return total
+
+    # ---- duplicate index ----------------------------------------------------------------
+    def write_index(self, sha256: str, table: pa.Table) -> None:
+        write_parquet_atomic(table.cast(INDEX), self.root / "_index" / f"{sha256[:16]}.parquet")
+
+    def index(self, columns: list[str] | None = None) -> pa.Table:
+        """The round-id index of every committed source."""
+        committed = self._committed()
+        files = [str(p) for p in (self.root / "_index").glob("*.parquet") if p.stem in committed]
+        if not files:
+            return INDEX.empty_table().select(columns or INDEX.names)
+        return ds.dataset(files, schema=INDEX, format="parquet").to_table(columns=columns)
+
+    # ---- quarantine ---------------------------------------------------------------------
+    def write_quarantine(self, sha256: str, table: pa.Table) -> None:
+        write_parquet_atomic(table.cast(QUARANTINE), self.root / "_quarantine" / f"{sha256[:16]}.parquet")
+
+    def quarantine(self) -> pd.DataFrame:
+        """Every quarantined line of every committed source."""
+        committed = self._committed()
+        files = [str(p) for p in (self.root / "_quarantine").glob("*.parquet") if p.stem in committed]
+        if not files:
+            return QUARANTINE.empty_table().to_pandas()
+        return ds.dataset(files, schema=QUARANTINE, format="parquet").to_table().to_pandas()
+
+    # ---- findings -----------------------------------------------------------------------
+    def write_findings(self, game: str, date: str, findings: pd.DataFrame) -> Path:
+        """Replace the findings of one partition (atomic)."""
+        table = pa.Table.from_pandas(findings, schema=FINDINGS, preserve_index=False)
+        return write_parquet_atomic(table, self._partition("findings", game, date) / "findings.parquet")
+
+    def findings(self, games: list[str] | None = None, start: str | None = None,
+                 end: str | None = None) -> pd.DataFrame:
+        """Stored findings, optionally of some games and days."""
+        files = []
+        for g in games or GAMES:
+            folder = self.root / "findings" / f"game={g}"
+            for p in folder.glob("date=*/findings.parquet"):
+                d = p.parent.name[5:]
+                if (start is None or d >= start) and (end is None or d <= end):
+                    files.append(str(p))
+        if not files:
+            return FINDINGS.empty_table().to_pandas()
+        return ds.dataset(sorted(files), schema=FINDINGS, format="parquet").to_table().to_pandas()

@@ -23,10 +23,10 @@ from .schema import FINDINGS, GAMES, schema_for
 if TYPE_CHECKING:
     from .store import Store
 
-__all__ = ["check_rounds", "check_shoes", "validate_records", "validate_tables", "validate_store",
+__all__ = ["collect", "check_rounds", "check_shoes", "validate_records", "validate_tables", "validate_store",
            "empty_findings", "select_rules", "SHOE_KEY"]
 
-META = ["round_id", "table_id", "dealer_id", "started_at", "shoe_id", "source_file", "source_line"]
+META = ["round_id", "table_id", "dealer_id", "started_at", "utc_offset", "shoe_id", "source_file", "source_line"]
 SHOE_KEY = ["table_id", "shoe_id", "round_seq", "started_at", "round_id"]
 COLUMNS = [f.name for f in FINDINGS]
 
@@ -64,7 +64,7 @@ def _hits_frame(hits: Hits, rule: Rule, meta: pd.DataFrame, game: str, date: Any
         "game": game,
         "table_id": m["table_id"].to_numpy(),
         "dealer_id": m["dealer_id"].to_numpy(),
-        "started_at": m["started_at"].to_numpy(),
+        "started_at": _local_time(m["started_at"], m["utc_offset"]),
         "rule_id": rule.rule_id,
         "citation": rule.citation,
         "severity": rule.severity,
@@ -102,12 +102,22 @@ def _merge_per_round(frame: pd.DataFrame) -> pd.DataFrame:
     return first.reset_index()
 
 
+def _local_time(utc: pd.Series, offset: pd.Series) -> np.ndarray:
+    """ISO 8601 local times with their offset, as the log wrote them (``2025-06-02T09:21:45-05:00``)."""
+    off = offset.fillna(0).astype(np.int64).to_numpy()
+    local = pd.to_datetime(utc, utc=True).dt.tz_localize(None) + pd.to_timedelta(off, unit="min")
+    sign = np.where(off < 0, "-", "+")
+    hh = pd.Series(np.abs(off) // 60).astype(str).str.zfill(2).to_numpy()
+    mm = pd.Series(np.abs(off) % 60).astype(str).str.zfill(2).to_numpy()
+    suffix = np.char.add(np.char.add(np.char.add(sign.astype(str), hh.astype(str)), ":"), mm.astype(str))
+    return np.char.add(local.dt.strftime("%Y-%m-%dT%H:%M:%S").to_numpy().astype(str), suffix).astype(object)
+
+
 def _finish(frames: list[pd.DataFrame]) -> pd.DataFrame:
     frames = [f for f in frames if len(f)]
     if not frames:
         return empty_findings()
     out = pd.concat(frames, ignore_index=True)
-    out["started_at"] = pd.to_datetime(out["started_at"], utc=True).dt.strftime("%Y-%m-%dT%H:%M:%SZ")
     out["discrepancy"] = out["discrepancy"].astype(np.float64).round(6)
     return out[COLUMNS]
 
@@ -191,9 +201,10 @@ def validate_records(records: Iterable[dict], config: Config | None = None,
     rows: dict[str, list[dict]] = {}
     for i, rec in enumerate(records, start=1):
         game, date, row = parse_record(rec)
-        row.update(source_file="<records>", source_line=i)
+        row.update(source_file="<records>", source_line=i, date=date)
         rows.setdefault(game, []).append(row)
-    tables = {g: pa.Table.from_pylist(r, schema=schema_for(g)) for g, r in rows.items()}
+    tables = {g: pa.Table.from_pylist(r, schema=schema_for(g).append(pa.field("date", pa.string())))
+              for g, r in rows.items()}
     return validate_tables(tables, config, citations)
 
 
@@ -233,6 +244,23 @@ def validate_store(store: "Store", config: Config | None = None, *, games: Seque
                     day = pa.concat_tables([carry, day])
                 yield check_shoes(day, game, config, shoe_rules, emit=emit, date=date)
                 carry = _open_shoes(day, emit)
+
+
+def collect(store: "Store", config: Config | None = None, *, games: Sequence[str] | None = None,
+            dates: tuple[str | None, str | None] = (None, None), citations: Sequence[str] | None = None,
+            batch_size: int = 131_072, progress: Callable[[int], None] | None = None) -> tuple[pd.DataFrame, int]:
+    """All findings of a store in one sorted frame, and the number of rounds checked."""
+    checked = 0
+
+    def count(n: int) -> None:
+        nonlocal checked
+        checked += n
+        if progress:
+            progress(n)
+
+    frames = list(validate_store(store, config, games=games, dates=dates, citations=citations,
+                                 batch_size=batch_size, progress=count))
+    return sort_findings(_finish(frames)), checked
 
 
 def _open_shoes(day: pa.Table, emit: np.ndarray) -> pa.Table:

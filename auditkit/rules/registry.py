@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["Hits", "Rule", "RULES", "PREPARERS", "rule", "preparer", "rules_for", "SEVERITIES"]
+__all__ = ["Hits", "Rule", "RULES", "PREPARERS", "rule", "preparer", "rules_for", "catalog", "SEVERITIES"]
 
 SEVERITIES = ("high", "medium", "low")
 
@@ -103,6 +103,16 @@ def rules_for(game: str, scope: str | None = None) -> list[Rule]:
     """The rules that apply to a game, in registration order."""
     _load()
     return [r for r in RULES.values() if game in r.games and (scope is None or r.scope == scope)]
+
+
+def catalog(game: str | None = None):
+    """The registered rules as a table (game, rule_id, citation, severity, summary, scope)."""
+    import pandas as pd
+
+    _load()
+    rows = [{"games": ", ".join(r.games), "rule_id": r.rule_id, "citation": r.citation, "severity": r.severity,
+             "summary": r.summary, "scope": r.scope} for r in RULES.values() if game is None or game in r.games]
+    return pd.DataFrame(rows, columns=["games", "rule_id", "citation", "severity", "summary", "scope"])
 
 
 def _load() -> None:

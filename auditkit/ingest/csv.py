@@ -1,0 +1,180 @@
+"""The CSV layout: one main file of rounds plus optional companion files, read as spec records.
+
+``rounds.csv`` holds one row per round with the top-level fields of the spec
+(``round_id, game, table_id, started_at, ...``); card lists are written as
+cards separated by spaces (``Ac Jd 4s``); baccarat's ``announced`` becomes
+``announced_player``/``announced_banker``, pai gow's ``dealer`` becomes
+``dealer_cards``/``dealer_high``/``dealer_low``. Companion files next to it,
+``rounds.hands.csv``, ``rounds.wagers.csv`` and ``rounds.events.csv``, hold one
+row per hand, wager or event with the ``round_id`` it belongs to, in order.
+An empty cell is an absent field. See docs/csv.md.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+__all__ = ["is_round_csv", "COMPANIONS", "companions_of", "is_companion", "read_csv_rounds", "CsvLine"]
+
+COMPANIONS = ("hands", "wagers", "events")
+TEXT = {"round_id", "game", "table_id", "started_at", "dealer_id", "shoe_id", "status", "outcome",
+        "deal_order", "bet", "decision", "type", "action"}
+CARD_LISTS = {"player_cards", "banker_cards", "dealer_cards", "cards", "high", "low", "dealer_high", "dealer_low"}
+INT_LISTS = {"dice"}
+
+
+def is_round_csv(path: Path) -> bool:
+    """True when a CSV header names the required columns of a round log."""
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            header = next(csv.reader(fh), [])
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return True  # let the reader report what is wrong with it
+    names = {h.strip() for h in header}
+    return {"round_id", "game", "table_id", "started_at"} <= names
+
+
+def is_companion(path: Path) -> bool:
+    """True for ``X.hands.csv``, ``X.wagers.csv``, ``X.events.csv``."""
+    name = path.name.lower()
+    return any(name.endswith(f".{c}.csv") for c in COMPANIONS)
+
+
+def companions_of(path: Path) -> dict[str, Path]:
+    """The companion files that exist next to a main CSV file."""
+    stem = path.name[: -len(".csv")]
+    found = {c: path.with_name(f"{stem}.{c}.csv") for c in COMPANIONS}
+    return {c: p for c, p in found.items() if p.exists()}
+
+
+def _value(key: str, text: str) -> Any:
+    text = text.strip()
+    if key in TEXT:
+        return text
+    if key in CARD_LISTS:
+        return text.replace(",", " ").split()
+    if key in INT_LISTS:
+        return [_number(t) for t in text.replace(",", " ").split()]
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    return _number(text)
+
+
+def _number(text: str) -> Any:
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text  # left as text: the record parser reports the wrong type
+
+
+def _row(header: list[str], cells: list[str]) -> dict[str, Any]:
+    if len(cells) != len(header):
+        raise ValueError(f"{len(cells)} cells where the header has {len(header)}")
+    return {k: _value(k, v) for k, v in zip(header, cells) if k and v.strip() != ""}
+
+
+class CsvLine:
+    """One physical line of a CSV file: its number, raw text and cells (or the error)."""
+
+    __slots__ = ("line", "raw", "cells", "error")
+
+    def __init__(self, line: int, raw: str, cells: list[str] | None, error: str | None):
+        self.line, self.raw, self.cells, self.error = line, raw, cells, error
+
+
+def _lines(path: Path) -> Iterator[CsvLine]:
+    text = path.read_bytes().decode("utf-8-sig", errors="strict")
+    for n, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            yield CsvLine(n, raw, None, None)
+            continue
+        try:
+            cells = next(csv.reader(io.StringIO(raw)))
+            yield CsvLine(n, raw, cells, None)
+        except (csv.Error, StopIteration) as exc:
+            yield CsvLine(n, raw, None, f"not a CSV row: {exc}")
+
+
+def read_csv_rounds(path: Path) -> Iterator[tuple[str, int, str, dict[str, Any] | None, str | None]]:
+    """``(file, line, raw, record, error)`` for every line of a main CSV and its companions.
+
+    ``record`` is a spec record for a main row (with its hands, wagers and events
+    attached); companion lines yield ``record=None`` and no error once attached,
+    or an error when they cannot be (unknown round_id, bad row). A header line and
+    blank lines yield ``(file, line, raw, None, None)``. Raises UnicodeDecodeError
+    or ValueError for a file that cannot be read at all.
+    """
+    children: dict[str, dict[str, list[tuple[int, dict[str, Any]]]]] = {}
+    child_lines: list[tuple[str, int, str, str | None, str | None, str]] = []  # file, line, raw, error, rid, kind
+    for kind, cpath in companions_of(path).items():
+        header: list[str] | None = None
+        for ln in _lines(cpath):
+            if ln.cells is None:
+                child_lines.append((str(cpath), ln.line, ln.raw, ln.error, None, kind))
+                continue
+            if header is None:
+                header = [h.strip() for h in ln.cells]
+                child_lines.append((str(cpath), ln.line, ln.raw, None, None, kind))
+                continue
+            try:
+                row = _row(header, ln.cells)
+            except ValueError as exc:
+                child_lines.append((str(cpath), ln.line, ln.raw, str(exc), None, kind))
+                continue
+            rid = row.pop("round_id", None)
+            if not isinstance(rid, str) or not rid:
+                child_lines.append((str(cpath), ln.line, ln.raw, "missing round_id", None, kind))
+                continue
+            children.setdefault(rid, {}).setdefault(kind, []).append((ln.line, row))
+            child_lines.append((str(cpath), ln.line, ln.raw, None, rid, kind))
+
+    seen: set[str] = set()
+    header = None
+    for ln in _lines(path):
+        if ln.cells is None:
+            yield str(path), ln.line, ln.raw, None, ln.error
+            continue
+        if header is None:
+            header = [h.strip() for h in ln.cells]
+            yield str(path), ln.line, ln.raw, None, None
+            continue
+        try:
+            rec = _row(header, ln.cells)
+        except ValueError as exc:
+            yield str(path), ln.line, ln.raw, None, str(exc)
+            continue
+        _nest(rec)
+        rid = rec.get("round_id")
+        if isinstance(rid, str) and rid in children and rid not in seen:
+            for kind, rows in children[rid].items():
+                rec[kind] = [r for _, r in rows]
+        if isinstance(rid, str):
+            seen.add(rid)
+        yield str(path), ln.line, ln.raw, rec, None
+
+    for cfile, line, raw, error, rid, kind in child_lines:
+        if error is None and rid is not None and rid not in seen:
+            error = f"{kind} row for round_id {rid!r}, which is not in {path.name}"
+        yield cfile, line, raw, None, error
+
+
+def _nest(rec: dict[str, Any]) -> None:
+    """Main-row columns back to the spec's nested objects."""
+    announced = {k: rec.pop(f"announced_{k}") for k in ("player", "banker") if f"announced_{k}" in rec}
+    if announced:
+        rec["announced"] = announced
+    dealer = {k: rec.pop(f"dealer_{k}") for k in ("high", "low") if f"dealer_{k}" in rec}
+    if rec.get("game") == "pai_gow_poker":
+        if "dealer_cards" in rec:
+            dealer["cards"] = rec.pop("dealer_cards")
+        if dealer:
+            rec["dealer"] = dealer

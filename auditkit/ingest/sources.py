@@ -1,0 +1,269 @@
+"""Ingest source files into a store: every line stored, already stored, quarantined or blank.
+
+A source (a JSONL file, gzip or not, or a main CSV file with its companions) is
+identified by the SHA-256 of its content: ingesting the same content twice,
+under any name, stores nothing twice. Its parts, round-id index and quarantine
+are written first and its manifest entry last, so a crash leaves nothing
+visible and the next run redoes that source from scratch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from ..schema import QUARANTINE, schema_for
+from ..store import INDEX, SourceRecord, Store
+from .csv import companions_of, is_companion, is_round_csv, read_csv_rounds
+from .jsonl import LineError, read_lines
+from .records import BadRecord, parse_record
+
+__all__ = ["IngestReport", "discover", "ingest_paths", "ingest_source", "source_sha256", "InputError"]
+
+log = logging.getLogger("auditkit.ingest")
+FLUSH_ROWS = 100_000
+RAW_LIMIT = 65_536
+SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".csv")
+
+
+class InputError(OSError):
+    """A path that cannot be ingested at all (missing, unreadable, not a log)."""
+
+
+@dataclass
+class IngestReport:
+    """What an ingest run did, source by source."""
+
+    sources: list[SourceRecord] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason): already ingested
+
+    def total(self, name: str) -> int:
+        return sum(getattr(s, name) for s in self.sources)
+
+    @property
+    def partitions(self) -> set[tuple[str, str]]:
+        """(game, date) partitions that received rounds."""
+        return {tuple(p.split("/", 1)) for s in self.sources for p in s.partitions}  # type: ignore[misc]
+
+    def summary(self) -> str:
+        parts = [f"{len(self.sources)} file(s) ingested, {len(self.skipped)} skipped",
+                 *(f"  skipped {p}: {why}" for p, why in self.skipped),
+                 f"lines read {self.total('lines_read')}: stored {self.total('stored')}, "
+                 f"already stored {self.total('already_stored')}, quarantined {self.total('quarantined')}, "
+                 f"blank {self.total('blank')}" + (f", attached {self.total('attached')}" if self.total("attached") else "")]
+        return "\n".join(parts)
+
+
+def discover(paths: Iterable[str | Path]) -> list[Path]:
+    """Log files named by ``paths`` (files, or folders searched recursively), sorted; companions excluded."""
+    found: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            for f in sorted(p.rglob("*")):
+                if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts) \
+                        and f.name.lower().endswith(SUFFIXES) and not is_companion(f):
+                    found.append(f)
+        elif p.is_file():
+            if not is_companion(p):
+                found.append(p)
+        else:
+            raise InputError(f"no such file or folder: {p}")
+    return list(dict.fromkeys(found))
+
+
+def source_sha256(path: Path) -> str:
+    """SHA-256 of a source's content (a CSV main file together with its companions)."""
+    h = hashlib.sha256()
+    files = [path] + (list(companions_of(path).values()) if _is_csv(path) else [])
+    for f in files:
+        if f is not path:
+            h.update(b"\0" + f.name.split(".")[-2].encode() + b"\0")
+        with open(f, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    return h.hexdigest()
+
+
+def _is_csv(path: Path) -> bool:
+    return path.name.lower().endswith(".csv")
+
+
+def _hash64(data: bytes) -> int:
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+
+
+class _Writer:
+    """Buffers parsed rows per (game, date) and writes parts of them."""
+
+    def __init__(self, store: Store, sha: str):
+        self.store, self.sha = store, sha
+        self.rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self.count = 0
+        self.partitions: set[str] = set()
+        self.games: dict[str, int] = {}
+
+    def add(self, game: str, date: str, row: dict[str, Any]) -> None:
+        self.rows.setdefault((game, date), []).append(row)
+        self.games[game] = self.games.get(game, 0) + 1
+        self.count += 1
+        if self.count >= FLUSH_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        for (game, date), rows in self.rows.items():
+            table = pa.Table.from_pylist(rows, schema=schema_for(game))
+            self.store.write_rounds(game, date, table, self.sha)
+            self.partitions.add(f"{game}/{date}")
+        self.rows.clear()
+        self.count = 0
+
+
+class _Seen:
+    """Round ids already stored (from the store's index) or met earlier in this run."""
+
+    def __init__(self, store: Store):
+        idx = store.index(["id_hash"])
+        self.stored = np.unique(idx["id_hash"].to_numpy()) if idx.num_rows else np.empty(0, np.uint64)
+        self.store = store
+        self.run: dict[str, tuple[int, str, int]] = {}  # round_id -> (line_hash, file, line)
+        self._stored_rows: dict[str, tuple[int, str, int]] | None = None
+
+    def lookup(self, round_id: str, id_hash: int) -> tuple[int, str, int] | None:
+        if round_id in self.run:
+            return self.run[round_id]
+        pos = np.searchsorted(self.stored, np.uint64(id_hash))
+        if pos < len(self.stored) and self.stored[pos] == np.uint64(id_hash):
+            if self._stored_rows is None:  # loaded once, on the first possible duplicate
+                idx = self.store.index().to_pydict()
+                self._stored_rows = {r: (h, f, n) for r, h, f, n in zip(
+                    idx["round_id"], idx["line_hash"], idx["source_file"], idx["source_line"])}
+            return self._stored_rows.get(round_id)
+        return None
+
+
+def _lines_of(path: Path) -> Iterator[tuple[str, int, str | bytes, Any, str | None]]:
+    """(file, line, raw, parsed JSON object or None, error) for every line of a source."""
+    if _is_csv(path):
+        try:
+            yield from read_csv_rounds(path)
+        except UnicodeDecodeError as exc:
+            yield str(path), 0, b"", None, f"file is not UTF-8 text: {exc}"
+        return
+    try:
+        for n, raw in read_lines(path):
+            if not raw.strip():
+                yield str(path), n, raw, None, None
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield str(path), n, raw, None, f"line is not UTF-8: {exc}"
+                continue
+            try:
+                yield str(path), n, raw, json.loads(text), None
+            except json.JSONDecodeError as exc:
+                yield str(path), n, raw, None, f"not valid JSON: {exc.msg} at column {exc.colno}"
+    except LineError as exc:
+        yield str(path), exc.line, b"", None, exc.reason
+
+
+def ingest_source(path: Path, store: Store, seen: _Seen | None = None, *, display: str | None = None) -> SourceRecord | None:
+    """Ingest one source into the store; None when its content was ingested before."""
+    try:
+        sha = source_sha256(path)
+        size = path.stat().st_size
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if store.source(sha) is not None:
+        return None
+    store.discard_uncommitted(sha)
+    seen = seen or _Seen(store)
+    name = display or str(path)
+    rec = SourceRecord(sha256=sha, path=name, size=size, format="csv" if _is_csv(path) else "jsonl")
+    writer = _Writer(store, sha)
+    quarantine: list[dict[str, Any]] = []
+    index: list[dict[str, Any]] = []
+
+    def bad(file: str, line: int, raw: str | bytes, reason: str, round_id: str | None = None) -> None:
+        text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+        if len(text) > RAW_LIMIT:
+            text = text[:RAW_LIMIT] + f"... [{len(text) - RAW_LIMIT} more characters]"
+        quarantine.append({"source_file": file, "line": line, "round_id": round_id, "reason": reason,
+                           "raw": text, "sha256": sha})
+        rec.quarantined += 1
+
+    for file, line, raw, obj, error in _lines_of(path):
+        if line > 0:
+            rec.lines_read += 1
+        display_file = name if file == str(path) else file
+        if error is not None:
+            bad(display_file, line, raw, error)
+            continue
+        if obj is None:
+            if file == str(path):
+                rec.blank += 1  # blank line (or a CSV header)
+            else:
+                rec.attached += 1  # a CSV companion row, read into its round
+            continue
+        round_id = obj.get("round_id") if isinstance(obj, dict) else None
+        try:
+            game, date, row = parse_record(obj)
+        except BadRecord as exc:
+            bad(display_file, line, raw, str(exc), round_id if isinstance(round_id, str) else None)
+            continue
+        canon = json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
+        line_hash, id_hash = _hash64(canon), _hash64(round_id.encode())
+        first = seen.lookup(round_id, id_hash)
+        if first is not None:
+            if first[0] == line_hash:
+                rec.already_stored += 1
+            else:
+                bad(display_file, line, raw, f"duplicate round_id {round_id!r} with different content "
+                    f"(first stored from {first[1]} line {first[2]})", round_id)
+            continue
+        seen.run[round_id] = (line_hash, display_file, line)
+        row["source_file"], row["source_line"] = display_file, line
+        writer.add(game, date, row)
+        index.append({"id_hash": id_hash, "line_hash": line_hash, "round_id": round_id,
+                      "source_file": display_file, "source_line": line})
+        rec.stored += 1
+
+    writer.flush()
+    store.write_index(sha, pa.Table.from_pylist(index, schema=INDEX))
+    store.write_quarantine(sha, pa.Table.from_pylist(quarantine, schema=QUARANTINE))
+    rec.games, rec.partitions = dict(writer.games), sorted(writer.partitions)
+    store.commit_source(rec)
+    if not rec.balanced:  # a bug, never an input problem
+        raise AssertionError(f"line accounting does not balance for {name}: {rec}")
+    return rec
+
+
+def ingest_paths(paths: Iterable[str | Path], store: Store,
+                 on_source: Callable[[Path, SourceRecord | None], None] | None = None) -> IngestReport:
+    """Ingest every log under ``paths`` not ingested before."""
+    report = IngestReport()
+    seen = _Seen(store)
+    for path in discover(paths):
+        if _is_csv(path) and not is_round_csv(path):
+            report.skipped.append((str(path), "not a round log (CSV header lacks round_id, game, table_id, started_at)"))
+            log.warning("skip %s: not a round log (CSV header lacks round_id, game, table_id, started_at)", path)
+            continue
+        rec = ingest_source(path, store, seen)
+        if rec is None:
+            report.skipped.append((str(path), "already ingested (same SHA-256)"))
+            log.info("skip %s: already ingested", path)
+        else:
+            report.sources.append(rec)
+            log.info("ingested %s: %d stored, %d quarantined", path, rec.stored, rec.quarantined)
+        if on_source:
+            on_source(path, rec)
+    return report

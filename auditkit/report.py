@@ -1,0 +1,101 @@
+"""Findings out: spreadsheet-safe CSV, Parquet, and summaries by rule, table, dealer and day.
+
+CSV cells are escaped against formula injection (OWASP): a text cell that
+begins with ``= + - @``, a tab, CR or LF gets a leading apostrophe, unless the
+whole cell is a plain number, which stays a number (``-5.00`` is not touched).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from .schema import FINDINGS
+from .store import atomic_path, write_parquet_atomic
+
+__all__ = ["safe_cell", "spreadsheet_safe", "write_csv", "write_findings_parquet", "summarize",
+           "summary_by_citation", "format_summary", "payout_totals"]
+
+_DANGER = ("=", "+", "-", "@", "\t", "\r", "\n")
+_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+
+
+def safe_cell(value: object) -> object:
+    """A value safe to put in a spreadsheet cell; numbers and numeric text pass unchanged."""
+    if not isinstance(value, str) or not value or not value.startswith(_DANGER):
+        return value
+    if _NUMBER.match(value):
+        return value
+    return "'" + value
+
+
+def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``frame`` whose text columns are escaped with :func:`safe_cell`."""
+    out = frame.copy()
+    for col in out.columns:
+        if out[col].dtype == object or pd.api.types.is_string_dtype(out[col]):
+            out[col] = out[col].map(safe_cell)
+    return out
+
+
+def write_csv(frame: pd.DataFrame, path: str | Path) -> Path:
+    """Write a frame as spreadsheet-safe UTF-8 CSV, atomically (a header alone when empty)."""
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        spreadsheet_safe(frame).to_csv(tmp, index=False, float_format="%.2f", lineterminator="\n")
+    return path
+
+
+def write_findings_parquet(findings: pd.DataFrame, path: str | Path) -> Path:
+    """Write findings as Parquet with the findings schema, atomically."""
+    table = pa.Table.from_pandas(findings, schema=FINDINGS, preserve_index=False)
+    return write_parquet_atomic(table, Path(path))
+
+
+def payout_totals(findings: pd.DataFrame) -> dict[str, float]:
+    """Money the findings show: overpaid (recorded above expected) and underpaid, separately."""
+    d = findings["discrepancy"].astype(np.float64)
+    return {"overpaid": float(d[d > 0].sum().round(2)), "underpaid": float(-d[d < 0].sum().round(2))}
+
+
+def summarize(findings: pd.DataFrame, by: str | list[str]) -> pd.DataFrame:
+    """Counts of findings and rounds, overpaid and underpaid money, grouped by columns of the findings."""
+    keys = [by] if isinstance(by, str) else list(by)
+    f = findings.assign(
+        overpaid=findings["discrepancy"].clip(lower=0),
+        underpaid=(-findings["discrepancy"]).clip(lower=0),
+    )
+    out = f.groupby(keys, dropna=False, sort=True).agg(
+        findings=("rule_id", "size"), rounds=("round_id", "nunique"),
+        overpaid=("overpaid", "sum"), underpaid=("underpaid", "sum"),
+    ).reset_index()
+    out[["overpaid", "underpaid"]] = out[["overpaid", "underpaid"]].round(2)
+    return out.sort_values(["findings"] + keys, ascending=[False] + [True] * len(keys), kind="stable") \
+        .reset_index(drop=True)
+
+
+def summary_by_citation(findings: pd.DataFrame) -> pd.DataFrame:
+    """Findings per game, citation and rule, with severity."""
+    return summarize(findings, ["game", "citation", "rule_id", "severity"])
+
+
+def format_summary(findings: pd.DataFrame, rounds_checked: int | None = None) -> str:
+    """A short plain-text summary by citation for the terminal."""
+    lines = []
+    if rounds_checked is not None:
+        lines.append(f"rounds checked: {rounds_checked}")
+    if findings.empty:
+        lines.append("findings: 0")
+        return "\n".join(lines)
+    money = payout_totals(findings)
+    lines.append(f"findings: {len(findings)} on {findings['round_id'].nunique()} round(s); "
+                 f"overpaid {money['overpaid']:.2f}, underpaid {money['underpaid']:.2f}")
+    table = summary_by_citation(findings)
+    width = max(len(c) for c in table["citation"])
+    for r in table.itertuples(index=False):
+        lines.append(f"  {r.game:<17} {r.citation:<{width}}  {r.findings:>7}  {r.severity}")
+    return "\n".join(lines)
