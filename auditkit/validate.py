@@ -23,7 +23,7 @@ from .schema import FINDINGS, GAMES, schema_for
 if TYPE_CHECKING:
     from .store import Store
 
-__all__ = ["collect", "check_rounds", "check_shoes", "validate_records", "validate_tables", "validate_store",
+__all__ = ["collect", "validate_partitions", "validate_into_store", "check_rounds", "check_shoes", "validate_records", "validate_tables", "validate_store",
            "empty_findings", "select_rules", "SHOE_KEY"]
 
 META = ["round_id", "table_id", "dealer_id", "started_at", "utc_offset", "shoe_id", "source_file", "source_line"]
@@ -215,13 +215,17 @@ def sort_findings(findings: pd.DataFrame) -> pd.DataFrame:
     return findings.sort_values(["started_at", "round_id", "rule_id"], kind="stable").reset_index(drop=True)
 
 
-def validate_store(store: "Store", config: Config | None = None, *, games: Sequence[str] | None = None,
-                   dates: tuple[str | None, str | None] = (None, None), citations: Sequence[str] | None = None,
-                   batch_size: int = 131_072,
-                   progress: Callable[[int], None] | None = None) -> Iterator[pd.DataFrame]:
-    """Stream findings over a store, one frame per batch or per day's shoe pass.
+def validate_partitions(store: "Store", config: Config | None = None, *, games: Sequence[str] | None = None,
+                        dates: tuple[str | None, str | None] = (None, None),
+                        only: set[tuple[str, str]] | None = None, citations: Sequence[str] | None = None,
+                        batch_size: int = 131_072,
+                        progress: Callable[[int], None] | None = None) -> Iterator[tuple[str, str, pd.DataFrame]]:
+    """Stream ``(game, date, findings)`` over a store's partitions, batch by batch.
 
-    ``progress`` is called with the number of rounds each batch checked.
+    Shoe rules see the day's rounds plus those of the previous stored day (a shoe
+    may cross midnight); findings land on the day of the round they concern.
+    ``only`` limits the run to some (game, date) partitions. ``progress`` is
+    called with the number of rounds each batch checked.
     """
     config = config or Config()
     for game in games or GAMES:
@@ -229,21 +233,70 @@ def validate_store(store: "Store", config: Config | None = None, *, games: Seque
         shoe_rules = select_rules(game, "shoe", citations)
         if not round_rules and not shoe_rules:
             continue
-        carry: pa.Table | None = None
-        for date in store.dates(game, *dates):
+        all_dates = store.dates(game)
+        previous: tuple[str, pa.Table] | None = None
+        for i, date in enumerate(all_dates):
+            wanted = (dates[0] is None or date >= dates[0]) and (dates[1] is None or date <= dates[1]) \
+                and (only is None or (game, date) in only)
+            if not wanted:
+                continue
+            frames = []
             for batch in store.scan(game, date, batch_size=batch_size):
-                yield check_rounds(batch, game, config, round_rules, date)
+                frames.append(check_rounds(batch, game, config, round_rules, date))
                 if progress:
                     progress(batch.num_rows)
             if shoe_rules:
-                day = store.read(game, date, columns=shoe_columns(shoe_rules))
-                day = day.append_column("date", pa.array([date] * day.num_rows, pa.string()))
-                emit = np.ones(day.num_rows, dtype=bool)
-                if carry is not None and carry.num_rows:
-                    emit = np.concatenate([np.zeros(carry.num_rows, dtype=bool), emit])
-                    day = pa.concat_tables([carry, day])
-                yield check_shoes(day, game, config, shoe_rules, emit=emit, date=date)
-                carry = _open_shoes(day, emit)
+                cols = shoe_columns(shoe_rules)
+                day = _with_date(store.read(game, date, columns=cols), date)
+                prior = None
+                if i > 0:
+                    before = all_dates[i - 1]
+                    prior = previous[1] if previous and previous[0] == before else \
+                        _with_date(store.read(game, before, columns=cols), before)
+                both = pa.concat_tables([prior, day]) if prior is not None else day
+                emit = np.concatenate([np.zeros(both.num_rows - day.num_rows, bool), np.ones(day.num_rows, bool)])
+                frames.append(check_shoes(both, game, config, shoe_rules, emit=emit, date=date))
+                previous = (date, day)
+            yield game, date, sort_findings(_finish(frames))
+
+
+def validate_store(store: "Store", config: Config | None = None, **kwargs: Any) -> Iterator[pd.DataFrame]:
+    """Stream findings frames over a store (see :func:`validate_partitions` for the options)."""
+    for _game, _date, frame in validate_partitions(store, config, **kwargs):
+        yield frame
+
+
+def _with_date(table: pa.Table, date: str) -> pa.Table:
+    return table.append_column("date", pa.array([date] * table.num_rows, pa.string()))
+
+
+def validate_into_store(store: "Store", config: Config | None = None, *,
+                        only: set[tuple[str, str]] | None = None, **kwargs: Any) -> tuple[int, int]:
+    """Validate partitions and replace their stored findings; returns (findings, rounds checked).
+
+    With ``only``, the stored day after each named partition is redone too (its
+    shoe rules read the day before).
+    """
+    if only is not None:
+        only = set(only)
+        for game, date in list(only):
+            later = [d for d in store.dates(game) if d > date]
+            if later:
+                only.add((game, later[0]))
+    checked = 0
+
+    def count(n: int) -> None:
+        nonlocal checked
+        checked += n
+        if kwargs.get("progress"):
+            kwargs["progress"](n)
+
+    total = 0
+    rest = {k: v for k, v in kwargs.items() if k != "progress"}
+    for game, date, frame in validate_partitions(store, config, only=only, progress=count, **rest):
+        store.write_findings(game, date, frame)
+        total += len(frame)
+    return total, checked
 
 
 def collect(store: "Store", config: Config | None = None, *, games: Sequence[str] | None = None,
@@ -258,12 +311,6 @@ def collect(store: "Store", config: Config | None = None, *, games: Sequence[str
         if progress:
             progress(n)
 
-    frames = list(validate_store(store, config, games=games, dates=dates, citations=citations,
-                                 batch_size=batch_size, progress=count))
+    frames = [f for _g, _d, f in validate_partitions(store, config, games=games, dates=dates, citations=citations,
+                                                    batch_size=batch_size, progress=count)]
     return sort_findings(_finish(frames)), checked
-
-
-def _open_shoes(day: pa.Table, emit: np.ndarray) -> pa.Table:
-    """This day's rounds of the shoes dealt this day: the context the next day may need."""
-    today = day.filter(pa.array(emit))
-    return today
