@@ -1,1 +1,471 @@
-"""Rules of baccarat: to be written (see docs/architecture.md)."""
+"""Baccarat and mini baccarat: 68 IAC 10-10-14 (third-card rules, dealing order, cut card).
+
+The preparer turns a batch of rounds into padded card matrices and the derived
+facts every rule reads (two-card totals, naturals, who drew, the third cards,
+what the tableau requires given the cards *as dealt*, final totals and the
+outcome those cards give). Each rule is then a few vectorized comparisons.
+
+How the catalog is read (see ``docs/baccarat.md``):
+
+* a wrong draw or stand is one finding, on the subsection that governs the
+  hand that acted wrongly; the banker's duty is judged on the cards as dealt
+  (whether the player actually drew, and the player's third card as dealt);
+* a round whose hands hold fewer than two cards cannot be played out: in a
+  completed round that is an ``integrity`` finding, and the drawing,
+  announcement, order, outcome and payout checks skip it (a void or dead round
+  with missing cards is simply skipped);
+* in a void or dead round every wager's net must be 0 (``paytable``); its
+  recorded outcome is not checked;
+* a joker is an ``integrity`` finding and counts 0 points elsewhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..cards import BACCARAT_POINTS, JOKER, cards_str
+from ..columns import combine, flat_values, padded, parents, to_numpy
+from ..paytables import Config, money_differs, money_round
+from .integrity import jokers, shoe_excess, shoe_groups
+from .registry import Hits, preparer, rule
+
+__all__ = ["BaccaratCtx", "prepare", "player_draws", "banker_draws", "BANKER_DRAWS_AFTER_PLAYER",
+           "banker_subsection", "OUTCOMES", "PAY_KEYS"]
+
+GAMES = ("baccarat", "mini_baccarat")
+SECTION = "68 IAC 10-10-14"
+OUTCOMES = ("player", "banker", "tie")
+"""Outcome codes 0, 1, 2 (index in this tuple); -1 for a recorded value that is none of them."""
+PAY_KEYS = ("player", "banker", "banker_commission", "banker_six", "tie")
+"""Paytable settings of the ``[baccarat]`` configuration section."""
+
+# ---- the tableau ---------------------------------------------------------------------
+BANKER_DRAWS_AFTER_PLAYER = np.zeros((10, 10), dtype=bool)
+"""``[banker two-card total, player third-card value]``: does the banker draw, when the player drew?"""
+BANKER_DRAWS_AFTER_PLAYER[0:3, :] = True                 # (b)(11): 0-2 always draws
+BANKER_DRAWS_AFTER_PLAYER[3, :] = np.arange(10) != 8     # (b)(5)
+BANKER_DRAWS_AFTER_PLAYER[4, 2:8] = True                 # (b)(6): 2-7
+BANKER_DRAWS_AFTER_PLAYER[5, 4:8] = True                 # (b)(7): 4-7
+BANKER_DRAWS_AFTER_PLAYER[6, 6:8] = True                 # (b)(8): 6-7
+#                                                          (b)(4): 7 stands; 8-9 are naturals
+
+_FLAT_TABLE = BANKER_DRAWS_AFTER_PLAYER.ravel()
+
+# Subsection governing the banker's action: [player drew (0/1), banker two-card total]
+_B_SUB = np.array([
+    ["(b)(9)"] * 6 + ["(b)(10)"] * 2 + ["(b)(3)"] * 2,
+    ["(b)(11)"] * 3 + ["(b)(5)", "(b)(6)", "(b)(7)", "(b)(8)", "(b)(4)"] + ["(b)(3)"] * 2,
+], dtype=object)
+
+
+def is_natural(p2: np.ndarray, b2: np.ndarray) -> np.ndarray:
+    """(b)(3): a two-card 8 or 9 on either hand."""
+    return (p2 >= 8) | (b2 >= 8)
+
+
+def player_draws(p2: np.ndarray, b2: np.ndarray) -> np.ndarray:
+    """Must the player draw? (b)(1)-(b)(3): no natural and a two-card total 0-5."""
+    return ~is_natural(p2, b2) & (p2 <= 5)
+
+
+def banker_draws(p2: np.ndarray, b2: np.ndarray, player_drew: np.ndarray, p3: np.ndarray) -> np.ndarray:
+    """Must the banker draw, given whether the player drew and the player's third-card value?
+
+    ``p3`` is ignored where the player did not draw. Player stood: banker draws
+    on 0-5 ((b)(9), (b)(10)); player drew: the table of (b)(4)-(b)(8), (b)(11).
+    """
+    b2 = np.asarray(b2, dtype=np.intp)
+    after = _FLAT_TABLE[b2 * 10 + np.asarray(p3, dtype=np.intp)]
+    return ~is_natural(p2, b2) & np.where(player_drew, after, b2 <= 5)
+
+
+def banker_subsection(player_drew: np.ndarray, b2: np.ndarray) -> np.ndarray:
+    """The subsection that governs the banker's action (object array of ``(b)(k)``)."""
+    return _B_SUB[np.asarray(player_drew, dtype=np.intp), np.asarray(b2, dtype=np.intp)]
+
+
+# ---- context -------------------------------------------------------------------------
+@dataclass
+class BaccaratCtx:
+    """Derived arrays of one batch of baccarat rounds (``n`` rounds)."""
+
+    table: pa.Table
+    config: Config
+    n: int
+    p: np.ndarray           # player cards, int8 (n, w>=4) padded with -1
+    b: np.ndarray           # banker cards
+    np_: np.ndarray         # number of player cards
+    nb: np.ndarray          # number of banker cards
+    p2: np.ndarray          # two-card totals
+    b2: np.ndarray
+    p3: np.ndarray          # third-card values (0 when none)
+    natural: np.ndarray
+    p_drew: np.ndarray      # as dealt
+    b_drew: np.ndarray
+    p_must: np.ndarray      # what the tableau requires, on the cards as dealt
+    b_must: np.ndarray
+    pf: np.ndarray          # final totals of every card dealt
+    bf: np.ndarray
+    dealt: np.ndarray       # outcome code of the cards as dealt
+    recorded: np.ndarray    # recorded outcome code (-1 none of them)
+    completed: np.ndarray   # status completed
+    complete: np.ndarray    # both hands hold at least two cards
+    playable: np.ndarray    # complete: the drawing, announcement and order rules apply
+    settled: np.ndarray     # completed and complete: outcome and payouts are checked
+
+    def hand(self, i: int, side: str) -> str:
+        """``Ac Jd 4s (5)``: the cards of one hand of round ``i`` and its final total."""
+        cards, total = (self.p, self.pf) if side == "player" else (self.b, self.bf)
+        return f"{cards_str(cards[i])} ({int(total[i])})"
+
+
+def _totals(cards: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    pts = BACCARAT_POINTS[cards]
+    two = (pts[:, 0] + pts[:, 1]) % 10
+    final = pts.sum(axis=1, dtype=np.int16) % 10
+    return two.astype(np.int8), pts[:, 2].astype(np.int8), final.astype(np.int8)
+
+
+def _cards(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    m, n = padded(col)
+    if m.shape[1] < 4:
+        m = np.concatenate([m, np.full((len(m), 4 - m.shape[1]), -1, np.int8)], axis=1)
+    return m, n
+
+
+def outcome_of(pf: np.ndarray, bf: np.ndarray) -> np.ndarray:
+    """Outcome code of final totals: 0 player, 1 banker, 2 tie."""
+    return np.where(pf > bf, 0, np.where(bf > pf, 1, 2)).astype(np.int8)
+
+
+@preparer(*GAMES)
+def prepare(table: pa.Table, config: Config) -> BaccaratCtx:
+    """Everything the rules read, computed once per batch."""
+    p, n_p = _cards(table["player_cards"])
+    b, n_b = _cards(table["banker_cards"])
+    p2, p3, pf = _totals(p)
+    b2, _b3, bf = _totals(b)
+    p_drew = n_p >= 3
+    b_drew = n_b >= 3
+    complete = (n_p >= 2) & (n_b >= 2)
+    completed = to_numpy(pc.equal(table["status"], "completed"), False).astype(bool)
+    recorded = to_numpy(pc.index_in(table["outcome"], value_set=pa.array(OUTCOMES)), -1).astype(np.int8)
+    return BaccaratCtx(
+        table=table, config=config, n=table.num_rows, p=p, b=b, np_=n_p, nb=n_b, p2=p2, b2=b2, p3=p3,
+        natural=is_natural(p2, b2), p_drew=p_drew, b_drew=b_drew,
+        p_must=player_draws(p2, b2), b_must=banker_draws(p2, b2, p_drew, p3),
+        pf=pf, bf=bf, dealt=outcome_of(pf, bf), recorded=recorded,
+        completed=completed, complete=complete, playable=complete, settled=completed & complete,
+    )
+
+
+# ---- (a) announcements ------------------------------------------------------------------
+@rule("baccarat.a", games=GAMES, citation=f"{SECTION}(a)", severity="low",
+      summary="The announced point counts equal the two-card totals")
+def announced_totals(ctx: BaccaratCtx) -> Hits:
+    ap = to_numpy(ctx.table["announced_player"], -1).astype(np.int16)
+    ab = to_numpy(ctx.table["announced_banker"], -1).astype(np.int16)
+    bad = ctx.playable & (((ap >= 0) & (ap != ctx.p2)) | ((ab >= 0) & (ab != ctx.b2)))
+    rows = np.flatnonzero(bad)
+    msg, exp, rec = (np.empty(len(rows), object) for _ in range(3))
+    for k, i in enumerate(rows):
+        parts = []
+        for side, ann, two, cards in (("player", ap, ctx.p2, ctx.p), ("banker", ab, ctx.b2, ctx.b)):
+            if ann[i] >= 0 and ann[i] != two[i]:
+                parts.append(f"{side} {int(two[i])} ({cards_str(cards[i, :2])}) announced as {int(ann[i])}")
+        msg[k] = "; ".join(parts)
+        exp[k] = f"player {int(ctx.p2[i])}, banker {int(ctx.b2[i])}"
+        rec[k] = ", ".join(f"{s} {int(a[i])}" for s, a in (("player", ap), ("banker", ab)) if a[i] >= 0)
+    return Hits(rows=rows, message=msg, expected=exp, recorded=rec)
+
+
+# ---- (b) the tableau ----------------------------------------------------------------
+def _two(ctx: BaccaratCtx, i: int, side: str) -> str:
+    cards, two = (ctx.p, ctx.p2) if side == "player" else (ctx.b, ctx.b2)
+    return f"{side} {int(two[i])} ({cards_str(cards[i, :2])})"
+
+
+def _action(ctx: BaccaratCtx, i: int, side: str) -> str:
+    cards, drew = (ctx.p, ctx.p_drew) if side == "player" else (ctx.b, ctx.b_drew)
+    return f"{side} drew {cards_str(cards[i, 2:3])}" if drew[i] else f"{side} stood"
+
+
+def _player_hits(ctx: BaccaratCtx, mask: np.ndarray, rule_text: str) -> Hits:
+    rows = np.flatnonzero(mask)
+    msg = np.empty(len(rows), object)
+    exp = np.empty(len(rows), object)
+    rec = np.empty(len(rows), object)
+    for k, i in enumerate(rows):
+        msg[k] = f"{_two(ctx, i, 'player')} v {_two(ctx, i, 'banker')}: {_action(ctx, i, 'player')}; {rule_text}"
+        exp[k] = "player draws" if ctx.p_must[i] else "player stands"
+        rec[k] = _action(ctx, i, "player")
+    return Hits(rows=rows, message=msg, expected=exp, recorded=rec)
+
+
+def _banker_hits(ctx: BaccaratCtx, sub: str, rule_text: str) -> Hits:
+    wrong = ctx.playable & ~ctx.natural & (ctx.b_drew != ctx.b_must)
+    mask = wrong & (banker_subsection(ctx.p_drew, ctx.b2) == sub)
+    rows = np.flatnonzero(mask)
+    msg = np.empty(len(rows), object)
+    exp = np.empty(len(rows), object)
+    rec = np.empty(len(rows), object)
+    for k, i in enumerate(rows):
+        if ctx.p_drew[i]:
+            ctx_text = f"player drew {cards_str(ctx.p[i, 2:3])} (third card {int(ctx.p3[i])})"
+        else:
+            ctx_text = f"player {int(ctx.p2[i])} stood"
+        need = "draws" if ctx.b_must[i] else "stands"
+        msg[k] = f"{_two(ctx, i, 'banker')}, {ctx_text}: {_action(ctx, i, 'banker')}; {rule_text}"
+        exp[k] = f"banker {need}"
+        rec[k] = _action(ctx, i, "banker")
+    return Hits(rows=rows, message=msg, expected=exp, recorded=rec)
+
+
+@rule("baccarat.b1", games=GAMES, citation=f"{SECTION}(b)(1)", severity="high",
+      summary="No natural, player two-card total 0-5: the player draws")
+def player_draws_0_5(ctx: BaccaratCtx) -> Hits:
+    mask = ctx.playable & ctx.p_must & ~ctx.p_drew
+    return _player_hits(ctx, mask, "a player 0-5 draws")
+
+
+@rule("baccarat.b2", games=GAMES, citation=f"{SECTION}(b)(2)", severity="high",
+      summary="No natural, player two-card total 6-7: the player stands")
+def player_stands_6_7(ctx: BaccaratCtx) -> Hits:
+    mask = ctx.playable & ~ctx.natural & (ctx.p2 >= 6) & ctx.p_drew
+    return _player_hits(ctx, mask, "a player 6-7 stands")
+
+
+@rule("baccarat.b3", games=GAMES, citation=f"{SECTION}(b)(3)", severity="high",
+      summary="A natural on either hand: neither hand receives a third card")
+def natural_no_draw(ctx: BaccaratCtx) -> Hits:
+    mask = ctx.playable & ctx.natural & (ctx.p_drew | ctx.b_drew)
+    rows = np.flatnonzero(mask)
+    msg = np.empty(len(rows), object)
+    rec = np.empty(len(rows), object)
+    for k, i in enumerate(rows):
+        nat = [f"{s} natural {int(t[i])} ({cards_str(c[i, :2])})"
+               for s, t, c in (("player", ctx.p2, ctx.p), ("banker", ctx.b2, ctx.b)) if t[i] >= 8]
+        drew = [_action(ctx, i, s) for s, d in (("player", ctx.p_drew), ("banker", ctx.b_drew)) if d[i]]
+        msg[k] = f"{' and '.join(nat)}: no third card may be dealt, but {' and '.join(drew)}"
+        rec[k] = "; ".join(drew)
+    return Hits(rows=rows, message=msg, expected="neither hand draws", recorded=rec)
+
+
+@rule("baccarat.b4", games=GAMES, citation=f"{SECTION}(b)(4)", severity="high",
+      summary="Player drew, banker 7: the banker stands")
+def banker_7_stands(ctx: BaccaratCtx) -> Hits:
+    return _banker_hits(ctx, "(b)(4)", "a banker 7 stands")
+
+
+@rule("baccarat.b5", games=GAMES, citation=f"{SECTION}(b)(5)", severity="high",
+      summary="Player drew, banker 3: the banker draws unless the player's third card is an 8")
+def banker_3(ctx: BaccaratCtx) -> Hits:
+    return _banker_hits(ctx, "(b)(5)", "a banker 3 draws unless the player's third card is an 8")
+
+
+@rule("baccarat.b6", games=GAMES, citation=f"{SECTION}(b)(6)", severity="high",
+      summary="Player drew, banker 4: the banker draws on a player third card 2-7")
+def banker_4(ctx: BaccaratCtx) -> Hits:
+    return _banker_hits(ctx, "(b)(6)", "a banker 4 draws only on a player third card 2-7")
+
+
+@rule("baccarat.b7", games=GAMES, citation=f"{SECTION}(b)(7)", severity="high",
+      summary="Player drew, banker 5: the banker draws on a player third card 4-7")
+def banker_5(ctx: BaccaratCtx) -> Hits:
+    return _banker_hits(ctx, "(b)(7)", "a banker 5 draws only on a player third card 4-7")
+
+
+@rule("baccarat.b8", games=GAMES, citation=f"{SECTION}(b)(8)", severity="high",
+      summary="Player drew, banker 6: the banker draws on a player third card 6-7")
+def banker_6(ctx: BaccaratCtx) -> Hits:
+    return _banker_hits(ctx, "(b)(8)", "a banker 6 draws only on a player third card 6-7")
+
+
+@rule("baccarat.b9", games=GAMES, citation=f"{SECTION}(b)(9)", severity="high",
+      summary="Player stood, banker 0-5: the banker draws")
+def banker_draws_after_stand(ctx: BaccaratCtx) -> Hits:
+    return _banker_hits(ctx, "(b)(9)", "a banker 0-5 draws when the player stands")
+
+
+@rule("baccarat.b10", games=GAMES, citation=f"{SECTION}(b)(10)", severity="high",
+      summary="Player stood, banker 6-7: the banker stands (player 6 v banker 6 is a tie)")
+def banker_stands_after_stand(ctx: BaccaratCtx) -> Hits:
+    return _banker_hits(ctx, "(b)(10)", "a banker 6-7 stands when the player stands")
+
+
+@rule("baccarat.b11", games=GAMES, citation=f"{SECTION}(b)(11)", severity="high",
+      summary="Player drew, banker 0-2: the banker draws")
+def banker_0_2(ctx: BaccaratCtx) -> Hits:
+    return _banker_hits(ctx, "(b)(11)", "a banker 0-2 always draws")
+
+
+# ---- (c) order, (d) card count ------------------------------------------------------------
+def _banker_third_first(order: str) -> bool:
+    """In a deal order string, does the banker's third card come before the player's?"""
+    seen = {"P": 0, "B": 0}
+    for ch in order:
+        seen[ch] = seen.get(ch, 0) + 1
+        if seen[ch] == 3:
+            return ch == "B" and order.count("P") >= 3
+    return False
+
+
+@rule("baccarat.c", games=GAMES, citation=f"{SECTION}(c)", severity="medium",
+      summary="When both hands take a third card, the player's is dealt first")
+def third_card_order(ctx: BaccaratCtx) -> Hits:
+    both = ctx.playable & ctx.p_drew & ctx.b_drew
+    col = combine(ctx.table["deal_order"])
+    if not both.any() or col.null_count == len(col):
+        return Hits(rows=np.empty(0, np.int64), message="")
+    enc = pc.dictionary_encode(col)
+    bad_code = np.array([_banker_third_first(s) for s in enc.dictionary.to_pylist()] + [False])
+    idx = to_numpy(enc.indices, -1).astype(np.int64)
+    mask = both & bad_code[idx]
+    orders = np.asarray(col.to_numpy(zero_copy_only=False), dtype=object)
+    rows = np.flatnonzero(mask)
+    msg = np.array([f"deal order {orders[i]}: banker's third card {cards_str(ctx.b[i, 2:3])} dealt before "
+                    f"the player's {cards_str(ctx.p[i, 2:3])}" for i in rows], dtype=object)
+    return Hits(rows=rows, message=msg, expected="player's third card first", recorded=orders[rows].astype(object))
+
+
+@rule("baccarat.d", games=GAMES, citation=f"{SECTION}(d)", severity="high",
+      summary="No hand holds more than three cards")
+def at_most_three(ctx: BaccaratCtx) -> Hits:
+    mask = (ctx.np_ > 3) | (ctx.nb > 3)
+    rows = np.flatnonzero(mask)
+    msg = np.empty(len(rows), object)
+    rec = np.empty(len(rows), object)
+    for k, i in enumerate(rows):
+        parts = [f"{s} hand holds {int(n[i])} cards ({cards_str(c[i])})"
+                 for s, n, c in (("player", ctx.np_, ctx.p), ("banker", ctx.nb, ctx.b)) if n[i] > 3]
+        msg[k] = "; ".join(parts) + ": at most one additional card per hand"
+        rec[k] = f"player {int(ctx.np_[i])} cards, banker {int(ctx.nb[i])} cards"
+    return Hits(rows=rows, message=msg, expected="at most 3 cards per hand", recorded=rec)
+
+
+# ---- outcome and paytable -------------------------------------------------------------
+@rule("baccarat.outcome", games=GAMES, citation="outcome", severity="high",
+      summary="The recorded outcome is the outcome of the cards as dealt")
+def outcome(ctx: BaccaratCtx) -> Hits:
+    mask = ctx.settled & (ctx.recorded != ctx.dealt)
+    rows = np.flatnonzero(mask)
+    names = np.array(OUTCOMES, dtype=object)
+    rec_names = to_numpy(ctx.table["outcome"], "").astype(object)
+    msg = np.array([f"player {ctx.hand(i, 'player')} v banker {ctx.hand(i, 'banker')}: "
+                    f"{names[ctx.dealt[i]]}, recorded {rec_names[i]}" for i in rows], dtype=object)
+    return Hits(rows=rows, message=msg, expected=names[ctx.dealt[rows]] if len(rows) else "",
+                recorded=rec_names[rows])
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.2f}"
+
+
+@rule("baccarat.paytable", games=GAMES, citation="paytable", severity="high",
+      summary="Each player, banker and tie wager's net matches the paytable for the outcome as dealt; "
+              "void and dead rounds return every wager")
+def paytable(ctx: BaccaratCtx) -> Hits:
+    col = ctx.table["wagers"]
+    w = flat_values(col)
+    if len(w) == 0:
+        return Hits(rows=np.empty(0, np.int64), message="")
+    row = parents(col)
+    kind = to_numpy(pc.index_in(w.field("bet"), value_set=pa.array(OUTCOMES)), -1).astype(np.int8)
+    amount = to_numpy(w.field("amount"), 0.0).astype(np.float64)
+    net = to_numpy(w.field("net"), 0.0).astype(np.float64)
+    rates = _rates(ctx)
+    o = ctx.dealt[row]
+    win_rate = np.select(
+        [kind == 0, kind == 1],
+        [rates["player"][row],
+         rates["banker"][row] * (1 - rates["banker_commission"][row])
+         * np.where(ctx.bf[row] == 6, rates["banker_six"][row], 1.0)],
+        rates["tie"][row])
+    exact = np.where(kind == o, amount * win_rate, np.where((o == 2) & (kind < 2), 0.0, -amount))
+    void = ~ctx.completed[row]
+    exact = np.where(void, 0.0, exact)
+    checked = void | ((kind >= 0) & ctx.settled[row])
+    unit = float(ctx.config.money["rounding_unit"])
+    bad = checked & money_differs(net, exact, unit)
+    if not bad.any():
+        return Hits(rows=np.empty(0, np.int64), message="")
+    sel = np.flatnonzero(bad)
+    expected = money_round(exact[sel], unit, ctx.config.money["rounding"])
+    seat = to_numpy(w.field("seat"), -1).astype(np.int64)[sel]
+    bets = to_numpy(w.field("bet"), "").astype(object)[sel]
+    status = to_numpy(ctx.table["status"], "").astype(object)
+    msg = np.empty(len(sel), object)
+    for k, j in enumerate(sel):
+        i = row[j]
+        if void[j]:
+            why = f"round {status[i]}: the wager is returned"
+        else:
+            why = f"player {int(ctx.pf[i])} v banker {int(ctx.bf[i])} ({OUTCOMES[ctx.dealt[i]]})"
+        msg[k] = (f"seat {seat[k]} {bets[k]} bet {_fmt(amount[j])}: {why}; "
+                  f"net {_fmt(net[j])}, expected {_fmt(expected[k])}")
+    return Hits(rows=row[sel], message=msg, expected=np.array([_fmt(x) for x in expected], dtype=object),
+                recorded=np.array([_fmt(x) for x in net[sel]], dtype=object),
+                discrepancy=net[sel] - expected, seat=seat)
+
+
+def _rates(ctx: BaccaratCtx) -> dict[str, np.ndarray]:
+    """Per-round paytable settings, looked up once per distinct table id."""
+    enc = pc.dictionary_encode(combine(ctx.table["table_id"]))
+    uniques = np.asarray(enc.dictionary.to_pylist(), dtype=object)
+    codes = to_numpy(enc.indices).astype(np.int64)
+    return {k: ctx.config.param("baccarat", k, uniques)[codes] for k in PAY_KEYS}
+
+
+# ---- integrity ----------------------------------------------------------------------------
+@rule("baccarat.integrity", games=GAMES, citation="integrity", severity="high",
+      summary="No joker in a baccarat round; each hand of a completed round holds at least two cards")
+def integrity_round(ctx: BaccaratCtx) -> Hits:
+    jk = jokers(ctx.p) + jokers(ctx.b)
+    short = ctx.completed & ~ctx.complete
+    rows = np.flatnonzero((jk > 0) | short)
+    msg = np.empty(len(rows), object)
+    for k, i in enumerate(rows):
+        parts = []
+        if jk[i]:
+            sides = [s for s, c in (("player", ctx.p), ("banker", ctx.b)) if (c[i] == JOKER).any()]
+            parts.append(f"joker in the {' and '.join(sides)} hand: baccarat is dealt without jokers")
+        if short[i]:
+            parts.append(f"player {cards_str(ctx.p[i]) or 'no card'}, banker {cards_str(ctx.b[i]) or 'no card'}: "
+                         "a completed round deals each hand two cards")
+        msg[k] = "; ".join(parts)
+    rec = np.array([f"player {cards_str(ctx.p[i])}; banker {cards_str(ctx.b[i])}" for i in rows], dtype=object)
+    return Hits(rows=rows, message=msg, recorded=rec)
+
+
+@rule("baccarat.integrity_shoe", games=GAMES, citation="integrity", severity="high",
+      summary="No card appears in a shoe more often than the shoe's decks hold",
+      scope="shoe", columns=("player_cards", "banker_cards"))
+def integrity_shoe(table: pa.Table, config: Config) -> Hits:
+    decks = config.param("baccarat", "decks", to_numpy(table["table_id"], ""))
+    rows, msgs = shoe_excess(table, ["player_cards", "banker_cards"], decks)
+    return Hits(rows=rows, message=msgs)
+
+
+# ---- (e) cut card -----------------------------------------------------------------------
+@rule("baccarat.e", games=GAMES, citation=f"{SECTION}(e)", severity="medium",
+      summary="After the round in which the cutting card appeared, exactly one more round is dealt",
+      scope="shoe", columns=("cut_card",))
+def cut_card_last_hand(table: pa.Table, config: Config) -> Hits:
+    n = table.num_rows
+    group = shoe_groups(table)
+    cut = to_numpy(table["cut_card"], False).astype(bool)
+    pos = np.arange(n, dtype=np.int64)
+    first = np.full(int(group.max(initial=-1)) + 1, np.iinfo(np.int64).max // 2, dtype=np.int64)
+    np.minimum.at(first, group[cut], pos[cut])
+    cut_pos = first[group]
+    rows = np.flatnonzero(pos > cut_pos + 1)
+    seq = to_numpy(table["round_seq"], -1).astype(np.int64)
+    msg = np.array([f"round_seq {seq[i]} dealt after the last hand: the cutting card appeared in round_seq "
+                    f"{seq[cut_pos[i]]}, round_seq {seq[cut_pos[i] + 1]} was the last hand" for i in rows],
+                   dtype=object)
+    return Hits(rows=rows, message=msg, expected="no round after the last hand",
+                recorded=np.array([f"round_seq {seq[i]}" for i in rows], dtype=object))
