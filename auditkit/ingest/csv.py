@@ -18,9 +18,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["is_round_csv", "COMPANIONS", "companions_of", "is_companion", "read_csv_rounds", "CsvLine"]
+__all__ = ["ATTACHED", "is_round_csv", "COMPANIONS", "companions_of", "is_companion", "read_csv_rounds", "CsvLine"]
 
 COMPANIONS = ("hands", "wagers", "events")
+ATTACHED = "attached"
+"""The record yielded for a companion row that was read into its round."""
 TEXT = {"round_id", "game", "table_id", "started_at", "dealer_id", "shoe_id", "status", "outcome",
         "deal_order", "bet", "decision", "type", "action"}
 CARD_LISTS = {"player_cards", "banker_cards", "dealer_cards", "cards", "high", "low", "dealer_high", "dealer_low"}
@@ -108,8 +110,8 @@ def read_csv_rounds(path: Path) -> Iterator[tuple[str, int, str, dict[str, Any] 
     """``(file, line, raw, record, error)`` for every line of a main CSV and its companions.
 
     ``record`` is a spec record for a main row (with its hands, wagers and events
-    attached); companion lines yield ``record=None`` and no error once attached,
-    or an error when they cannot be (unknown round_id, bad row). A header line and
+    attached); a companion line yields :data:`ATTACHED` once read into its round,
+    or an error when it cannot be (unknown round_id, bad row). Header lines and
     blank lines yield ``(file, line, raw, None, None)``. Raises UnicodeDecodeError
     or ValueError for a file that cannot be read at all.
     """
@@ -164,7 +166,7 @@ def read_csv_rounds(path: Path) -> Iterator[tuple[str, int, str, dict[str, Any] 
     for cfile, line, raw, error, rid, kind in child_lines:
         if error is None and rid is not None and rid not in seen:
             error = f"{kind} row for round_id {rid!r}, which is not in {path.name}"
-        yield cfile, line, raw, None, error
+        yield cfile, line, raw, (ATTACHED if error is None and rid is not None else None), error
 
 
 def _nest(rec: dict[str, Any]) -> None:

@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from ..schema import QUARANTINE, schema_for
 from ..store import INDEX, SourceRecord, Store
-from .csv import companions_of, is_companion, is_round_csv, read_csv_rounds
+from .csv import ATTACHED, companions_of, is_companion, is_round_csv, read_csv_rounds
 from .jsonl import LineError, read_lines
 from .records import BadRecord, parse_record
 
@@ -209,10 +209,10 @@ def ingest_source(path: Path, store: Store, seen: _Seen | None = None, *, displa
             bad(display_file, line, raw, error)
             continue
         if obj is None:
-            if file == str(path):
-                rec.blank += 1  # blank line (or a CSV header)
-            else:
-                rec.attached += 1  # a CSV companion row, read into its round
+            rec.blank += 1  # a blank line, or a CSV header
+            continue
+        if obj is ATTACHED:
+            rec.attached += 1  # a CSV companion row, read into its round
             continue
         round_id = obj.get("round_id") if isinstance(obj, dict) else None
         try:
