@@ -150,7 +150,7 @@ def money_round(values: np.ndarray, unit: float = 0.01, rounding: str = "half_up
         r = np.sign(q) * np.floor(np.abs(q))
     else:
         r = np.sign(q) * np.ceil(np.abs(q))
-    return r * unit
+    return np.round(r * unit, 9)
 
 
 def money_differs(recorded: np.ndarray, exact: np.ndarray, unit: float = 0.01) -> np.ndarray:
