@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ATTACHED", "is_round_csv", "COMPANIONS", "companions_of", "is_companion", "read_csv_rounds", "CsvLine"]
+__all__ = ["ATTACHED", "write_csv_rounds", "is_round_csv", "COMPANIONS", "companions_of", "is_companion", "read_csv_rounds", "CsvLine"]
 
 COMPANIONS = ("hands", "wagers", "events")
 ATTACHED = "attached"
@@ -180,3 +180,49 @@ def _nest(rec: dict[str, Any]) -> None:
             dealer["cards"] = rec.pop("dealer_cards")
         if dealer:
             rec["dealer"] = dealer
+
+
+def write_csv_rounds(records: list[dict[str, Any]], path: Path) -> dict[str, Path]:
+    """Write spec records in the CSV layout: ``path`` and its companions (only those needed).
+
+    The inverse of :func:`read_csv_rounds`, for exports and sample data.
+    """
+    from ..store import atomic_path
+
+    def cell(value: Any) -> str:
+        if value is None:
+            return ""
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, list):
+            return " ".join(str(v) for v in value)
+        return str(value)
+
+    main: list[dict[str, str]] = []
+    children: dict[str, list[dict[str, str]]] = {c: [] for c in COMPANIONS}
+    for rec in records:
+        row = {}
+        for key, value in rec.items():
+            if key in COMPANIONS:
+                for item in value:
+                    children[key].append({"round_id": rec["round_id"], **{k: cell(v) for k, v in item.items()}})
+            elif key == "announced":
+                row.update({f"announced_{k}": cell(v) for k, v in value.items()})
+            elif key == "dealer":
+                row.update({f"dealer_{k}": cell(v) for k, v in value.items()})
+            else:
+                row[key] = cell(value)
+        main.append(row)
+    written = {"rounds": Path(path)}
+    stem = Path(path).name[: -len(".csv")]
+    for kind, rows in [("rounds", main)] + [(c, children[c]) for c in COMPANIONS]:
+        if not rows:
+            continue
+        target = Path(path) if kind == "rounds" else Path(path).with_name(f"{stem}.{kind}.csv")
+        header = list(dict.fromkeys(k for r in rows for k in r))
+        with atomic_path(target) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
+            w = csv.DictWriter(fh, fieldnames=header, lineterminator="\n")
+            w.writeheader()
+            w.writerows(rows)
+        written[kind] = target
+    return written
