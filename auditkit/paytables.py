@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 __all__ = ["Config", "ConfigError", "load_config", "money_round", "money_differs"]
 
@@ -63,6 +65,7 @@ class Config:
 
     data: dict[str, Any] = field(default_factory=_defaults)
     source: str = "defaults"
+    _codes: tuple[Any, np.ndarray, list] | None = field(default=None, repr=False, compare=False)
 
     # ---- lookups -------------------------------------------------------------
     def section(self, game: str, table_id: str | None = None) -> dict[str, Any]:
@@ -91,12 +94,29 @@ class Config:
             raise ConfigError(f"no setting {GAME_SECTION.get(game, game)}.{key}")
         return sec[key]
 
+    def table_codes(self, table_ids: Any) -> tuple[np.ndarray, list]:
+        """``(codes, distinct table ids)`` of a column of table ids; the last column's result is reused."""
+        if self._codes is not None and self._codes[0] is table_ids:
+            return self._codes[1], self._codes[2]
+        if isinstance(table_ids, (pa.Array, pa.ChunkedArray)):
+            arr = table_ids.combine_chunks() if isinstance(table_ids, pa.ChunkedArray) else table_ids
+            enc = pc.dictionary_encode(pc.fill_null(arr, ""))
+            codes = enc.indices.to_numpy(zero_copy_only=False)
+            uniques = enc.dictionary.to_pylist()
+        else:
+            codes, u = pd.factorize(pd.Series(np.asarray(table_ids, dtype=object)), sort=False)
+            uniques = list(u)
+        self._codes = (table_ids, codes, uniques)
+        return codes, uniques
+
     def param(self, game: str, key: str, table_ids: Any, dtype: Any = np.float64) -> np.ndarray:
         """A numeric setting per round: one value for each table id, looked up once per distinct table.
 
+        ``table_ids`` is best the Arrow column itself (``table["table_id"]``): it is
+        dictionary-encoded once and reused by the next call with the same column.
         A missing setting gives NaN (for optional values such as table limits).
         """
-        codes, uniques = pd.factorize(pd.Series(np.asarray(table_ids, dtype=object)), sort=False)
+        codes, uniques = self.table_codes(table_ids)
         vals = np.array([self.section(game, str(t)).get(key, np.nan) for t in uniques], dtype=dtype)
         return vals[codes] if len(codes) else np.empty(0, dtype=dtype)
 
