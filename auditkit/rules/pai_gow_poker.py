@@ -414,13 +414,20 @@ def wrong_card_count(ctx: PaiGowCtx) -> Hits:
 
 @rule("paigow.f", games=(GAME,), citation="68 IAC 10-9-17(f)", severity="high",
       summary="The dealer's hand is set (or reset) in the house way")
+# Compared by value: the final setting must split the dealer's seven cards and score as
+# the house way's setting does in both hands (suits of equal ranks may be swapped).
 def dealer_house_way(ctx: PaiGowCtx) -> Hits:
+    from ..poker.five_card import rank2, rank5
+
     hw_high, hw_low, checked = ctx.house_way
     high, low, ok = ctx.dealer_final
-    same = (np.all(_sorted_cards(high) == _sorted_cards(hw_high), axis=1)
-            & np.all(_sorted_cards(low) == _sorted_cards(hw_low), axis=1))
-    bad = checked & ~(ok & same)
-    rows = np.flatnonzero(bad)
+    rows = np.flatnonzero(checked)
+    # the final setting splits the dealer's own seven cards ...
+    split = np.concatenate([high[rows], low[rows]], axis=1)
+    own = np.all(_sorted_cards(split) == _sorted_cards(ctx.dealer_cards[rows, :7]), axis=1)
+    # ... and is worth what the house way is worth (a suit swapped between equal ranks is the same setting)
+    same = (rank5(high[rows]) == rank5(hw_high[rows])) & (rank2(low[rows]) == rank2(hw_low[rows]))
+    rows = rows[~(ok[rows] & own & same)]
     reset = ctx.any_event(ctx.is_type(RESET))
     msgs, exp, rec = (np.empty(len(rows), dtype=object) for _ in range(3))
     for i, r in enumerate(rows):
@@ -494,7 +501,7 @@ def _amount(x: float) -> str:
 @rule("paigow.paytable", games=(GAME,), citation="paytable", severity="high",
       summary="Completed round: each hand's net matches its comparison with the dealer (1:1 less commission)")
 def paytable(ctx: PaiGowCtx) -> Hits:
-    from ..poker.five_card import fouled, rank2, rank5
+    from ..poker.five_card import fouled_scores, rank2, rank5
 
     d_high, d_low, d_ok = ctx.dealer_final
     h_high, h_low, h_ok = ctx.hand_settings
@@ -511,10 +518,10 @@ def paytable(ctx: PaiGowCtx) -> Hits:
     d_foul = np.zeros(ctx.n, bool)
     d_hi[d_rows] = rank5(d_high[d_rows])
     d_lo[d_rows] = rank2(d_low[d_rows])
-    d_foul[d_rows] = fouled(d_high[d_rows], d_low[d_rows])
+    d_foul[d_rows] = fouled_scores(d_hi[d_rows], d_lo[d_rows])
     p_hi = rank5(h_high[idx])
     p_lo = rank2(h_low[idx])
-    p_foul = fouled(h_high[idx], h_low[idx])
+    p_foul = fouled_scores(p_hi, p_lo)
     win_hi = p_hi > d_hi[rr]  # copies (equal) go to the dealer
     win_lo = p_lo > d_lo[rr]
     wins = np.where(d_foul[rr], 2, win_hi.astype(np.int64) + win_lo)
