@@ -23,7 +23,7 @@ import numpy as np
 
 from ..cards import RANK, RANKS, SUIT, cards_str
 from .five_card import (
-    ACE, FLUSH, JOKER_RANK, STRAIGHT, STRAIGHT_FLUSH, _lookup, pattern_index, rank2, rank2_from_ranks, rank5,
+    ACE, BASE, FLUSH, JOKER_RANK, PLANE, STRAIGHT, STRAIGHT_FLUSH, rank2, rank2_from_ranks, rank5, score_table,
 )
 
 __all__ = ["HouseWay", "HouseWayError", "DEFAULT", "BUILTIN", "STRUCTURES", "load_house_way", "set_hands",
@@ -177,20 +177,15 @@ def load_house_way(spec: dict | str | HouseWay) -> HouseWay:
 
 
 # ---- vectorized setting ----------------------------------------------------------------------
-_LOW = np.array(list(combinations(range(7), 2)), dtype=np.intp)                  # [21, 2]
+_LOW = np.array(list(combinations(range(7), 2)), dtype=np.intp)                              # [21, 2]
 _KEEP = np.array([[p for p in range(7) if p not in pair] for pair in _LOW], dtype=np.intp)  # [21, 5]
-_RANK32 = RANK.astype(np.int32)
-_SUIT32 = SUIT.astype(np.int32)
-# Straight windows over ranks (bit 12 = ace): A-2-3-4-5, then 2-6 .. T-A.
+_RANK16 = RANK.astype(np.int16)
+_SUIT16 = SUIT.astype(np.int16)
+# Straight windows over rank bits (bit 12 = ace): A-2-3-4-5, then 2-6 .. T-A.
 _WINDOWS = np.array([(1 << 12) | 0b1111] + [0b11111 << lo for lo in range(9)], dtype=np.int64)
-
-
-def _nth(mask: np.ndarray, k: int) -> np.ndarray:
-    """Rank of the k-th highest (1-based) True column of a [n, 13] mask, -1 where there is none."""
-    rev = mask[:, ::-1]
-    cs = np.cumsum(rev, axis=1)
-    hit = rev & (cs == k)
-    return np.where(hit.any(axis=1), 12 - hit.argmax(axis=1), -1)
+_R2 = rank2_from_ranks(np.repeat(np.arange(14), 14), np.tile(np.arange(14), 14))
+"""Two-card score by ``rank_a * 14 + rank_b`` (joker 13 = ace)."""
+_W = (BASE**4, BASE**3, BASE**2, BASE, 1)
 
 
 def _popcount(x: np.ndarray) -> np.ndarray:
@@ -201,117 +196,125 @@ def _popcount(x: np.ndarray) -> np.ndarray:
 
 
 def _straight_or_flush_possible(r: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """bool [n]: some five of the seven cards make a straight or a flush (joker completing either)."""
-    joker = (r == JOKER_RANK).any(axis=1)
-    real = (r >= 0) & (r < JOKER_RANK)
-    bits = np.bitwise_or.reduce(np.where(real, np.left_shift(1, np.where(real, r, 0)), 0), axis=1).astype(np.int64)
+    """bool [n]: some five of seven sorted cards make a straight or a flush (the joker completing either)."""
+    joker = r[:, 0] == JOKER_RANK  # sorted high to low: the joker comes first
+    real = np.where(r == JOKER_RANK, 0, np.left_shift(1, np.minimum(r, ACE).astype(np.int64)))
+    bits = np.bitwise_or.reduce(real, axis=1)
     need = 5 - joker.astype(np.int64)
     straight = (_popcount(bits[:, None] & _WINDOWS[None, :]) >= need[:, None]).any(axis=1)
     suit_counts = np.stack([(s == k).sum(axis=1) for k in range(4)], axis=1)
-    flush = suit_counts.max(axis=1) >= need
-    return straight | flush
+    return straight | (suit_counts.max(axis=1) >= need)
 
 
-def _structure(cnt: np.ndarray) -> tuple[np.ndarray, ...]:
-    n5 = cnt.max(axis=1) == 5
-    n4 = (cnt == 4).sum(axis=1)
-    n3 = (cnt == 3).sum(axis=1)
-    n2 = (cnt == 2).sum(axis=1)
+def _front_slot(g: np.ndarray, way: HouseWay) -> tuple[np.ndarray, np.ndarray]:
+    """First of the two consecutive group-order slots the house way plays in front, and the structure.
+
+    ``g`` holds ``count << 4 | rank`` of the seven cards in group order (count, then rank,
+    high to low; the joker counted as an ace), e.g. two pair ``[p1 p1 p2 p2 s1 s2 s3]``.
+    The structure indexes :data:`STRUCTURES`.
+    """
+    G, R = g >> 4, g & 15
+    three_pair = (G[:, 0] == 2) & (G[:, 4] == 2)
     kind = np.select(
-        [n5, n4 >= 1, n3 == 2, (n3 == 1) & (n2 >= 1), n3 == 1, n2 == 3, n2 == 2, n2 == 1],
+        [G[:, 0] == 5, G[:, 0] == 4, (G[:, 0] == 3) & (G[:, 3] == 3), (G[:, 0] == 3) & (G[:, 3] == 2),
+         G[:, 0] == 3, three_pair, (G[:, 0] == 2) & (G[:, 2] == 2), G[:, 0] == 2],
         [8, 7, 6, 5, 4, 3, 2, 1], 0)
-    # kind indexes STRUCTURES: no_pair 0, one_pair 1, two_pair 2, three_pair 3, trips 4,
-    # full_house 5, two_trips 6, quads 7, five_aces 8
-    return kind, n2
-
-
-def _target_low(r12: np.ndarray, way: HouseWay) -> tuple[np.ndarray, np.ndarray]:
-    """The two-card score the house way plays in front, from the rank pattern alone; and the structure."""
-    cnt = (r12[:, :, None] == np.arange(13)[None, None, :]).sum(axis=1)
-    kind, n2 = _structure(cnt)
-    single, pair, trip = cnt == 1, cnt == 2, cnt == 3
-    s1, s2, s3 = _nth(single, 1), _nth(single, 2), _nth(single, 3)
-    p1, p2 = _nth(pair, 1), _nth(pair, 2)
-    t1 = _nth(trip, 1)
-    q = _nth(cnt == 4, 1)
-    ace_pair = rank2_from_ranks(np.full_like(s1, ACE), np.full_like(s1, ACE))
-    front_singles = rank2_from_ranks(s1, s2)
-
-    # five aces
-    five = np.where((n2 == 1) & (p1 >= _rank(way.five_aces_keep_with_pair, "", True)),
-                    rank2_from_ranks(p1, p1), ace_pair)
-    # four of a kind (with trips, a pair, or three singletons)
-    quads_keep = (q <= _rank(way.quads_keep_max, "")) | ((q <= _rank(way.quads_keep_with_ace_max, "")) & (s1 == ACE))
-    quads = np.select([t1 >= 0, p1 >= 0, quads_keep], [rank2_from_ranks(t1, t1), rank2_from_ranks(p1, p1),
-                                                     front_singles], rank2_from_ranks(q, q))
-    # two trips: a pair of the higher trips in front
-    two_trips = rank2_from_ranks(t1, t1)
-    # full house (with another pair: the highest pair in front)
-    fh_with = way.full_house_keep_with
-    fh_keep = ((n2 == 1) & (p1 <= _rank(way.full_house_keep_pair_max, "", True))
-               & (s1 >= _rank(fh_with[0], "")) & (s2 >= _rank(fh_with[1], "")))
-    full_house = np.where(fh_keep, front_singles, rank2_from_ranks(p1, p1))
-    # trips
-    trips = np.where((t1 == ACE) & way.split_three_aces, rank2_from_ranks(t1, s1), front_singles)
-    # two pair
     low_max, mid_max = _rank(way.low_pair_max, ""), _rank(way.mid_pair_max, "")
 
     def klass(p: np.ndarray) -> np.ndarray:
         return np.select([p <= low_max, p <= mid_max, p < ACE], [0, 1, 2], 3)
-    thr = way._two_pair_thresholds()[klass(p1), klass(p2)]
-    two_pair = np.where(s1 >= thr, front_singles, rank2_from_ranks(p2, p2))
-    by_kind = np.stack([rank2_from_ranks(s2, s3), front_singles, two_pair, rank2_from_ranks(p1, p1), trips,
-                        full_house, two_trips, quads, five], axis=1)
-    return np.take_along_axis(by_kind, kind[:, None], axis=1)[:, 0], kind
+    # two pair [p1 p1 p2 p2 s1 s2 s3]: keep together (s1 s2 in front) or split (p2 in front)
+    keep_two = R[:, 4] >= way._two_pair_thresholds()[klass(R[:, 0]), klass(R[:, 2])]
+    # trips [t t t s1 s2 s3 s4]: s1 s2 in front, or one ace and s1 when splitting three aces
+    split_aces = (R[:, 0] == ACE) & way.split_three_aces
+    # full house [t t t p p s1 s2]: the pair in front, or s1 s2 under the keep exception
+    fh_with = way.full_house_keep_with
+    keep_full = ((G[:, 5] == 1) & (R[:, 3] <= _rank(way.full_house_keep_pair_max, "", True))
+                 & (R[:, 5] >= _rank(fh_with[0], "")) & (R[:, 6] >= _rank(fh_with[1], "")))
+    # quads [q q q q x y z]: trips' pair, the pair, or s1 s2 in front; split: a pair of the quads
+    keep_quads = ((G[:, 4] >= 2) | (R[:, 0] <= _rank(way.quads_keep_max, ""))
+                  | ((R[:, 0] <= _rank(way.quads_keep_with_ace_max, "")) & (R[:, 4] == ACE)))
+    # five aces [A A A A A x y]: two aces in front, or the pair x y
+    keep_five = (G[:, 5] == 2) & (R[:, 5] >= _rank(way.five_aces_keep_with_pair, "", True))
+    slot = np.select(
+        [kind == 0, kind == 1, kind == 2, kind == 3, kind == 4, kind == 5, kind == 6, kind == 7],
+        [1, 2, np.where(keep_two, 4, 2), 0, np.where(split_aces, 2, 3), np.where(keep_full, 5, 3), 0,
+         np.where(keep_quads, 4, 0)],
+        np.where(keep_five, 5, 0))
+    return slot, kind
+
+
+def _candidates(r: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Scores of the 21 settings of sorted seven-card rows: five-card [m, 21] and two-card [m, 21]."""
+    idx = np.zeros((len(r), 21), dtype=np.int32)
+    suits = np.zeros((len(r), 21), dtype=np.int32)
+    sbit = np.where(s >= 0, np.left_shift(1, np.maximum(s, 0)), 0)
+    for k in range(5):
+        idx += r[:, _KEEP[:, k]] * _W[k]
+        suits |= sbit[:, _KEEP[:, k]]
+    idx += np.where((suits & (suits - 1)) == 0, PLANE, 0).astype(np.int32)
+    hi = score_table()[idx].astype(np.int64)
+    lo = _R2[r[:, _LOW[:, 0]] * 14 + r[:, _LOW[:, 1]]]
+    return hi, lo
 
 
 def set_hands(cards: np.ndarray, way: HouseWay = DEFAULT) -> tuple[np.ndarray, np.ndarray]:
     """Set seven cards per row (int8 [n, 7]) the house way: (high int8 [n, 5], low int8 [n, 2]).
 
-    Each output is sorted high to low by card code. Among settings of equal value the one
-    using the highest card codes in the five-card hand is chosen, whatever the input
-    order; compare settings with :func:`same_setting` to ignore suits that do not matter.
-    Rows that are not seven valid cards give -1 rows.
+    Outputs are sorted high to low by card code. Where suits do not change the value,
+    the choice is canonical (the same for any order of the input cards); compare
+    settings with :func:`same_setting` to ignore such suits. Rows that are not seven
+    valid cards give -1 rows.
     """
     c = np.asarray(cards)
     if c.ndim != 2 or c.shape[1] != 7:
         raise ValueError(f"set_hands expects an [n, 7] card matrix, got shape {c.shape}")
     way = load_house_way(way)
-    c = c.astype(np.int32)
+    c = c.astype(np.int16)
     bad = ((c < 0) | (c > 52)).any(axis=1)
-    c = np.where(bad[:, None], 0, c)
+    c = np.where(bad[:, None], np.arange(7, dtype=np.int16), c)
     c = -np.sort(-c, axis=1)  # high to low: joker, aces, kings, ...
-    r = _RANK32[c]
-    s = _SUIT32[c]
+    r = _RANK16[c]
+    s = _SUIT16[c]
     r12 = np.minimum(r, ACE)
     n = len(c)
 
-    target, kind = _target_low(r12, way)
-    lo = rank2_from_ranks(r12[:, _LOW[:, 0]], r12[:, _LOW[:, 1]])               # [n, 21]
-    key = np.where(lo == target[:, None], 0, -1).astype(np.int64)
+    # The pattern of pairs (joker = ace) puts the cards in group order; the house way
+    # plays two consecutive cards of that order in front.
+    count = (r12[:, :, None] == r12[:, None, :]).sum(axis=2, dtype=np.int16)
+    gkey = count * 16 + r12
+    order = np.argsort(-gkey, axis=1, kind="stable")
+    slot, kind = _front_slot(np.take_along_axis(gkey, order, axis=1), way)
+    rows_n = np.arange(n)
+    front = np.stack([order[rows_n, slot], order[rows_n, slot + 1]], axis=1)
 
-    # Hands holding a straight or flush: score the 21 five-card hands.
+    # Hands holding a straight or flush: score the 21 settings and choose among them.
     rows = np.flatnonzero(_straight_or_flush_possible(r, s) & ~bad)
     if len(rows):
-        rr, ss = r[rows][:, _KEEP], s[rows][:, _KEEP]                          # [m, 21, 5]
-        hi = _lookup(pattern_index(rr, ss))                                       # [m, 21]
+        rr, ss = r[rows].astype(np.int32), s[rows].astype(np.int32)
+        hi, lo = _candidates(rr, ss)
         cat = hi >> 20
         sf = (cat == STRAIGHT) | (cat == FLUSH) | (cat == STRAIGHT_FLUSH)
         if way.ace_joker_high_straight_as_pair:
-            ace_joker = (rr == JOKER_RANK).any(axis=2) & (rr == ACE).any(axis=2)
+            kept = rr[:, _KEEP]
+            ace_joker = (kept == JOKER_RANK).any(axis=2) & (kept == ACE).any(axis=2)
             sf &= ~((cat == STRAIGHT) & (((hi >> 16) & 0xF) == 13) & ace_joker)
         applies = np.isin(kind[rows], [STRUCTURES.index(x) for x in way.straights_with])
         use_sf = applies & sf.any(axis=1)
-        sub = np.where(lo[rows] == target[rows, None], hi, -1)
-        sub = np.where(use_sf[:, None], np.where(sf, (lo[rows] << 24) | hi, -1), sub)
-        key[rows] = sub
-    choice = key.argmax(axis=1)
-    high = np.take_along_axis(c, _KEEP[choice], axis=1).astype(np.int8)
-    low = np.take_along_axis(c, _LOW[choice], axis=1).astype(np.int8)
+        m = np.arange(len(rows))
+        fr = front[rows]
+        target = _R2[rr[m, fr[:, 0]] * 14 + rr[m, fr[:, 1]]]
+        # the pattern's front hand, with the best five-card hand its suits allow ...
+        key = np.where(lo == target[:, None], hi, -1)
+        # ... or the straight / flush behind with the best front hand (then the best back)
+        key = np.where(use_sf[:, None], np.where(sf, (lo << 24) | hi, -1), key)
+        front[rows] = _LOW[key.argmax(axis=1)]
+    in_front = np.zeros((n, 7), dtype=bool)
+    in_front[rows_n[:, None], front] = True
+    high = c[~in_front].reshape(n, 5).astype(np.int8)
+    low = c[in_front].reshape(n, 2).astype(np.int8)
     high[bad] = -1
     low[bad] = -1
-    if n and (key.max(axis=1)[~bad] < 0).any():  # pragma: no cover - a gap in the rules above
-        raise AssertionError("house way found no setting for some hands")
     return high, low
 
 
