@@ -171,6 +171,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--game", choices=GAMES)
     s.add_argument("--markdown", action="store_true")
     s.set_defaults(func=cmd_rules)
+
+    from .job import add_subcommands  # run (scheduled jobs) and report (re-export stored findings)
+
+    add_subcommands(sub)
     return p
 
 
