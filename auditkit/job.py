@@ -375,7 +375,8 @@ def _clean_partials(output: Path, job_name: str) -> None:
         shutil.rmtree(p, ignore_errors=True)
 
 
-def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True) -> RunResult:
+def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
+            lock_timeout: float | None = None) -> RunResult:
     """Run a job once under the store's lock; see the module docstring."""
     from . import __version__
     from . import report as rep
@@ -391,7 +392,7 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True) -> R
     for pattern in empty:
         log.warning("input %r matched no file", pattern)
 
-    with job_lock(job.store, job.lock_timeout, run_id):
+    with job_lock(job.store, job.lock_timeout if lock_timeout is None else lock_timeout, run_id):
         log.info("run %s: job %s, store %s", run_id, job.path, job.store)
         store = Store(job.store)
         _clean_partials(job.output, job.name)
@@ -450,7 +451,7 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True) -> R
             "run_id": run_id, "job": job.name, "job_file": str(job.path), "job_sha256": job.sha256,
             "tool": "auditkit", "version": __version__, "python": platform.python_version(),
             "host": platform.node(), "pid": os.getpid(),
-            "started_at": started.isoformat(timespec="seconds"), "ended_at": None, "duration_s": None,
+            "started_at": started.isoformat(timespec="milliseconds"), "ended_at": None, "duration_s": None,
             "status": status, "exit_code": exit_code, "fail_on": fail_on, "findings_failing": failing,
             "configuration": {"source": config.source, "sha256": config.digest()},
             "games": job.games or "all", "citations": job.citations or "all",
@@ -473,7 +474,7 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True) -> R
             "outputs": names,
         }
         ended = datetime.now(timezone.utc)
-        record["ended_at"] = ended.isoformat(timespec="seconds")
+        record["ended_at"] = ended.isoformat(timespec="milliseconds")
         record["duration_s"] = round(time.monotonic() - t0, 3)
         from .store import atomic_path
 
@@ -483,7 +484,8 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True) -> R
         os.replace(partial, final)
         _fsync_dir(final.parent)
         # last: these sources are validated and reported (a crash before this redoes them next run)
-        _save_state(job, validated | {r.sha256 for r in pending}, run_id)
+        if pending:
+            _save_state(job, validated | {r.sha256 for r in pending}, run_id)
     log.info("run %s: %s, %d finding(s), exit %d; outputs in %s", run_id, status, len(findings), exit_code, final)
     return RunResult(exit_code, record, final)
 
@@ -510,15 +512,17 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     try:
         job = load_job(args.job)
-        result = run_job(job, fail_on=args.fail_on, progress=not args.no_progress and not args.quiet)
+        result = run_job(job, fail_on=args.fail_on, progress=not args.no_progress and not args.quiet,
+                         lock_timeout=args.lock_timeout)
     except (JobError, ConfigError) as exc:
         print(f"auditkit: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except OSError as exc:
         print(f"auditkit: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    except Exception:  # a bug: still exit 2 ("could not run"), never 1 ("findings")
-        log.exception("auditkit run failed")
+    except Exception as exc:  # a bug: still exit 2 ("could not run"), never 1 ("findings")
+        print(f"auditkit: error: run failed: {exc!r}", file=sys.stderr)
+        log.debug("traceback", exc_info=True)
         return EXIT_ERROR
     if not args.quiet:
         r, c = result.record, result.record["counts"]
@@ -539,8 +543,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     except (JobError, ConfigError, OSError) as exc:
         print(f"auditkit: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    except Exception:
-        log.exception("auditkit report failed")
+    except Exception as exc:
+        print(f"auditkit: error: report failed: {exc!r}", file=sys.stderr)
+        log.debug("traceback", exc_info=True)
         return EXIT_ERROR
 
 
@@ -611,6 +616,8 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
                                    "2: the job could not run (bad job file, missing input, store locked).")
     s.add_argument("job", help="job file (TOML); see docs/batch.md")
     s.add_argument("--fail-on", choices=list(FAIL_ON), help="override the job's fail_on threshold")
+    s.add_argument("--lock-timeout", type=float, metavar="SECONDS",
+                   help="override the job's lock_timeout (seconds to wait for a running job)")
     s.add_argument("--no-progress", action="store_true", help="no progress bar (none anyway when not a TTY)")
     s.set_defaults(func=cmd_run)
 
