@@ -16,6 +16,7 @@ a round for an unexposed out-of-order card alone.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -28,7 +29,6 @@ from .. import paytables
 from ..cards import NO_CARD, cards_str
 from ..columns import flat_values, lengths, padded, parents, to_numpy
 from ..paytables import Config
-from .integrity import flat_cards
 from .registry import Hits, preparer, rule
 
 __all__ = ["EVENT_TYPES", "dice_position", "prepare", "PaiGowCtx"]
@@ -46,6 +46,24 @@ _EVENT_VALUES = pa.array(EVENT_TYPES)
 def dice_position(dice_total: np.ndarray) -> np.ndarray:
     """Position (1 = dealer) that receives the first stack for a dice total: ((total - 1) mod 7) + 1."""
     return (np.asarray(dice_total, dtype=np.int64) - 1) % 7 + 1
+
+
+_BITS = np.zeros(256, dtype=np.uint64)
+_BITS[:53] = np.left_shift(np.uint64(1), np.arange(53, dtype=np.uint64))
+
+
+def _card_bits(codes: np.ndarray) -> np.ndarray:
+    """Each int8 card code (0..52) as one bit of a uint64; NO_CARD and invalid codes as 0."""
+    return _BITS[np.asarray(codes, dtype=np.int8).view(np.uint8)]
+
+
+def _per_round(values: np.ndarray, rows: np.ndarray, n: int, op: np.ufunc) -> np.ndarray:
+    """``op`` (add or bitwise_or) of uint64 ``values`` per round; ``rows`` sorted, empty rounds 0."""
+    out = np.zeros(n, dtype=np.uint64)
+    if len(values):
+        starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+        out[rows[starts]] = op.reduceat(values, starts)
+    return out
 
 
 def _sorted_cards(m: np.ndarray) -> np.ndarray:
@@ -223,6 +241,18 @@ class PaiGowCtx:
         return high, low, (nh == 5) & (nl == 2)
 
     @cached_property
+    def dealer_scores(self) -> tuple[np.ndarray, np.ndarray]:
+        """Scores (five-card, two-card) of the dealer's final setting in completed rounds; -1 elsewhere."""
+        from ..poker.five_card import rank2, rank5
+
+        high, low, ok = self.dealer_final
+        rows = np.flatnonzero(ok & self.is_completed)
+        hi = np.full(self.n, -1, np.int64)
+        lo = np.full(self.n, -1, np.int64)
+        hi[rows], lo[rows] = rank5(high[rows]), rank2(low[rows])
+        return hi, lo
+
+    @cached_property
     def house_way(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The house way setting of the dealer's seven cards, for completed rounds with seven cards.
 
@@ -317,15 +347,18 @@ def prepare(table: pa.Table, config: Config) -> PaiGowCtx:
 
 
 # ---- void-and-reshuffle irregularities ---------------------------------------------------
-def _void_reshuffle(ctx: PaiGowCtx, key: str, what: np.ndarray | str) -> Hits:
-    """Rounds with the irregularity ``key`` that are not void, or void without a later reshuffle."""
+def _void_reshuffle(ctx: PaiGowCtx, key: str, what: Callable[[np.ndarray], list[str]] | str) -> Hits:
+    """Rounds with the irregularity ``key`` that are not void, or void without a later reshuffle.
+
+    ``what`` describes the irregularity: a string, or a function of the flagged rows.
+    """
     pos = ctx.void_triggers[key]
     has = pos != NONE
     not_void = has & ~ctx.is_void
     no_shuffle = has & ctx.is_void & ~ctx.reshuffled_after(pos)
     bad = not_void | no_shuffle
     rows = np.flatnonzero(bad)
-    what_rows = what[rows] if isinstance(what, np.ndarray) else np.full(len(rows), what, dtype=object)
+    what_rows = [what] * len(rows) if isinstance(what, str) else what(rows)
     status = ctx.status[rows]
     msgs = np.array([
         f"({_label(key)}): {w}, " + (f"round {s}" if s != "void" else "round void but no reshuffle")
@@ -343,8 +376,7 @@ def _label(key: str) -> str:
 @rule("paigow.a", games=(GAME,), citation="68 IAC 10-9-17(a)", severity="high",
       summary="More than one card found face up in the deck: all hands void and the cards reshuffled")
 def face_up_cards(ctx: PaiGowCtx) -> Hits:
-    what = np.array([f"{k} face-up cards found" for k in ctx.face_up_total], dtype=object)
-    return _void_reshuffle(ctx, "a", what)
+    return _void_reshuffle(ctx, "a", lambda rows: [f"{k} face-up cards found" for k in ctx.face_up_total[rows]])
 
 
 @rule("paigow.b", games=(GAME,), citation="68 IAC 10-9-17(b)", severity="medium",
@@ -401,15 +433,16 @@ def out_of_order_unexposed(ctx: PaiGowCtx) -> Hits:
 @rule("paigow.e", games=(GAME,), citation="68 IAC 10-9-17(e)", severity="high",
       summary="A player or the dealer dealt other than seven cards: all hands void, cards reshuffled")
 def wrong_card_count(ctx: PaiGowCtx) -> Hits:
-    rows = np.flatnonzero(ctx.void_triggers["e"] != NONE)
-    what = np.empty(ctx.n, dtype=object)
-    for r in rows:  # flagged rounds only
-        counts = ctx.hand_len[ctx.hand_round == r]
-        parts = [str(c) for c in counts if c != 7]
-        if ctx.dealer_len[r] != 7:
-            parts.append(f"dealer {ctx.dealer_len[r]}")
-        what[r] = f"hands of {' and '.join(parts)} cards"
-    return _void_reshuffle(ctx, "e", what)
+    return _void_reshuffle(ctx, "e", lambda rows: [_card_counts(ctx, r) for r in rows])
+
+
+def _card_counts(ctx: PaiGowCtx, r: int) -> str:
+    """``hands of 8 and 6 cards`` for one flagged round."""
+    a, b = np.searchsorted(ctx.hand_round, [r, r + 1])
+    parts = [str(c) for c in ctx.hand_len[a:b] if c != 7]
+    if ctx.dealer_len[r] != 7:
+        parts.append(f"dealer {ctx.dealer_len[r]}")
+    return f"hands of {' and '.join(parts)} cards"
 
 
 @rule("paigow.f", games=(GAME,), citation="68 IAC 10-9-17(f)", severity="high",
@@ -423,10 +456,13 @@ def dealer_house_way(ctx: PaiGowCtx) -> Hits:
     high, low, ok = ctx.dealer_final
     rows = np.flatnonzero(checked)
     # the final setting splits the dealer's own seven cards ...
-    split = np.concatenate([high[rows], low[rows]], axis=1)
-    own = np.all(_sorted_cards(split) == _sorted_cards(ctx.dealer_cards[rows, :7]), axis=1)
+    split = _card_bits(np.concatenate([high[rows], low[rows]], axis=1))
+    split_or = np.bitwise_or.reduce(split, axis=1)
+    own = ((split_or == np.bitwise_or.reduce(_card_bits(ctx.dealer_cards[rows, :7]), axis=1))
+           & (split.sum(axis=1, dtype=np.uint64) == split_or))  # seven distinct cards, the dealer's
     # ... and is worth what the house way is worth (a suit swapped between equal ranks is the same setting)
-    same = (rank5(high[rows]) == rank5(hw_high[rows])) & (rank2(low[rows]) == rank2(hw_low[rows]))
+    d_hi, d_lo = ctx.dealer_scores
+    same = (d_hi[rows] == rank5(hw_high[rows])) & (d_lo[rows] == rank2(hw_low[rows]))
     rows = rows[~(ok[rows] & own & same)]
     reset = ctx.any_event(ctx.is_type(RESET))
     msgs, exp, rec = (np.empty(len(rows), dtype=object) for _ in range(3))
@@ -451,8 +487,7 @@ def stack_card_exposed(ctx: PaiGowCtx) -> Hits:
 @rule("paigow.h", games=(GAME,), citation="68 IAC 10-9-17(h)", severity="high",
       summary="Other than seven stacks dealt: wagers void, cards reshuffled")
 def wrong_stacks(ctx: PaiGowCtx) -> Hits:
-    what = np.array([f"{k} stacks dealt" for k in ctx.stacks_count], dtype=object)
-    return _void_reshuffle(ctx, "h", what)
+    return _void_reshuffle(ctx, "h", lambda rows: [f"{k} stacks dealt" for k in ctx.stacks_count[rows]])
 
 
 @rule("paigow.i", games=(GAME,), citation="68 IAC 10-9-17(i)", severity="medium",
@@ -511,14 +546,8 @@ def paytable(ctx: PaiGowCtx) -> Hits:
     if not len(idx):
         return Hits(rows=np.empty(0, np.int64), message="")
     rr = r[idx]
-    # score each distinct dealer setting once
-    d_rows = np.unique(rr)
-    d_hi = np.zeros(ctx.n, np.int64)
-    d_lo = np.zeros(ctx.n, np.int64)
-    d_foul = np.zeros(ctx.n, bool)
-    d_hi[d_rows] = rank5(d_high[d_rows])
-    d_lo[d_rows] = rank2(d_low[d_rows])
-    d_foul[d_rows] = fouled_scores(d_hi[d_rows], d_lo[d_rows])
+    d_hi, d_lo = ctx.dealer_scores
+    d_foul = fouled_scores(d_hi, d_lo)
     p_hi = rank5(h_high[idx])
     p_lo = rank2(h_low[idx])
     p_foul = fouled_scores(p_hi, p_lo)
@@ -551,13 +580,16 @@ def paytable(ctx: PaiGowCtx) -> Hits:
 @rule("paigow.integrity", games=(GAME,), citation="integrity", severity="high",
       summary="A card repeated in the round (one 53-card deck), or more than one joker")
 def integrity(ctx: PaiGowCtx) -> Hits:
-    code, row = flat_cards(ctx.table, ["dealer_cards", "hands.cards"])
-    key = row * 64 + code
-    order = np.argsort(key, kind="stable")
-    k = key[order]
-    dup = np.zeros(len(k), dtype=bool)
-    dup[1:] = k[1:] == k[:-1]
-    rows = np.unique(row[order][dup])
+    # a round's cards as bits of a uint64: the sum of the bits equals their OR only if no card repeats
+    t = ctx.table
+    hand_cards = flat_values(t["hands"]).field("cards")
+    d_bits = _card_bits(flat_values(t["dealer_cards"]).to_numpy(zero_copy_only=False))
+    h_bits = _card_bits(flat_values(hand_cards).to_numpy(zero_copy_only=False))
+    d_rows = parents(t["dealer_cards"])
+    h_rows = ctx.hand_round[parents(hand_cards)]
+    total = _per_round(d_bits, d_rows, ctx.n, np.add) + _per_round(h_bits, h_rows, ctx.n, np.add)
+    union = _per_round(d_bits, d_rows, ctx.n, np.bitwise_or) | _per_round(h_bits, h_rows, ctx.n, np.bitwise_or)
+    rows = np.flatnonzero(total != union)
     msgs = np.empty(len(rows), dtype=object)
     for i, rec in enumerate(ctx.table.select(["dealer_cards", "hands"]).take(pa.array(rows)).to_pylist()):
         holders: dict[int, list[str]] = {}  # flagged rounds only: where each repeated card went
