@@ -76,6 +76,12 @@ def _build_table() -> np.ndarray:
 SCORES = _build_table()
 """Score of every ordered triple of card codes, at ``c0 * 2704 + c1 * 52 + c2``."""
 
+_SCORES53 = np.full((53, 53, 53), -1, dtype=np.int32)
+_SCORES53[:52, :52, :52] = SCORES.reshape(52, 52, 52)
+_SCORES53 = _SCORES53.ravel()
+_CODE = np.full(256, 52, dtype=np.int32)  # an int8 code read as uint8: 0..51 real cards, anything else 52
+_CODE[:52] = np.arange(52)
+
 
 def evaluate(cards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Category (int8) and score (int32) of each row of an ``(n, 3)`` card-code matrix.
@@ -86,14 +92,8 @@ def evaluate(cards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     cards = np.asarray(cards)
     if cards.ndim != 2 or cards.shape[1] != 3:
         raise ValueError(f"expected an (n, 3) card matrix, got shape {cards.shape}")
-    c = cards.astype(np.int32)
-    valid = ((c >= 0) & (c < 52)).all(axis=1)
-    index = c[:, 0] * 2704 + c[:, 1] * 52 + c[:, 2]
-    if not valid.all():
-        index = np.where(valid, index, 0)
-    score = SCORES[index]
-    if not valid.all():
-        score = np.where(valid, score, -1).astype(np.int32)
+    c = _CODE[np.ascontiguousarray(cards, dtype=np.int8).view(np.uint8)]  # NO_CARD, joker -> 52
+    score = _SCORES53[c[:, 0] * 2809 + c[:, 1] * 53 + c[:, 2]]
     category = (score >> CATEGORY_SHIFT).astype(np.int8)
     return category, score
 

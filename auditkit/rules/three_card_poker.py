@@ -69,47 +69,65 @@ OK, SUB, PAY = 0, 1, 2
 C1, C2, C3, C4 = 1, 2, 3, 4
 
 
-def rates(config: Config, table_ids: np.ndarray) -> dict[str, np.ndarray]:
-    """Per-round paytable rates: ``ante``, ``play``, ``bonus`` (rounds x 6 categories), ``pair_plus`` (x 6)."""
-    codes, uniques = pd.factorize(pd.Series(np.asarray(table_ids, dtype=object)), sort=False)
-    k = len(uniques)
-    ante, play = np.empty(k), np.empty(k)
-    bonus, pp = np.zeros((k, 6)), np.zeros((k, 6))
-    for i, t in enumerate(uniques):  # once per distinct table
-        sec = config.section(GAME, str(t))
-        ante[i], play[i] = float(sec["ante"]), float(sec["play"])
+NOT_QUALIFIED, LOSE, TIE, WIN = 0, 1, 2, 3
+"""Settlement state of a played hand: dealer does not qualify, or it qualifies and the hand loses, ties, wins."""
+_ANTE_FIXED, _ANTE_RATED = np.array([0.0, -1.0, 0.0, 0.0]), np.array([True, False, False, True])
+_PLAY_FIXED, _PLAY_RATED = np.array([0.0, -1.0, 0.0, 0.0]), np.array([False, False, False, True])
+_C_OF_STATE = np.array([C1, C2, C4, C3], dtype=np.int8)
+
+
+def rates(config: Config, table_ids: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray | None, dict[str, np.ndarray]]:
+    """Paytable rates per distinct table: ``ante``, ``play`` (k), ``bonus`` and ``pair_plus`` (k x 7, indexed
+    by category, index 6 = -1 for an unreadable hand); and each round's table number (None with one table).
+
+    Ante and play rates are never below the regulation's 1:1 nor ante bonus rates below (d)'s minimums: a
+    posted rate below them still leaves the minimum due. Pair plus pays ``-1`` (loses) below a pair.
+    """
+    uniques = pc.unique(table_ids)
+    codes = None if len(uniques) <= 1 else to_numpy(pc.index_in(table_ids, value_set=uniques))
+    k = max(len(uniques), 1)
+    ante, play = np.ones(k), np.ones(k)
+    bonus, pp = np.zeros((k, 7)), np.full((k, 7), -1.0)
+    pp[:, 6] = 0.0
+    for i, t in enumerate(uniques.to_pylist() or [None]):  # once per distinct table
+        sec = config.section(GAME, None if t is None else str(t))
+        ante[i], play[i] = max(float(sec["ante"]), 1.0), max(float(sec["play"]), 1.0)
         for cat, key in ANTE_BONUS_KEYS.items():
-            bonus[i, cat] = float(sec["ante_bonus"].get(key, 0.0))
+            bonus[i, cat] = max(float(sec["ante_bonus"].get(key, 0.0)), ANTE_BONUS_MIN[cat])
         for cat, key in PAIR_PLUS_KEYS.items():
             pp[i, cat] = float(sec["pair_plus"].get(key, 0.0))
-    return {"ante": ante[codes], "play": play[codes], "bonus": bonus[codes], "pair_plus": pp[codes]}
+    return codes, {"ante": ante, "play": play, "bonus": bonus, "pair_plus": pp}
 
 
-def settle(ante: np.ndarray, play: np.ndarray, qual: np.ndarray, cmp: np.ndarray,
-           ante_rate: np.ndarray | float, play_rate: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
-    """Exact ante and play nets of played hands under (c): ``cmp`` is the sign of hand minus dealer."""
-    lost, won = qual & (cmp < 0), qual & (cmp > 0)
-    ante_net = np.where(~qual | won, ante * ante_rate, np.where(lost, -ante, 0.0))
-    play_net = np.where(won, play * play_rate, np.where(lost, -play, 0.0))
-    return ante_net, play_net
+def _mult(state: np.ndarray, rate: np.ndarray | float, fixed: np.ndarray, rated: np.ndarray) -> np.ndarray:
+    """Payout multiplier per hand: the rate where the state wins, else the fixed -1 (loss) or 0 (push)."""
+    if np.ndim(rate) == 0:
+        return np.where(rated, rate, fixed)[state]
+    return np.where(rated[state], rate, fixed[state])
+
+
+def settle(ante: np.ndarray, play: np.ndarray, state: np.ndarray, ante_rate: np.ndarray | float = 1.0,
+           play_rate: np.ndarray | float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """Exact ante and play nets of played hands in each settlement state under (c)."""
+    return (ante * _mult(state, ante_rate, _ANTE_FIXED, _ANTE_RATED),
+            play * _mult(state, play_rate, _PLAY_FIXED, _PLAY_RATED))
 
 
 @dataclass
 class TcpCtx:
-    """Derived arrays of one batch: per round (``n``) and per flattened hand (``hand_round`` etc.)."""
+    """Derived arrays of one batch: per round (``n``) and per flattened hand (``hand_round`` etc.).
+
+    Expected amounts are exact (unrounded); classes are OK, SUB or PAY per wager.
+    """
 
     n: int
     completed: np.ndarray          # per round
     dealer: np.ndarray             # (n, 3) dealer cards
-    dealer_ok: np.ndarray          # three real cards
-    dealer_score: np.ndarray
     dq: np.ndarray                 # dealer qualifies
     hand_round: np.ndarray
     seat: np.ndarray
     cards: np.ndarray              # (h, 3)
-    hand_ok: np.ndarray
     category: np.ndarray
-    score: np.ndarray
     played: np.ndarray
     ante: np.ndarray
     play: np.ndarray
@@ -118,12 +136,10 @@ class TcpCtx:
     net_play: np.ndarray
     bonus: np.ndarray
     net_pair_plus: np.ndarray      # 0 when absent
-    has_pair_plus: np.ndarray
-    settled: np.ndarray            # played hand checked under (c) (completed, cards readable, not in a (b) round)
-    csub: np.ndarray               # C1..C4 for played hands
+    csub: np.ndarray               # (c) subsection of each played hand: C1..C4
     exp_ante: np.ndarray
     exp_play: np.ndarray
-    ante_class: np.ndarray
+    ante_class: np.ndarray         # of played hands checked under (c), outside (b) rounds
     play_class: np.ndarray
     b_round: np.ndarray            # per round
     b_disc: np.ndarray             # per round
@@ -131,7 +147,8 @@ class TcpCtx:
     exp_bonus: np.ndarray
     bonus_class: np.ndarray
     exp_pair_plus: np.ndarray
-    pp_checked: np.ndarray
+    pp_bad: np.ndarray
+    void_bad: np.ndarray
     unit: float
     rounding: str
     integrity_rows: np.ndarray
@@ -147,6 +164,10 @@ class TcpCtx:
         q = "qualifies" if self.dq[r] else "does not qualify"
         return f"dealer {cards_str(self.dealer[r])} ({q})"
 
+    def rounded(self, values: np.ndarray) -> np.ndarray:
+        """Exact amounts rounded as the paytable rounds them."""
+        return money_round(values, self.unit, self.rounding)
+
 
 def _m(x: float) -> str:
     """An amount as a report string (no trailing zeros)."""
@@ -154,16 +175,34 @@ def _m(x: float) -> str:
     return "0" if text in ("+0", "-0") else text
 
 
-def _classify(rec: np.ndarray, exp: np.ndarray, minimum: np.ndarray, strict: np.ndarray,
-              unit: float) -> np.ndarray:
-    """OK, SUB (below the minimum, or any difference where ``strict``) or PAY (at least the minimum, off the table)."""
-    off = money_differs(rec, exp, unit)
+def _num(arr: pa.Array, fill: float) -> np.ndarray:
+    """A numeric struct field as numpy, nulls filled (no copy through fill_null when there are none)."""
+    if arr.null_count:
+        arr = pc.fill_null(arr, fill)
+    return arr.to_numpy(zero_copy_only=False)
+
+
+def _card_matrix(col: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """A list<int8> card column as an (n, 3) matrix and the list lengths (fast path when all hold 3)."""
+    n = lengths(col)
+    if len(n) and (n == 3).all():
+        return flat_values(col).to_numpy(zero_copy_only=False).reshape(-1, 3), n
+    return padded(col, 3)
+
+
+def _by_category(rates_k7: np.ndarray, tab: np.ndarray | None, category: np.ndarray) -> np.ndarray:
+    """Each hand's rate from a (tables x 7) table indexed by category (-1 reads the last column)."""
+    return rates_k7[0][category] if tab is None else rates_k7[tab, category]
+
+
+def _classify(idx: np.ndarray, rec: np.ndarray, minimum: np.ndarray, strict: np.ndarray, unit: float,
+              size: int) -> np.ndarray:
+    """Class of the wagers at ``idx`` (already known to be off the expected amount): SUB below the minimum
+    (or anywhere when ``strict``, for losses and pushes), else PAY; OK elsewhere."""
+    out = np.zeros(size, dtype=np.int8)
     below = strict | (money_differs(rec, minimum, unit) & (rec < minimum))
-    return np.where(off, np.where(below, SUB, PAY), OK).astype(np.int8)
-
-
-def _field(hands: pa.Array, name: str, fill: float | None = None) -> np.ndarray:
-    return to_numpy(hands.field(name), fill)
+    out[idx] = np.where(below, SUB, PAY)
+    return out
 
 
 @preparer(GAME)
@@ -172,89 +211,100 @@ def prepare(table: pa.Table, config: Config) -> TcpCtx:
     n = table.num_rows
     unit, rounding = float(config.money["rounding_unit"]), str(config.money["rounding"])
     completed = to_numpy(pc.equal(table["status"], "completed"), False).astype(bool)
-    dealer, dealer_len = padded(table["dealer_cards"], 3)
+    dealer, dealer_len = _card_matrix(table["dealer_cards"])
     _, dealer_score = evaluate(dealer)
     dealer_ok = (dealer_len == 3) & (dealer_score >= 0)
     dq = qualifies(dealer_score)
 
     hands = flat_values(table["hands"])
-    hand_round = parents(table["hands"])
-    seat = _field(hands, "seat", 0).astype(np.int64)
-    cards, hand_len = padded(hands.field("cards"), 3)
+    hr = parents(table["hands"])
+    h = len(hr)
+    seat = _num(hands.field("seat"), 0)
+    cards, hand_len = _card_matrix(hands.field("cards"))
     category, score = evaluate(cards)
     hand_ok = (hand_len == 3) & (score >= 0)
     played = to_numpy(pc.equal(hands.field("decision"), "play"), False).astype(bool)
-    ante = _field(hands, "ante", 0.0)
-    play = _field(hands, "play", 0.0)
+    ante, play = _num(hands.field("ante"), 0.0), _num(hands.field("play"), 0.0)
     pp_raw, net_pp_raw = hands.field("pair_plus"), hands.field("net_pair_plus")
-    has_pp = to_numpy(pc.or_(pc.is_valid(pp_raw), pc.is_valid(net_pp_raw)), False).astype(bool)
-    pair_plus, net_pair_plus = to_numpy(pp_raw, 0.0), to_numpy(net_pp_raw, 0.0)
-    net_ante = _field(hands, "net_ante", 0.0)
-    net_play = _field(hands, "net_play", 0.0)
-    bonus = _field(hands, "ante_bonus", 0.0)
+    has_pp = ~(to_numpy(pp_raw.is_null(), False) & to_numpy(net_pp_raw.is_null(), False))
+    pair_plus, net_pair_plus = _num(pp_raw, 0.0), _num(net_pp_raw, 0.0)
+    net_ante, net_play = _num(hands.field("net_ante"), 0.0), _num(hands.field("net_play"), 0.0)
+    bonus = _num(hands.field("ante_bonus"), 0.0)
 
-    r = rates(config, to_numpy(table["table_id"], ""))
-    hr = hand_round
+    codes, r = rates(config, table["table_id"])
+    tab = None if codes is None else codes[hr]
+    pick = (lambda a: a[0]) if tab is None else (lambda a: a[tab])
     h_completed = completed[hr]
-    h_dealer_ok = dealer_ok[hr]
     h_dq = dq[hr]
-    cmp = np.sign(score.astype(np.int64) - dealer_score[hr])
-    ante_rate, play_rate = r["ante"][hr], r["play"][hr]
 
-    # (c): actual settlement at the posted rates (never below 1:1), the 1:1 minimum, and the opposite (b) case
-    checkable = played & h_completed & hand_ok & h_dealer_ok
-    exact_ante, exact_play = settle(ante, play, h_dq, cmp, np.maximum(ante_rate, 1.0), np.maximum(play_rate, 1.0))
-    min_ante, min_play = settle(ante, play, h_dq, cmp, 1.0, 1.0)
-    opp_ante, opp_play = settle(ante, play, ~h_dq, cmp, np.maximum(ante_rate, 1.0), np.maximum(play_rate, 1.0))
-    exp_ante, exp_play = money_round(exact_ante, unit, rounding), money_round(exact_play, unit, rounding)
-    opp_ante, opp_play = money_round(opp_ante, unit, rounding), money_round(opp_play, unit, rounding)
-    match_actual = ~money_differs(net_ante, exp_ante, unit) & ~money_differs(net_play, exp_play, unit)
-    match_opposite = ~money_differs(net_ante, opp_ante, unit) & ~money_differs(net_play, opp_play, unit)
+    # (c): the settlement the cards and the posted rates give each played hand
+    cmp = np.sign(score - dealer_score[hr]).astype(np.int8)
+    state = np.where(h_dq, cmp + 2, NOT_QUALIFIED).astype(np.int8)
+    csub = _C_OF_STATE[state]
+    exp_ante, exp_play = settle(ante, play, state, pick(r["ante"]), pick(r["play"]))
+    checkable = played & h_completed & hand_ok & dealer_ok[hr]
+    off_ante = checkable & money_differs(net_ante, exp_ante, unit)
+    off_play = checkable & money_differs(net_play, exp_play, unit)
+    off = off_ante | off_play
 
-    # (b): every checkable played hand of the round settled as under the opposite qualification
-    cand = np.bincount(hr[checkable], minlength=n)
-    as_opposite = np.bincount(hr[checkable & match_opposite], minlength=n)
-    wrong = np.bincount(hr[checkable & ~match_actual], minlength=n)
-    b_round = (cand > 0) & (as_opposite == cand) & (wrong > 0)
-    in_b = checkable & b_round[hr]
-    diff = (net_ante - exp_ante) + (net_play - exp_play)
-    b_disc = np.bincount(hr[in_b], weights=diff[in_b], minlength=n)
+    # (b): every checkable played hand of a round settled as under the opposite qualification
+    bad_round = np.bincount(hr[off], minlength=n) > 0
+    b_round = np.zeros(n, dtype=bool)
+    in_b = np.zeros(h, dtype=bool)
+    b_disc = np.zeros(n)
+    if bad_round.any():
+        sub = np.flatnonzero(checkable & bad_round[hr])
+        opp_state = np.where(h_dq[sub], NOT_QUALIFIED, cmp[sub] + 2).astype(np.int8)
+        rt = None if tab is None else tab[sub]
+        opp_ante, opp_play = settle(ante[sub], play[sub], opp_state,
+                                    r["ante"][0] if rt is None else r["ante"][rt],
+                                    r["play"][0] if rt is None else r["play"][rt])
+        as_opp = ~money_differs(net_ante[sub], opp_ante, unit) & ~money_differs(net_play[sub], opp_play, unit)
+        cand = np.bincount(hr[sub], minlength=n)
+        b_round = bad_round & (cand == np.bincount(hr[sub[as_opp]], minlength=n))
+        in_b[sub] = b_round[hr[sub]]
+        bi = np.flatnonzero(in_b)
+        diff = (net_ante[bi] + net_play[bi]) - (money_round(exp_ante[bi], unit, rounding)
+                                                 + money_round(exp_play[bi], unit, rounding))
+        b_disc = np.bincount(hr[bi], weights=diff, minlength=n)
 
-    settled = checkable & ~in_b
-    csub = np.where(~h_dq, C1, np.where(cmp < 0, C2, np.where(cmp > 0, C3, C4))).astype(np.int8)
-    # a win may be paid above the minimum (paytable); a loss or a push must be exact (strict)
-    ante_class = _classify(net_ante, exp_ante, min_ante, ~((csub == C1) | (csub == C3)), unit)
-    play_class = _classify(net_play, exp_play, min_play, csub != C3, unit)
-    ante_class[~settled] = OK
-    play_class[~settled] = OK
+    # wins may be paid above the 1:1 minimum (paytable); losses and pushes must be exact (strict)
+    ia = np.flatnonzero(off_ante & ~in_b)
+    min_ante, _ = settle(ante[ia], play[ia], state[ia])
+    ante_class = _classify(ia, net_ante[ia], min_ante, (state[ia] == LOSE) | (state[ia] == TIE), unit, h)
+    ip = np.flatnonzero(off_play & ~in_b)
+    _, min_play = settle(ante[ip], play[ip], state[ip])
+    play_class = _classify(ip, net_play[ip], min_play, state[ip] != WIN, unit, h)
 
-    # (d): ante bonus on played straight flushes, trips and straights, whatever the dealer holds
-    bonus_cat = np.where(played & hand_ok & (category >= STRAIGHT) & (category != FLUSH), category, -1).astype(np.int8)
-    has_bonus = bonus_cat >= 0
-    safe_cat = np.where(has_bonus, bonus_cat, 0)
-    bonus_rate = r["bonus"][hr, safe_cat]
-    bonus_min = np.select([bonus_cat == c for c in ANTE_BONUS_MIN], list(ANTE_BONUS_MIN.values()), 0.0)
-    exp_bonus = np.where(has_bonus, money_round(ante * np.maximum(bonus_rate, bonus_min), unit, rounding), 0.0)
-    bonus_class = _classify(bonus, exp_bonus, ante * bonus_min, ~has_bonus, unit)
-    bonus_class[~h_completed] = OK
-    bonus_class[played & ~hand_ok] = OK  # unreadable played hand: its category is unknown
+    # (d): ante bonus of played straight flushes, trips and straights, whatever the dealer holds; none elsewhere
+    has_bonus = played & hand_ok & (category >= STRAIGHT) & (category != FLUSH)
+    bonus_cat = np.where(has_bonus, category, -1).astype(np.int8)
+    exp_bonus = ante * np.where(has_bonus, _by_category(r["bonus"], tab, category), 0.0)
+    checked = h_completed & ~(played & ~hand_ok)  # an unreadable played hand: its category is unknown
+    ib = np.flatnonzero(checked & money_differs(bonus, exp_bonus, unit))
+    bonus_min = np.select([bonus_cat[ib] == c for c in ANTE_BONUS_MIN], list(ANTE_BONUS_MIN.values()), 0.0)
+    bonus_class = _classify(ib, bonus[ib], ante[ib] * bonus_min, bonus_cat[ib] < 0, unit, h)
 
     # pair plus: the patron's hand alone, folded or played
-    pp_checked = has_pp & h_completed & hand_ok
-    pp_cat = np.where(hand_ok, category, HIGH_CARD)
-    pp_rate = r["pair_plus"][hr, np.maximum(pp_cat, 0)]
-    exp_pp = money_round(np.where(pp_cat >= PAIR, pair_plus * pp_rate, -pair_plus), unit, rounding)
+    exp_pp = pair_plus * _by_category(r["pair_plus"], tab, category)
+    pp_bad = has_pp & h_completed & hand_ok & money_differs(net_pair_plus, exp_pp, unit)
 
-    integrity_rows, integrity_msgs = _integrity(table, dealer_len, hands, hr, seat)
+    # void or dead rounds: every net and bonus 0
+    void_bad = np.zeros(h, dtype=bool)
+    if not completed.all():
+        iv = np.flatnonzero(~h_completed)
+        void_bad[iv] = ((net_ante[iv] != 0) | (net_play[iv] != 0) | (bonus[iv] != 0) | (net_pair_plus[iv] != 0))
+        void_bad[iv] &= (money_differs(net_ante[iv], 0.0, unit) | money_differs(net_play[iv], 0.0, unit)
+                         | money_differs(bonus[iv], 0.0, unit) | money_differs(net_pair_plus[iv], 0.0, unit))
+
+    integrity_rows, integrity_msgs = _integrity(table, dealer, dealer_len, hands, cards, hand_len, hr, seat)
     return TcpCtx(
-        n=n, completed=completed, dealer=dealer, dealer_ok=dealer_ok, dealer_score=dealer_score, dq=dq,
-        hand_round=hr, seat=seat, cards=cards, hand_ok=hand_ok, category=category, score=score, played=played,
-        ante=ante, play=play, pair_plus=pair_plus, net_ante=net_ante, net_play=net_play, bonus=bonus,
-        net_pair_plus=net_pair_plus, has_pair_plus=has_pp, settled=settled, csub=csub, exp_ante=exp_ante,
-        exp_play=exp_play, ante_class=ante_class, play_class=play_class, b_round=b_round, b_disc=b_disc,
-        bonus_cat=bonus_cat, exp_bonus=exp_bonus, bonus_class=bonus_class, exp_pair_plus=exp_pp,
-        pp_checked=pp_checked, unit=unit, rounding=rounding,
-        integrity_rows=integrity_rows, integrity_msgs=integrity_msgs,
+        n=n, completed=completed, dealer=dealer, dq=dq, hand_round=hr, seat=seat, cards=cards, category=category,
+        played=played, ante=ante, play=play, pair_plus=pair_plus, net_ante=net_ante, net_play=net_play,
+        bonus=bonus, net_pair_plus=net_pair_plus, csub=csub, exp_ante=exp_ante, exp_play=exp_play,
+        ante_class=ante_class, play_class=play_class, b_round=b_round, b_disc=b_disc, bonus_cat=bonus_cat,
+        exp_bonus=exp_bonus, bonus_class=bonus_class, exp_pair_plus=exp_pp, pp_bad=pp_bad, void_bad=void_bad,
+        unit=unit, rounding=rounding, integrity_rows=integrity_rows, integrity_msgs=integrity_msgs,
     )
 
 
@@ -274,55 +324,53 @@ def _card_bits(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return bits, count
 
 
-def _integrity(table: pa.Table, dealer_len: np.ndarray, hands: pa.Array, hr: np.ndarray,
-               seat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _integrity(table: pa.Table, dealer: np.ndarray, dealer_len: np.ndarray, hands: pa.Array, cards: np.ndarray,
+               hand_len: np.ndarray, hr: np.ndarray, seat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rounds with a repeated card, a joker, or a hand of other than three cards, with messages."""
     n = table.num_rows
-    dealer_all, _ = padded(table["dealer_cards"])
-    hand_all, hand_len = padded(hands.field("cards"))
+    dealer_all = padded(table["dealer_cards"])[0] if dealer_len.max(initial=0) > 3 else dealer
+    hand_all = padded(hands.field("cards"))[0] if hand_len.max(initial=0) > 3 else cards
     d_bits, d_count = _card_bits(dealer_all)
     h_bits, h_count = _card_bits(hand_all)
     per_round = lengths(table["hands"])
     starts = np.cumsum(per_round) - per_round
-    bits, count = d_bits.copy(), d_count.copy()
+    bits, count = d_bits, d_count
     some = per_round > 0
     if len(h_bits):
         bits[some] |= np.bitwise_or.reduceat(h_bits, starts[some])
         count[some] += np.add.reduceat(h_count, starts[some])
-    repeated = np.bitwise_count(bits) < count
-    joker = (dealer_all == JOKER).any(axis=1) if dealer_all.shape[1] else np.zeros(n, bool)
-    h_joker = (hand_all == JOKER).any(axis=1) if hand_all.shape[1] else np.zeros(len(hr), bool)
-    joker |= np.bincount(hr[h_joker], minlength=n) > 0
-    bad_size = dealer_len != 3
-    h_bad = hand_len != 3
-    bad_size |= np.bincount(hr[h_bad], minlength=n) > 0
-    rows = np.flatnonzero(repeated | joker | bad_size)
+    flagged = np.bitwise_count(bits) < count
+    flagged |= dealer_len != 3
+    flagged |= np.bincount(hr[hand_len != 3], minlength=n) > 0
+    flagged |= (dealer_all == JOKER).any(axis=1) if dealer_all.shape[1] else False
+    flagged |= np.bincount(hr[(hand_all == JOKER).any(axis=1)], minlength=n) > 0 if hand_all.shape[1] else False
+    rows = np.flatnonzero(flagged)
     msgs = np.empty(len(rows), dtype=object)
     if not len(rows):
         return rows, msgs
-    # a per-round matrix of every card, for the flagged rounds only
+    # a per-round matrix of every card, built for the flagged rounds only
     sel = np.isin(hr, rows)
     pos = np.arange(len(hr)) - starts[hr]
     w, dw = max(hand_all.shape[1], 1), max(dealer_all.shape[1], 1)
     local = np.searchsorted(rows, hr[sel])
-    width = dw + w * int(per_round[rows].max(initial=0))
-    matrix = np.full((len(rows), width), -1, dtype=np.int8)
+    matrix = np.full((len(rows), dw + w * int(per_round[rows].max(initial=0))), -1, dtype=np.int8)
     matrix[:, :dealer_all.shape[1]] = dealer_all[rows]
     cols = dw + pos[sel][:, None] * w + np.arange(hand_all.shape[1])[None, :]
     matrix[local[:, None], cols] = hand_all[sel]
     has_rep, first = repeated_in_round(np.where(matrix == JOKER, -1, matrix).astype(np.int8))
     for i, r in enumerate(rows):  # flagged rounds only
         parts = []
+        mine = np.flatnonzero(sel & (hr == r))
         if has_rep[i]:
             code = int(first[i])
             holders = (["dealer"] if (dealer_all[r] == code).any() else []) + [
-                f"seat {int(seat[j])}" for j in np.flatnonzero(sel & (hr == r)) if (hand_all[j] == code).any()]
+                f"seat {int(seat[j])}" for j in mine if (hand_all[j] == code).any()]
             parts.append(f"card {cards_str([code])} dealt twice in a one-deck round ({', '.join(holders)})")
-        if joker[r]:
+        if (matrix[i] == JOKER).any():
             parts.append("a joker in three card poker")
-        if bad_size[r]:
-            sizes = [f"dealer {int(dealer_len[r])}"] if dealer_len[r] != 3 else []
-            sizes += [f"seat {int(seat[j])} {int(hand_len[j])}" for j in np.flatnonzero((hr == r) & h_bad)]
+        sizes = [f"dealer {int(dealer_len[r])}"] if dealer_len[r] != 3 else []
+        sizes += [f"seat {int(seat[j])} {int(hand_len[j])}" for j in mine if hand_len[j] != 3]
+        if sizes:
             parts.append(f"hand of other than three cards ({', '.join(sizes)})")
         msgs[i] = "; ".join(parts)
     return rows, msgs
@@ -394,17 +442,18 @@ _C_TEXT = {
 def _settlement_hits(ctx: TcpCtx, mask_ante: np.ndarray, mask_play: np.ndarray, what: str) -> Hits:
     """Hits on hands whose ante and/or play net is flagged; discrepancy over the flagged wagers."""
     idx = np.flatnonzero(mask_ante | mask_play)
-    disc = (np.where(mask_ante, ctx.net_ante - ctx.exp_ante, 0.0)
-            + np.where(mask_play, ctx.net_play - ctx.exp_play, 0.0))[idx]
+    exp_ante, exp_play = ctx.rounded(ctx.exp_ante[idx]), ctx.rounded(ctx.exp_play[idx])
+    disc = (np.where(mask_ante[idx], ctx.net_ante[idx] - exp_ante, 0.0)
+            + np.where(mask_play[idx], ctx.net_play[idx] - exp_play, 0.0))
     msgs, exp, rec = [], [], []
-    for i in idx:
+    for k, i in enumerate(idx):
         r = int(ctx.hand_round[i])
         parts_e, parts_r = [], []
         if mask_ante[i]:
-            parts_e.append(f"ante {_m(ctx.exp_ante[i])}")
+            parts_e.append(f"ante {_m(exp_ante[k])}")
             parts_r.append(f"ante {_m(ctx.net_ante[i])}")
         if mask_play[i]:
-            parts_e.append(f"play {_m(ctx.exp_play[i])}")
+            parts_e.append(f"play {_m(exp_play[k])}")
             parts_r.append(f"play {_m(ctx.net_play[i])}")
         msgs.append(f"{ctx.hand_text(i)} vs {ctx.dealer_text(r)}: {what}; ante {ctx.ante[i]:g} "
                     f"play {ctx.play[i]:g}, recorded {', '.join(parts_r)}")
@@ -417,7 +466,7 @@ def _settlement_hits(ctx: TcpCtx, mask_ante: np.ndarray, mask_play: np.ndarray, 
 
 def _c_rule(sub: int):
     def check(ctx: TcpCtx) -> Hits:
-        here = ctx.settled & (ctx.csub == sub)
+        here = ctx.csub == sub
         return _settlement_hits(ctx, here & (ctx.ante_class == SUB), here & (ctx.play_class == SUB), _C_TEXT[sub])
     return check
 
@@ -427,15 +476,20 @@ for _sub in (C1, C2, C3, C4):
          summary=_C_TEXT[_sub])(_c_rule(_sub))
 
 
+def _bonus_hits(ctx: TcpCtx, idx: np.ndarray, what: str) -> Hits:
+    exp = ctx.rounded(ctx.exp_bonus[idx])
+    msgs = np.array([f"{ctx.hand_text(i)} played, ante {ctx.ante[i]:g}: ante bonus {ctx.bonus[i]:g} {what} "
+                     f"(expected {e:g})" for i, e in zip(idx, exp)], dtype=object)
+    return Hits(rows=ctx.hand_round[idx], message=msgs,
+                expected=np.array([f"ante bonus {e:g}" for e in exp], dtype=object),
+                recorded=np.array([f"ante bonus {ctx.bonus[i]:g}" for i in idx], dtype=object),
+                discrepancy=ctx.bonus[idx] - exp, seat=ctx.seat[idx])
+
+
 def _bonus_rule(cat: int):
     def check(ctx: TcpCtx) -> Hits:
         idx = np.flatnonzero((ctx.bonus_cat == cat) & (ctx.bonus_class == SUB))
-        msgs = np.array([f"{ctx.hand_text(i)} played, ante {ctx.ante[i]:g}: ante bonus {ctx.bonus[i]:g} below "
-                         f"{ANTE_BONUS_MIN[cat]:g}:1 (expected {ctx.exp_bonus[i]:g})" for i in idx], dtype=object)
-        return Hits(rows=ctx.hand_round[idx], message=msgs,
-                    expected=np.array([f"ante bonus {ctx.exp_bonus[i]:g}" for i in idx], dtype=object),
-                    recorded=np.array([f"ante bonus {ctx.bonus[i]:g}" for i in idx], dtype=object),
-                    discrepancy=(ctx.bonus - ctx.exp_bonus)[idx], seat=ctx.seat[idx])
+        return _bonus_hits(ctx, idx, f"below {ANTE_BONUS_MIN[cat]:g}:1")
     return check
 
 
@@ -465,35 +519,27 @@ def paytable(ctx: TcpCtx) -> Hits:
                                   "win paid off the posted paytable"))
     # ante bonus at least the minimum but not the posted one
     idx = np.flatnonzero((ctx.bonus_cat >= 0) & (ctx.bonus_class == PAY))
-    parts.append(Hits(
-        rows=ctx.hand_round[idx],
-        message=np.array([f"{ctx.hand_text(i)}: ante bonus {ctx.bonus[i]:g} differs from the posted "
-                          f"{ctx.exp_bonus[i]:g}" for i in idx], dtype=object),
-        expected=np.array([f"ante bonus {ctx.exp_bonus[i]:g}" for i in idx], dtype=object),
-        recorded=np.array([f"ante bonus {ctx.bonus[i]:g}" for i in idx], dtype=object),
-        discrepancy=(ctx.bonus - ctx.exp_bonus)[idx], seat=ctx.seat[idx]))
+    parts.append(_bonus_hits(ctx, idx, "differs from the posted paytable"))
     # pair plus on the patron's hand alone
-    idx = np.flatnonzero(ctx.pp_checked & money_differs(ctx.net_pair_plus, ctx.exp_pair_plus, ctx.unit))
+    idx = np.flatnonzero(ctx.pp_bad)
+    exp = ctx.rounded(ctx.exp_pair_plus[idx])
     parts.append(Hits(
         rows=ctx.hand_round[idx],
         message=np.array([f"{ctx.hand_text(i)}: pair plus {ctx.pair_plus[i]:g} net {_m(ctx.net_pair_plus[i])}, "
-                          f"paytable gives {_m(ctx.exp_pair_plus[i])}" for i in idx], dtype=object),
-        expected=np.array([f"pair plus {_m(ctx.exp_pair_plus[i])}" for i in idx], dtype=object),
+                          f"paytable gives {_m(e)}" for i, e in zip(idx, exp)], dtype=object),
+        expected=np.array([f"pair plus {_m(e)}" for e in exp], dtype=object),
         recorded=np.array([f"pair plus {_m(ctx.net_pair_plus[i])}" for i in idx], dtype=object),
-        discrepancy=(ctx.net_pair_plus - ctx.exp_pair_plus)[idx], seat=ctx.seat[idx]))
+        discrepancy=ctx.net_pair_plus[idx] - exp, seat=ctx.seat[idx]))
     # void or dead rounds: every net and bonus 0
-    void = ~ctx.completed[ctx.hand_round]
-    total = ctx.net_ante + ctx.net_play + ctx.bonus + ctx.net_pair_plus
-    nonzero = (money_differs(ctx.net_ante, 0.0, ctx.unit) | money_differs(ctx.net_play, 0.0, ctx.unit)
-               | money_differs(ctx.bonus, 0.0, ctx.unit) | money_differs(ctx.net_pair_plus, 0.0, ctx.unit))
-    idx = np.flatnonzero(void & nonzero)
+    idx = np.flatnonzero(ctx.void_bad)
+    total = ctx.net_ante[idx] + ctx.net_play[idx] + ctx.bonus[idx] + ctx.net_pair_plus[idx]
     parts.append(Hits(
         rows=ctx.hand_round[idx],
         message=np.array([f"void/dead round: seat {int(ctx.seat[i])} recorded ante {_m(ctx.net_ante[i])}, "
                           f"play {_m(ctx.net_play[i])}, bonus {ctx.bonus[i]:g}, pair plus {_m(ctx.net_pair_plus[i])}"
                           for i in idx], dtype=object),
-        expected="every net 0", recorded=np.array([f"nets {_m(total[i])}" for i in idx], dtype=object),
-        discrepancy=total[idx], seat=ctx.seat[idx]))
+        expected="every net 0", recorded=np.array([f"nets {_m(t)}" for t in total], dtype=object),
+        discrepancy=total, seat=ctx.seat[idx]))
     return _concat(parts)
 
 
