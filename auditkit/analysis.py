@@ -1,0 +1,758 @@
+"""The auditors' analysis API: findings and rounds out of a store, summaries, drill-down,
+expected versus observed outcome frequencies, and hold.
+
+Everything here aggregates in pandas before anything is charted, and reads the
+store one partition (game and gaming day) at a time with only the columns it
+needs, so a notebook over ten million rounds holds summaries, never rounds.
+
+Definitions used throughout:
+
+* **day** is the gaming day of the store's partition (the local date of
+  ``started_at``); **hour** is the local hour the log wrote.
+* **shift** is named by local hour ranges, ``{"day": (6, 14), "swing": (14, 22),
+  "grave": (22, 6)}`` by default (start inclusive, end exclusive, wrapping
+  midnight); pass your own mapping to any function taking ``shifts``.
+* **overpaid** is the sum of positive discrepancies (recorded net above the
+  expected net: the patron got too much), **underpaid** the sum of the negative
+  ones, as a positive amount.
+* **drop** here is the *handle*: the sum of stakes of completed rounds (blackjack
+  doubles and splits counted at their total wager; three card poker ante + play
+  + pair plus). **win** is the house's net win, ``-sum(patron nets)``
+  (three card poker's ante bonus included), and **hold = win / drop**. Cash
+  drop (the drop box) is not in a hand-history log; this is the closest figure
+  a log supports. Void and dead rounds (every wager returned) are left out.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+
+from .cards import BACCARAT_POINTS, BLACKJACK_POINTS, RANK
+from .columns import flat_values, padded, parents, to_numpy
+from .report import summarize as _summarize
+from .schema import BACCARAT_GAMES, GAMES, schema_for
+from .store import Store
+
+__all__ = [
+    "DEFAULT_SHIFTS", "open_store", "shift_of", "load_findings", "iter_rounds", "load_rounds", "round_counts",
+    "summarize", "by_citation", "by_table", "by_dealer", "by_shift", "by_day", "payout_totals",
+    "money_findings", "discrepancy_bins", "largest_discrepancies", "cumulative_payouts", "heatmap_frame",
+    "drill_down", "rounds_behind", "baccarat_probabilities", "tcp_dealer_qualify_probability",
+    "blackjack_bust_probabilities", "blackjack_bust_probability", "EVENTS", "outcome_counts",
+    "expected_vs_observed", "funnel_limits", "hold",
+]
+
+DEFAULT_SHIFTS: dict[str, tuple[int, int]] = {"day": (6, 14), "swing": (14, 22), "grave": (22, 6)}
+"""Shift name -> (first local hour, hour it ends), end exclusive; a range may wrap midnight."""
+
+StoreLike = Store | str | Path
+
+
+def open_store(store: StoreLike) -> Store:
+    """A :class:`Store` from a store or its folder."""
+    if isinstance(store, Store):
+        return store
+    path = Path(store)
+    if not Store.is_store(path):
+        raise FileNotFoundError(f"no auditkit store at {path} (run `auditkit ingest` first)")
+    return Store(path)
+
+
+def _as_list(value: str | Iterable[str] | None) -> list[str] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return [value]
+    out = list(value)
+    return out or None
+
+
+# ---- shifts ---------------------------------------------------------------------------------
+def shift_of(hours: Sequence[int] | np.ndarray | pd.Series,
+             shifts: Mapping[str, tuple[int, int]] | None = None) -> np.ndarray:
+    """The shift name of each local hour (``"other"`` for an hour no range covers)."""
+    shifts = DEFAULT_SHIFTS if shifts is None else shifts
+    h = np.asarray(hours, dtype=np.int64)
+    out = np.full(h.shape, "other", dtype=object)
+    for name, (start, end) in shifts.items():
+        if not (0 <= start < 24 and 0 <= end <= 24):
+            raise ValueError(f"shift {name!r}: hours must be within 0..24, got {(start, end)}")
+        inside = (h >= start) & (h < end) if start < end else (h >= start) | (h < end)
+        out[inside & (out == "other")] = name
+    return out
+
+
+def _local_hour(started_at: pd.Series) -> np.ndarray:
+    """Local hour of ISO 8601 local timestamps (``2025-06-02T09:21:45-05:00`` -> 9)."""
+    if started_at.empty:
+        return np.empty(0, dtype=np.int64)
+    return pd.to_numeric(started_at.astype(str).str.slice(11, 13), errors="coerce").fillna(0).astype(np.int64).to_numpy()
+
+
+# ---- findings ---------------------------------------------------------------------------------
+def load_findings(store: StoreLike, start: str | None = None, end: str | None = None, *,
+                  games: str | Iterable[str] | None = None, tables: str | Iterable[str] | None = None,
+                  dealers: str | Iterable[str] | None = None, citations: str | Iterable[str] | None = None,
+                  shifts: Mapping[str, tuple[int, int]] | None = None) -> pd.DataFrame:
+    """Stored findings of some games, days [start, end], tables, dealers and citations.
+
+    Adds ``day`` (the gaming day), ``hour`` (local hour) and ``shift``.
+    Run ``auditkit.validate.validate_into_store`` first: this reads the stored findings.
+    """
+    st = open_store(store)
+    f = st.findings(_as_list(games), start, end)
+    for col, wanted in (("table_id", tables), ("dealer_id", dealers), ("citation", citations)):
+        wanted = _as_list(wanted)
+        if wanted is not None:
+            f = f[f[col].isin(wanted)]
+    f = f.reset_index(drop=True)
+    f["day"] = f["date"]
+    f["hour"] = _local_hour(f["started_at"])
+    f["shift"] = shift_of(f["hour"], shifts)
+    return f
+
+
+def summarize(findings: pd.DataFrame, by: str | list[str]) -> pd.DataFrame:
+    """Findings, rounds, overpaid and underpaid per group (``by`` may name day, hour or shift)."""
+    return _summarize(findings, by)
+
+
+def by_citation(findings: pd.DataFrame) -> pd.DataFrame:
+    """Findings per game, citation and severity, most frequent first."""
+    return _summarize(findings, ["game", "citation", "severity"])
+
+
+def by_table(findings: pd.DataFrame) -> pd.DataFrame:
+    """Findings per game and table."""
+    return _summarize(findings, ["game", "table_id"])
+
+
+def by_dealer(findings: pd.DataFrame) -> pd.DataFrame:
+    """Findings per dealer (a dealer may work several games)."""
+    return _summarize(findings, ["dealer_id"])
+
+
+def by_shift(findings: pd.DataFrame) -> pd.DataFrame:
+    """Findings per shift (see :data:`DEFAULT_SHIFTS`)."""
+    return _summarize(findings, ["shift"])
+
+
+def by_day(findings: pd.DataFrame, by: str | list[str] | None = None) -> pd.DataFrame:
+    """Findings per gaming day (and per ``by``, such as ``"citation"``), in date order."""
+    keys = ["day"] + ([] if by is None else [by] if isinstance(by, str) else list(by))
+    return _summarize(findings, keys).sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+# ---- money ---------------------------------------------------------------------------------
+def payout_totals(findings: pd.DataFrame) -> dict[str, float]:
+    """Overpaid and underpaid (both positive amounts), their difference ``net`` and the findings behind them."""
+    d = findings["discrepancy"].astype(np.float64)
+    over, under = float(d[d > 0].sum()), float(-d[d < 0].sum())
+    return {"overpaid": round(over, 2), "underpaid": round(under, 2), "net": round(over - under, 2),
+            "overpaid_findings": int((d > 0).sum()), "underpaid_findings": int((d < 0).sum())}
+
+
+def money_findings(findings: pd.DataFrame) -> pd.DataFrame:
+    """The findings with a nonzero discrepancy, with ``direction`` (overpaid / underpaid) and ``amount`` (> 0)."""
+    d = findings["discrepancy"].astype(np.float64)
+    f = findings[d.abs() >= 0.005].copy()
+    f["direction"] = np.where(f["discrepancy"] > 0, "overpaid", "underpaid")
+    f["amount"] = f["discrepancy"].abs().round(2)
+    return f.reset_index(drop=True)
+
+
+def discrepancy_bins(findings: pd.DataFrame, bins: int = 30, log: bool = True) -> pd.DataFrame:
+    """Histogram of money discrepancies by direction, binned in pandas (one row per bin and direction).
+
+    With ``log`` the bins are even on a log scale of the amount (discrepancies
+    run from cents to thousands). Columns: direction, bin_start, bin_end, findings, amount.
+    """
+    m = money_findings(findings)
+    cols = ["direction", "bin_start", "bin_end", "findings", "amount"]
+    if m.empty:
+        return pd.DataFrame(columns=cols)
+    lo, hi = float(m["amount"].min()), float(m["amount"].max())
+    if log:
+        edges = np.geomspace(max(lo, 0.01), max(hi, lo * 1.0001, 0.0101), bins + 1)
+    else:
+        edges = np.linspace(0.0, max(hi, 0.01), bins + 1)
+    edges[0], edges[-1] = min(edges[0], lo), max(edges[-1], hi)
+    idx = np.clip(np.searchsorted(edges, m["amount"].to_numpy(), side="right") - 1, 0, bins - 1)
+    m = m.assign(bin=idx)
+    out = m.groupby(["direction", "bin"]).agg(findings=("amount", "size"), amount=("amount", "sum")).reset_index()
+    out["bin_start"] = edges[out["bin"]].round(2)
+    out["bin_end"] = edges[out["bin"] + 1].round(2)
+    out["amount"] = out["amount"].round(2)
+    return out[cols]
+
+
+def largest_discrepancies(findings: pd.DataFrame, n: int = 20) -> pd.DataFrame:
+    """The ``n`` findings with the largest discrepancy in absolute value."""
+    m = money_findings(findings)
+    cols = ["round_id", "game", "table_id", "dealer_id", "day", "started_at", "citation", "rule_id", "direction",
+            "discrepancy", "amount", "message"]
+    return m.sort_values(["amount", "round_id"], ascending=[False, True], kind="stable").head(n)[
+        [c for c in cols if c in m.columns]].reset_index(drop=True)
+
+
+def cumulative_payouts(findings: pd.DataFrame, by: str | None = None) -> pd.DataFrame:
+    """Per day (and ``by``): overpaid, underpaid, and their running totals from the first day.
+
+    Long form, one row per day and direction: day, direction, amount, cumulative.
+    """
+    m = money_findings(findings)
+    keys = ([by] if by else []) + ["day", "direction"]
+    if m.empty:
+        return pd.DataFrame(columns=keys + ["findings", "amount", "cumulative"])
+    g = m.groupby(keys).agg(findings=("amount", "size"), amount=("amount", "sum")).reset_index()
+    full = pd.MultiIndex.from_product([sorted(g[k].unique()) for k in keys], names=keys)
+    g = g.set_index(keys).reindex(full, fill_value=0).reset_index()
+    g = g.sort_values(keys, kind="stable")
+    g["cumulative"] = g.groupby(([by] if by else []) + ["direction"])["amount"].cumsum().round(2)
+    g["amount"] = g["amount"].round(2)
+    return g.reset_index(drop=True)
+
+
+def heatmap_frame(findings: pd.DataFrame, rows: str = "table_id", max_cells: int = 4000,
+                  counts: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Findings per ``rows`` value and period, the period coarsened (day, week, month) to stay under ``max_cells``.
+
+    With ``counts`` (a :func:`round_counts` frame by ``rows`` and ``date``),
+    adds ``rounds`` and ``per_1000`` (findings per thousand rounds).
+    """
+    f = findings.assign(_d=pd.to_datetime(findings["day"]))
+    n_rows = max(f[rows].nunique(), 1)
+    out = pd.DataFrame()
+    for freq, label in (("D", "day"), ("W-MON", "week"), ("MS", "month"), ("YS", "year")):
+        period = f["_d"].dt.to_period(freq[0] if freq != "W-MON" else "W").dt.start_time
+        n_periods = max(period.nunique(), 1)
+        if n_rows * n_periods <= max_cells or label == "year":
+            out = f.assign(period=period.dt.strftime("%Y-%m-%d")).groupby([rows, "period"], dropna=False).agg(
+                findings=("rule_id", "size"), rounds_flagged=("round_id", "nunique"),
+                discrepancy=("discrepancy", lambda s: float(s.abs().sum()))).reset_index()
+            out["granularity"] = label
+            if counts is not None and not counts.empty:
+                c = counts.assign(period=pd.to_datetime(counts["date"]).dt.to_period(
+                    freq[0] if freq != "W-MON" else "W").dt.start_time.dt.strftime("%Y-%m-%d"))
+                c = c.groupby([rows, "period"])["rounds"].sum().reset_index()
+                out = c.merge(out, on=[rows, "period"], how="left").fillna(
+                    {"findings": 0, "rounds_flagged": 0, "discrepancy": 0.0, "granularity": label})
+                out[["findings", "rounds_flagged"]] = out[["findings", "rounds_flagged"]].astype(np.int64)
+                out["per_1000"] = (1000 * out["findings"] / out["rounds"]).round(3)
+            break
+    return out.sort_values([rows, "period"], kind="stable").reset_index(drop=True)
+
+
+def drill_down(findings: pd.DataFrame, **where: Any) -> pd.DataFrame:
+    """The findings behind one bar or cell: ``drill_down(f, citation="paytable", table_id="BAC-01")``.
+
+    A value may be a list (any of them). Keys are findings columns (day, shift, hour included).
+    """
+    mask = np.ones(len(findings), dtype=bool)
+    for col, value in where.items():
+        if col not in findings.columns:
+            raise KeyError(f"findings have no column {col!r}")
+        values = [value] if isinstance(value, (str, int, float)) or value is None else list(value)
+        mask &= findings[col].isin(values).to_numpy()
+    return findings[mask].reset_index(drop=True)
+
+
+# ---- rounds ---------------------------------------------------------------------------------
+def _filter(tables: list[str] | None, dealers: list[str] | None, round_ids: list[str] | None = None) -> Any:
+    expr = None
+    for col, values in (("table_id", tables), ("dealer_id", dealers), ("round_id", round_ids)):
+        if values is not None:
+            e = pc.field(col).isin(values)
+            expr = e if expr is None else expr & e
+    return expr
+
+
+def iter_rounds(store: StoreLike, game: str, start: str | None = None, end: str | None = None, *,
+                tables: str | Iterable[str] | None = None, dealers: str | Iterable[str] | None = None,
+                columns: Sequence[str] | None = None,
+                round_ids: Iterable[str] | None = None) -> Iterator[tuple[str, pa.Table]]:
+    """``(date, table)`` per stored day of ``game``, only the given columns, table/dealer filters pushed down."""
+    st = open_store(store)
+    flt = _filter(_as_list(tables), _as_list(dealers), _as_list(round_ids))
+    for date in st.dates(game, start, end):
+        parts = [str(p) for p in st.parts(game, date)]
+        dataset = ds.dataset(parts, schema=schema_for(game), format="parquet")
+        t = dataset.to_table(columns=list(columns) if columns else None, filter=flt)
+        if t.num_rows:
+            yield date, t
+
+
+def load_rounds(store: StoreLike, game: str, start: str | None = None, end: str | None = None, *,
+                tables: str | Iterable[str] | None = None, dealers: str | Iterable[str] | None = None,
+                columns: Sequence[str] | None = None) -> pa.Table:
+    """Rounds of ``game`` in [start, end] as one Arrow table with a ``date`` column.
+
+    Name the columns you need: the whole history of a big store does not fit in
+    memory; aggregate per day with :func:`iter_rounds` instead.
+    """
+    out = [t.append_column("date", pa.array([d] * t.num_rows, pa.string()))
+           for d, t in iter_rounds(store, game, start, end, tables=tables, dealers=dealers, columns=columns)]
+    if not out:
+        schema = schema_for(game)
+        if columns:
+            schema = pa.schema([schema.field(c) for c in columns])
+        return schema.append(pa.field("date", pa.string())).empty_table()
+    return pa.concat_tables(out)
+
+
+def round_counts(store: StoreLike, start: str | None = None, end: str | None = None, *,
+                 games: str | Iterable[str] | None = None, tables: str | Iterable[str] | None = None,
+                 dealers: str | Iterable[str] | None = None,
+                 by: Sequence[str] = ("game", "table_id", "date"),
+                 shifts: Mapping[str, tuple[int, int]] | None = None) -> pd.DataFrame:
+    """Number of stored rounds per group (keys among game, table_id, dealer_id, date, day, hour, shift)."""
+    st = open_store(store)
+    keys = list(by)
+    frames = []
+    for game in _as_list(games) or st.games():
+        for date, t in iter_rounds(st, game, start, end, tables=tables, dealers=dealers,
+                                   columns=["table_id", "dealer_id", "started_at", "utc_offset"]):
+            f = pd.DataFrame({"table_id": t["table_id"].to_numpy(zero_copy_only=False),
+                              "dealer_id": t["dealer_id"].to_numpy(zero_copy_only=False)})
+            f["game"], f["date"], f["day"] = game, date, date
+            if {"hour", "shift"} & set(keys):
+                local = pd.to_datetime(t["started_at"].to_numpy(zero_copy_only=False)) + pd.to_timedelta(
+                    t["utc_offset"].to_numpy(zero_copy_only=False).astype(np.int64), unit="min")
+                f["hour"] = np.asarray(local.hour, dtype=np.int64)
+                f["shift"] = shift_of(f["hour"], shifts)
+            frames.append(f.groupby(keys, dropna=False).size().rename("rounds").reset_index())
+    if not frames:
+        return pd.DataFrame(columns=keys + ["rounds"])
+    return pd.concat(frames).groupby(keys, dropna=False)["rounds"].sum().reset_index()
+
+
+def _cards_text(col: pa.ChunkedArray) -> np.ndarray:
+    from .cards import cards_str
+
+    m, _n = padded(col)
+    return np.array([cards_str(row) for row in m], dtype=object)  # formatting the few drilled rounds
+
+
+def rounds_behind(store: StoreLike, findings: pd.DataFrame, columns: Sequence[str] | None = None,
+                  limit: int = 1000) -> dict[str, pd.DataFrame]:
+    """The stored rounds behind some findings (at most ``limit`` per game), cards written out.
+
+    Returns one frame per game (their columns differ), with the rule ids of the
+    findings on each round in ``rules``.
+    """
+    st = open_store(store)
+    out: dict[str, pd.DataFrame] = {}
+    for game, f in findings.groupby("game"):
+        ids = list(dict.fromkeys(f["round_id"]))[:limit]
+        dates = sorted(f.loc[f["round_id"].isin(ids), "date"].unique())
+        frames = []
+        for date in dates:
+            for _d, t in iter_rounds(st, str(game), date, date, round_ids=ids, columns=columns):
+                frames.append(t)
+        if not frames:
+            continue
+        t = pa.concat_tables(frames)
+        frame = t.drop_columns([c for c in t.column_names if pa.types.is_list(t.schema.field(c).type)
+                                and pa.types.is_int8(t.schema.field(c).type.value_type)]).to_pandas()
+        for c in t.column_names:  # card columns as text: "Ah Td 4s"
+            typ = t.schema.field(c).type
+            if pa.types.is_list(typ) and pa.types.is_int8(typ.value_type):
+                frame[c] = _cards_text(t[c])
+        rules = f.groupby("round_id")["rule_id"].agg(lambda s: ", ".join(sorted(set(s))))
+        frame.insert(1, "rules", frame["round_id"].map(rules))
+        out[str(game)] = frame.sort_values("started_at", kind="stable").reset_index(drop=True)
+    return out
+
+
+# ---- exact theoretical probabilities ----------------------------------------------------------
+def _shoe_counts(decks: int) -> np.ndarray:
+    counts = np.full(10, 4 * decks, dtype=np.int64)  # baccarat values 0..9, blackjack values 1..10 below
+    counts[0] = 16 * decks
+    return counts
+
+
+@functools.lru_cache(maxsize=32)
+def _baccarat_exact(counts: tuple[int, ...]) -> tuple[float, float, float]:
+    from .rules.baccarat import banker_draws, outcome_of, player_draws
+
+    c = np.asarray(counts, dtype=np.float64)
+    total = c.sum()
+    v = np.indices((10,) * 6).reshape(6, -1)  # every sequence of six point values
+    w = np.ones(v.shape[1])
+    for i in range(6):  # dealt without replacement: weight of each sequence
+        used = sum((v[j] == v[i]).astype(np.float64) for j in range(i))
+        w *= np.clip(c[v[i]] - used, 0, None) / (total - i)
+    p1, b1, p2, b2, x5, x6 = v
+    p2t, b2t = (p1 + p2) % 10, (b1 + b2) % 10
+    p_draw = player_draws(p2t, b2t)
+    p3 = np.where(p_draw, x5, 0)
+    b_draw = banker_draws(p2t, b2t, p_draw, p3)
+    b3 = np.where(b_draw, np.where(p_draw, x6, x5), 0)
+    out = outcome_of((p2t + p3) % 10, (b2t + b3) % 10)
+    probs = np.bincount(out, weights=w, minlength=3) / w.sum()
+    return float(probs[0]), float(probs[1]), float(probs[2])
+
+
+def baccarat_probabilities(decks: int = 8, counts: Sequence[int] | None = None) -> dict[str, float]:
+    """Exact probabilities of player, banker and tie for the first round of a full shoe.
+
+    Computed by weighting every sequence of six point values by its
+    probability without replacement and playing it through the tableau of
+    68 IAC 10-10-14(b). ``counts`` gives the cards of each point value 0..9
+    for a shoe of other make-up (tests use it for a biased shoe). Eight decks:
+    player 0.446247, banker 0.458597, tie 0.095156.
+    """
+    c = _shoe_counts(decks) if counts is None else np.asarray(counts, dtype=np.int64)
+    if c.shape != (10,):
+        raise ValueError("counts: ten numbers of cards, point values 0..9")
+    p, b, t = _baccarat_exact(tuple(int(x) for x in c))
+    return {"player": p, "banker": b, "tie": t}
+
+
+@functools.lru_cache(maxsize=1)
+def tcp_dealer_qualify_probability() -> float:
+    """Probability that the dealer's three cards qualify (queen high or better): 15,380 of 22,100 hands.
+
+    Counted by evaluating all C(52, 3) hands; the 6,720 that do not qualify are
+    high-card hands below a queen (112 rank sets without a straight, times 60
+    suit patterns without a flush).
+    """
+    from itertools import combinations
+
+    from .poker.three_card import evaluate, qualifies
+
+    hands = np.array(list(combinations(range(52), 3)), dtype=np.int8)
+    _cat, score = evaluate(hands)
+    return float(qualifies(score).sum() / len(hands))
+
+
+@functools.lru_cache(maxsize=8)
+def blackjack_bust_probabilities(decks: int = 6, hits_soft_17: bool = False) -> dict[int, float]:
+    """P(dealer busts | upcard value, no dealer blackjack), exact for a full shoe less the upcard.
+
+    Upcard values 2..10 and 1 for the ace. The dealer draws to 17, standing on
+    soft 17 unless ``hits_soft_17``; the hole card and draws come from the
+    shoe less the upcard, without replacement; rounds where the dealer holds a
+    blackjack are left out (the dealer never draws then).
+    """
+    base = [4 * decks] * 9 + [16 * decks]  # values 1..10 at index 0..9
+
+    @functools.lru_cache(maxsize=None)
+    def bust(counts: tuple[int, ...], hard: int, ace: bool) -> float:
+        soft = ace and hard + 10 <= 21
+        total = hard + 10 if soft else hard
+        if total > 21:
+            return 1.0
+        if total >= 18 or (total == 17 and not (soft and hits_soft_17)):
+            return 0.0
+        n = sum(counts)
+        p = 0.0
+        for i, k in enumerate(counts):
+            if k:
+                nxt = counts[:i] + (k - 1,) + counts[i + 1:]
+                p += k / n * bust(nxt, hard + i + 1, ace or i == 0)
+        return p
+
+    out = {}
+    for up in range(1, 11):
+        shoe = list(base)
+        shoe[up - 1] -= 1
+        n = sum(shoe)
+        num = den = 0.0
+        for i, k in enumerate(shoe):  # the hole card
+            hole = i + 1
+            if not k or {up, hole} == {1, 10}:
+                continue  # none left, or a dealer blackjack
+            nxt = list(shoe)
+            nxt[i] -= 1
+            num += k / n * bust(tuple(nxt), up + hole, up == 1 or hole == 1)
+            den += k / n
+        out[up] = num / den
+    bust.cache_clear()
+    return out
+
+
+def blackjack_bust_probability(decks: int = 6, hits_soft_17: bool = False) -> float:
+    """P(dealer busts | no dealer blackjack) over all upcards, exact.
+
+    Six decks: 0.2960 standing on soft 17, 0.3000 hitting it (about 0.282 and
+    0.286 of all rounds, dealer blackjacks counted as not busting).
+    """
+    probs = blackjack_bust_probabilities(decks, hits_soft_17)
+    weights = {up: (16 if up == 10 else 4) * decks for up in probs}
+    # weight of each upcard times P(no blackjack | upcard)
+    n = 52 * decks
+    w = {up: weights[up] / n * (1 - (weights[10] / (n - 1) if up == 1 else weights[1] / (n - 1) if up == 10 else 0))
+         for up in probs}
+    return sum(w[u] * probs[u] for u in probs) / sum(w.values())
+
+
+# ---- observed outcomes ------------------------------------------------------------------------
+EVENTS: dict[str, tuple[str, ...]] = {
+    "baccarat": ("player", "banker", "tie"),
+    "mini_baccarat": ("player", "banker", "tie"),
+    "three_card_poker": ("dealer_qualifies",),
+    "blackjack": ("dealer_busts",),
+}
+"""Outcome events compared with theory, per game (pai gow poker has none: the dealer's
+setting follows the house way, so no outcome has a fixed probability)."""
+
+GRAIN = ["game", "date", "table_id", "dealer_id", "shoe_id"]
+
+
+def _baccarat_events(t: pa.Table) -> tuple[np.ndarray, np.ndarray]:
+    """(valid rounds, outcome code 0/1/2) of the cards as dealt."""
+    from .rules.baccarat import outcome_of
+
+    p, n_p = padded(t["player_cards"], 3)
+    b, n_b = padded(t["banker_cards"], 3)
+    pf = BACCARAT_POINTS[p].sum(axis=1) % 10
+    bf = BACCARAT_POINTS[b].sum(axis=1) % 10
+    ok = (n_p >= 2) & (n_b >= 2) & (n_p <= 3) & (n_b <= 3)
+    return ok, outcome_of(pf, bf)
+
+
+def _bj_totals(cards: np.ndarray) -> np.ndarray:
+    hard = BLACKJACK_POINTS[cards].sum(axis=1, dtype=np.int16)
+    ace = (RANK[cards] == 12).any(axis=1)
+    return np.where(ace & (hard + 10 <= 21), hard + 10, hard)
+
+
+def _blackjack_events(t: pa.Table, probs: dict[int, float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rounds the dealer had to play out, dealer busted, P(bust | upcard))."""
+    d, n_d = padded(t["dealer_cards"])
+    if d.shape[1] < 2:
+        d = np.concatenate([d, np.full((len(d), 2 - d.shape[1]), -1, np.int8)], axis=1)
+    dealer_total = _bj_totals(d)
+    dealer_bj = (n_d == 2) & (dealer_total == 21)
+    h = flat_values(t["hands"])
+    owner = parents(t["hands"])
+    hc, hn = padded(h.field("cards"))
+    if hc.shape[1] == 0:
+        hc = np.full((len(hn), 1), -1, np.int8)
+    htot = _bj_totals(hc)
+    natural = (hn == 2) & (htot == 21) & ~to_numpy(h.field("split"), False).astype(bool)
+    live = (htot <= 21) & ~to_numpy(h.field("surrendered"), False).astype(bool) & ~natural & (hn >= 2)
+    any_live = np.bincount(owner[live], minlength=t.num_rows) > 0
+    up = BLACKJACK_POINTS[d[:, 0]].astype(np.int64)
+    ok = any_live & ~dealer_bj & (n_d >= 2) & (up >= 1)
+    p = np.array([probs.get(int(u), np.nan) for u in range(11)])[np.clip(up, 0, 10)]
+    return ok, dealer_total > 21, p
+
+
+def outcome_counts(store: StoreLike, start: str | None = None, end: str | None = None, *,
+                   games: str | Iterable[str] | None = None, tables: str | Iterable[str] | None = None,
+                   dealers: str | Iterable[str] | None = None, config: Any = None) -> pd.DataFrame:
+    """Observed and expected counts of each game's events, per game, day, table, dealer and shoe.
+
+    Long form: one row per group and event, with ``trials``, ``observed`` and
+    ``expected`` (sum of the per-round probabilities) and ``variance`` (sum of
+    p(1-p)). Only completed rounds count. Baccarat uses the cards as dealt
+    (not the recorded outcome); blackjack counts rounds in which the dealer had
+    to play out (a patron hand still live) and not holding a blackjack, with the
+    probability given its upcard; three card poker counts every round.
+    Aggregated per day, so memory stays bounded by a day of narrow columns.
+    """
+    from .paytables import Config
+
+    config = config or Config()
+    st = open_store(store)
+    frames = []
+    for game in _as_list(games) or st.games():
+        if game not in EVENTS:
+            continue
+        cols = ["table_id", "dealer_id", "shoe_id", "status"] + {
+            "baccarat": ["player_cards", "banker_cards"], "mini_baccarat": ["player_cards", "banker_cards"],
+            "three_card_poker": ["dealer_cards"], "blackjack": ["dealer_cards", "hands"]}[game]
+        if game in BACCARAT_GAMES:
+            probs = baccarat_probabilities(int(config.get(game, "decks")))
+        elif game == "blackjack":
+            bj = blackjack_bust_probabilities(int(config.get(game, "decks")),
+                                              bool(config.get(game, "dealer_hits_soft_17")))
+        for date, t in iter_rounds(st, game, start, end, tables=tables, dealers=dealers, columns=cols):
+            completed = to_numpy(pc.equal(t["status"], "completed"), False).astype(bool)
+            keys = pd.DataFrame({c: t[c].to_numpy(zero_copy_only=False) for c in ("table_id", "dealer_id", "shoe_id")})
+            keys[["dealer_id", "shoe_id"]] = keys[["dealer_id", "shoe_id"]].fillna("")
+            if game in BACCARAT_GAMES:
+                ok, code = _baccarat_events(t)
+                ok &= completed
+                for k, event in enumerate(EVENTS[game]):
+                    p = probs[event]
+                    frames.append(_group(keys[ok], game, date, event, code[ok] == k, np.full(ok.sum(), p)))
+            elif game == "three_card_poker":
+                from .poker.three_card import evaluate, qualifies
+
+                d, n_d = padded(t["dealer_cards"], 3)
+                ok = completed & (n_d == 3)
+                _c, score = evaluate(d)
+                ok &= score >= 0
+                p = tcp_dealer_qualify_probability()
+                frames.append(_group(keys[ok], game, date, "dealer_qualifies", qualifies(score[ok]),
+                                     np.full(ok.sum(), p)))
+            else:
+                ok, busted, p = _blackjack_events(t, bj)
+                ok &= completed
+                frames.append(_group(keys[ok], game, date, "dealer_busts", busted[ok], p[ok]))
+    cols = GRAIN + ["event", "trials", "observed", "expected", "variance"]
+    frames = [f for f in frames if len(f)]
+    if not frames:
+        return pd.DataFrame(columns=cols)
+    return pd.concat(frames, ignore_index=True)[cols]
+
+
+def _group(keys: pd.DataFrame, game: str, date: str, event: str, hit: np.ndarray, p: np.ndarray) -> pd.DataFrame:
+    f = keys.assign(hit=hit.astype(np.int64), p=p, v=p * (1 - p))
+    g = f.groupby(["table_id", "dealer_id", "shoe_id"], dropna=False).agg(
+        trials=("hit", "size"), observed=("hit", "sum"), expected=("p", "sum"), variance=("v", "sum")).reset_index()
+    g.insert(0, "date", date)
+    g.insert(0, "game", game)
+    g["event"] = event
+    return g
+
+
+def expected_vs_observed(counts: pd.DataFrame, by: str | Sequence[str] = "table_id", *, alpha: float = 0.01,
+                         adjust: str = "holm", min_trials: int = 30) -> pd.DataFrame:
+    """Observed against theoretical frequency per game, event and group, with an exact binomial test.
+
+    ``by``: table_id, dealer_id, shoe_id, date (or several). For each group the
+    two-sided binomial test compares ``observed`` out of ``trials`` with the
+    group's expected rate (``expected / trials``). P-values are adjusted over
+    the groups and events of each game (Holm by default; ``"none"`` or
+    ``"bonferroni"``), and ``flagged`` marks adjusted p-values below ``alpha``:
+    with many tables some raw p-values are small by chance alone. Baccarat
+    groups also carry ``chi2_p``, the chi-square test of the three outcomes
+    together. Groups with fewer than ``min_trials`` are reported, never flagged.
+    """
+    from scipy import stats
+
+    keys = [by] if isinstance(by, str) else list(by)
+    cols = ["game", *keys, "event", "trials", "observed", "expected", "rate", "expected_rate", "z", "p_value",
+            "p_adjusted", "flagged", "chi2_p"]
+    if counts.empty:
+        return pd.DataFrame(columns=cols)
+    g = counts.groupby(["game", *keys, "event"], dropna=False)[["trials", "observed", "expected", "variance"]] \
+        .sum().reset_index()
+    g = g[g["trials"] > 0].reset_index(drop=True)
+    g["rate"] = g["observed"] / g["trials"]
+    g["expected_rate"] = g["expected"] / g["trials"]
+    g["z"] = (g["observed"] - g["expected"]) / np.sqrt(g["variance"].clip(lower=1e-12))
+    g["p_value"] = [stats.binomtest(int(k), int(n), float(min(max(p, 1e-12), 1 - 1e-12))).pvalue
+                    for k, n, p in zip(g["observed"], g["trials"], g["expected_rate"])]  # one per group
+    g["chi2_p"] = np.nan
+    bac = g["game"].isin(BACCARAT_GAMES)
+    if bac.any():
+        wide = g[bac].pivot_table(index=["game", *keys], columns="event", values=["observed", "expected"],
+                                  aggfunc="sum", dropna=False)
+        obs, exp = wide["observed"].to_numpy(float), wide["expected"].to_numpy(float)
+        chi = ((obs - exp) ** 2 / np.where(exp > 0, exp, np.nan)).sum(axis=1)
+        chi_p = pd.Series(stats.chi2.sf(chi, df=obs.shape[1] - 1), index=wide.index, name="chi2_p")
+        g = g.drop(columns="chi2_p").merge(chi_p.reset_index(), on=["game", *keys], how="left")
+    g["p_adjusted"] = g["p_value"]
+    for _game, idx in g.groupby("game").groups.items():
+        g.loc[idx, "p_adjusted"] = _adjust(g.loc[idx, "p_value"].to_numpy(), adjust)
+    g["flagged"] = (g["p_adjusted"] < alpha) & (g["trials"] >= min_trials)
+    return g[cols].sort_values(["game", "p_value"], kind="stable").reset_index(drop=True)
+
+
+def _adjust(p: np.ndarray, method: str) -> np.ndarray:
+    m = len(p)
+    if method == "none" or m == 0:
+        return p
+    if method == "bonferroni":
+        return np.minimum(p * m, 1.0)
+    if method != "holm":
+        raise ValueError(f"unknown p-value adjustment {method!r}: holm, bonferroni or none")
+    order = np.argsort(p, kind="stable")
+    adj = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    out = np.empty(m)
+    out[order] = np.minimum(adj, 1.0)
+    return out
+
+
+def funnel_limits(p: float, n_max: int, levels: Sequence[float] = (0.95, 0.998), points: int = 80,
+                  n_min: int = 10) -> pd.DataFrame:
+    """Control limits of a funnel plot for a rate ``p``: exact binomial quantiles on a log grid of trials.
+
+    Long form: trials, level, lower, upper (as rates). A group outside the
+    99.8 % limits is improbable at about 1 in 500 (two-sided) before any
+    adjustment for the number of groups.
+    """
+    from scipy import stats
+
+    n = np.unique(np.geomspace(max(n_min, 1), max(n_max, n_min + 1), points).round().astype(np.int64))
+    frames = []
+    for level in levels:
+        a = (1 - level) / 2
+        lo = stats.binom.ppf(a, n, p) / n
+        hi = stats.binom.ppf(1 - a, n, p) / n
+        frames.append(pd.DataFrame({"trials": n, "level": f"{level:.1%}", "lower": lo, "upper": hi}))
+    return pd.concat(frames, ignore_index=True)
+
+
+# ---- hold -------------------------------------------------------------------------------------
+def _stakes_and_nets(t: pa.Table, game: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per round: sum of stakes and sum of patron nets (wagers list and hands)."""
+    n = t.num_rows
+    stake = np.zeros(n)
+    net = np.zeros(n)
+
+    def add(values: pa.Array, owner: np.ndarray, into: np.ndarray) -> None:
+        into += np.bincount(owner, weights=to_numpy(values, 0.0).astype(np.float64), minlength=n)
+
+    if "wagers" in t.column_names:
+        w = flat_values(t["wagers"])
+        owner = parents(t["wagers"])
+        add(w.field("amount"), owner, stake)
+        add(w.field("net"), owner, net)
+    if "hands" in t.column_names:
+        h = flat_values(t["hands"])
+        owner = parents(t["hands"])
+        if game == "three_card_poker":
+            for f in ("ante", "play", "pair_plus"):
+                add(h.field(f), owner, stake)
+            for f in ("net_ante", "net_play", "net_pair_plus", "ante_bonus"):
+                add(h.field(f), owner, net)
+        else:
+            add(h.field("wager"), owner, stake)
+            add(h.field("net"), owner, net)
+    return stake, net
+
+
+def hold(store: StoreLike, start: str | None = None, end: str | None = None, *,
+         games: str | Iterable[str] | None = None, tables: str | Iterable[str] | None = None,
+         dealers: str | Iterable[str] | None = None, by: Sequence[str] = ("game", "table_id", "date")) -> pd.DataFrame:
+    """Drop (sum of stakes), win (``-sum of patron nets``) and hold = win / drop per group.
+
+    Completed rounds only (void and dead rounds return every wager). ``by``
+    among game, table_id, dealer_id, date.
+    """
+    st = open_store(store)
+    keys = list(by)
+    frames = []
+    for game in _as_list(games) or st.games():
+        cols = ["table_id", "dealer_id", "status", "wagers"] + (["hands"] if game not in BACCARAT_GAMES else [])
+        for date, t in iter_rounds(st, game, start, end, tables=tables, dealers=dealers, columns=cols):
+            completed = to_numpy(pc.equal(t["status"], "completed"), False).astype(bool)
+            stake, net = _stakes_and_nets(t, game)
+            f = pd.DataFrame({"table_id": t["table_id"].to_numpy(zero_copy_only=False),
+                              "dealer_id": t["dealer_id"].to_numpy(zero_copy_only=False),
+                              "drop": stake, "win": -net})[completed]
+            f["game"], f["date"] = game, date
+            frames.append(f.groupby(keys, dropna=False).agg(
+                rounds=("drop", "size"), drop=("drop", "sum"), win=("win", "sum")).reset_index())
+    if not frames:
+        return pd.DataFrame(columns=keys + ["rounds", "drop", "win", "hold"])
+    out = pd.concat(frames).groupby(keys, dropna=False)[["rounds", "drop", "win"]].sum().reset_index()
+    out[["drop", "win"]] = out[["drop", "win"]].round(2)
+    out["hold"] = np.where(out["drop"] > 0, out["win"] / out["drop"].where(out["drop"] > 0, 1), np.nan)
+    return out
