@@ -31,9 +31,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..cards import BLACKJACK_POINTS, IS_ACE, JOKER, cards_str
-from ..columns import flat_values, lengths, padded, parents, struct_field, to_numpy
+from ..columns import combine, flat_values, lengths, padded, parents, struct_field, to_numpy
 from ..paytables import Config, money_differs, money_round
-from .integrity import jokers, shoe_excess
+from .integrity import shoe_excess
 from .registry import Hits, preparer, rule
 
 __all__ = ["hand_totals", "dealer_must_draw", "Ctx", "prepare", "OUTCOME_CITATION"]
@@ -93,7 +93,11 @@ def _fmt_all(values: np.ndarray) -> np.ndarray:
 # ---- context ------------------------------------------------------------------------
 @dataclass
 class Ctx:
-    """Derived arrays of one batch of blackjack rounds (rounds ``r``, hands ``h``, wagers ``w``, events ``e``)."""
+    """Derived arrays of one batch of blackjack rounds (rounds ``r``, hands ``h``, wagers ``w``, events ``e``).
+
+    Cards stay flat: ``dealer_flat[dealer_start[r]:dealer_start[r] + dealer_n[r]]`` are round
+    ``r``'s dealer cards, ``card_flat[card_start[i]:card_start[i] + n_cards[i]]`` hand ``i``'s.
+    """
 
     n: int
     config: Config
@@ -104,14 +108,17 @@ class Ctx:
     joker: np.ndarray
     table_min: np.ndarray
     table_max: np.ndarray
-    dealer: np.ndarray           # padded dealer cards
+    dealer_col: pa.ChunkedArray | pa.Array
+    dealer_flat: np.ndarray
+    dealer_start: np.ndarray
     dealer_n: np.ndarray
     dealer_total: np.ndarray
     dealer_bj: np.ndarray
     h_round: np.ndarray
     seat: np.ndarray
     hand_no: np.ndarray
-    cards: np.ndarray
+    card_flat: np.ndarray
+    card_start: np.ndarray
     n_cards: np.ndarray
     wager: np.ndarray
     initial: np.ndarray
@@ -139,79 +146,110 @@ class Ctx:
     def expected_round(self, exact: np.ndarray) -> np.ndarray:
         return money_round(exact, self.money_unit, self.rounding)
 
+    def hand_cards(self, i: int) -> str:
+        return cards_str(self.card_flat[self.card_start[i]:self.card_start[i] + self.n_cards[i]])
 
-def _field(arr: pa.Array, name: str, fill: object) -> np.ndarray:
-    return to_numpy(struct_field(arr, name), fill)
+    def dealer_cards(self, r: int) -> str:
+        return cards_str(self.dealer_flat[self.dealer_start[r]:self.dealer_start[r] + self.dealer_n[r]])
+
+
+def _field(arr: pa.Array, name: str, fill: object, dtype: Any) -> np.ndarray:
+    """One struct field as numpy (nulls filled only when there are any)."""
+    col = struct_field(arr, name)
+    if col.null_count:
+        col = pc.fill_null(col, fill)
+    return col.to_numpy(zero_copy_only=False).astype(dtype, copy=False)
 
 
 def _seat_key(rows: np.ndarray, seats: np.ndarray) -> np.ndarray:
     return rows.astype(np.int64) * (1 << 32) + seats.astype(np.int64)
 
 
+def _flat_cards(col: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Flat int8 codes of a ``list<int8>`` column, each list's start in them, and its length."""
+    n = lengths(col)
+    flat = flat_values(col).to_numpy(zero_copy_only=False).astype(np.int8, copy=False)
+    start = np.zeros(len(n), dtype=np.int64)
+    np.cumsum(n[:-1], out=start[1:])
+    return flat, start, n
+
+
+def _list_totals(flat: np.ndarray, start: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Best blackjack total and joker count of each list of flat cards (sums by prefix differences)."""
+    def sums(values: np.ndarray) -> np.ndarray:
+        cs = np.zeros(len(values) + 1, dtype=np.int32)
+        np.cumsum(values, out=cs[1:])
+        return cs[start + n] - cs[start]
+
+    hard = sums(BLACKJACK_POINTS[flat])
+    soft = (sums(IS_ACE[flat]) > 0) & (hard <= 11)
+    return (hard + 10 * soft).astype(np.int16), sums(flat == JOKER)
+
+
 @preparer(GAME)
 def prepare(table: pa.Table, config: Config) -> Ctx:
     """Totals of every hand and of the dealer, settings per round, flattened wagers and events."""
     n = table.num_rows
-    tids = to_numpy(table["table_id"], "")
-    sec = GAME
-    completed = to_numpy(pc.equal(table["status"], "completed"), False).astype(bool)
+    tids = table["table_id"]  # the Arrow column: Config encodes it once for every param
+    completed = to_numpy(pc.equal(table["status"], "completed"), False).astype(bool, copy=False)
 
-    dealer, dealer_n = padded(table["dealer_cards"])
-    if dealer.shape[1] == 0:
-        dealer = np.full((n, 2), -1, np.int8)
-    dealer_total, _ = hand_totals(dealer)
+    dealer_flat, dealer_start, dealer_n = _flat_cards(table["dealer_cards"])
+    dealer_total, dealer_jokers = _list_totals(dealer_flat, dealer_start, dealer_n)
     dealer_bj = (dealer_n == 2) & (dealer_total == 21)
 
     h = flat_values(table["hands"])
     h_round = parents(table["hands"])
-    hand_cards = struct_field(h, "cards")
-    cards, n_cards = padded(hand_cards)
-    if cards.shape[1] == 0:
-        cards = np.full((len(h), 2), -1, np.int8)
-    total, _ = hand_totals(cards)
-    split = _field(h, "split", False).astype(bool)
+    card_flat, card_start, n_cards = _flat_cards(struct_field(h, "cards"))
+    total, hand_jokers = _list_totals(card_flat, card_start, n_cards)
+    split = _field(h, "split", False, bool)
     bj = (n_cards == 2) & (total == 21) & ~split
+    joker = (dealer_jokers > 0) | (np.bincount(h_round[hand_jokers > 0], minlength=n)[:n] > 0)
 
-    joker = (jokers(dealer) > 0) | (np.bincount(h_round[jokers(cards) > 0], minlength=n)[:n] > 0)
-
-    round_min = to_numpy(table["table_min"], np.nan).astype(np.float64)
-    round_max = to_numpy(table["table_max"], np.nan).astype(np.float64)
-    table_min = np.where(np.isnan(round_min), config.param(sec, "table_min", tids), round_min)
-    table_max = np.where(np.isnan(round_max), config.param(sec, "table_max", tids), round_max)
+    round_min = to_numpy(table["table_min"], np.nan).astype(np.float64, copy=False)
+    round_max = to_numpy(table["table_max"], np.nan).astype(np.float64, copy=False)
+    table_min = np.where(np.isnan(round_min), config.param(GAME, "table_min", tids), round_min)
+    table_max = np.where(np.isnan(round_max), config.param(GAME, "table_max", tids), round_max)
 
     w = flat_values(table["wagers"])
     w_round = parents(table["wagers"])
     w_kind = to_numpy(pc.index_in(struct_field(w, "bet"), value_set=pa.array(["insurance", "even_money"])), -1)
-    w_seat = _field(w, "seat", -1).astype(np.int64)
-    em_keys = _seat_key(w_round[w_kind == 1], w_seat[w_kind == 1])
-    seat = _field(h, "seat", -1).astype(np.int64)
-    even_money_hand = np.isin(_seat_key(h_round, seat), em_keys) if len(em_keys) else np.zeros(len(h), bool)
+    w_kind = w_kind.astype(np.int64, copy=False)
+    w_seat = _field(w, "seat", -1, np.int64)
+    seat = _field(h, "seat", -1, np.int64)
+    even_money_hand = np.zeros(len(h), dtype=bool)
+    em = w_kind == 1
+    if em.any():  # only hands of rounds with an even money wager are looked up
+        in_round = np.flatnonzero((np.bincount(w_round[em], minlength=n)[:n] > 0)[h_round])
+        even_money_hand[in_round] = np.isin(_seat_key(h_round[in_round], seat[in_round]),
+                                            _seat_key(w_round[em], w_seat[em]))
 
     e = flat_values(table["events"])
     e_round = parents(table["events"])
     e_len = lengths(table["events"])
-    starts = np.concatenate([[0], np.cumsum(e_len)[:-1]]).astype(np.int64)
-    e_pos = np.arange(len(e), dtype=np.int64) - starts[e_round] if len(e) else np.empty(0, np.int64)
-    e_first = to_numpy(pc.equal(struct_field(e, "type"), "first_card"), False).astype(bool)
+    e_start = np.zeros(n, dtype=np.int64)
+    np.cumsum(e_len[:-1], out=e_start[1:])
+    e_pos = np.arange(len(e), dtype=np.int64) - e_start[e_round]
+    e_first = to_numpy(pc.equal(struct_field(e, "type"), "first_card"), False).astype(bool, copy=False)
     e_action = to_numpy(pc.index_in(struct_field(e, "action"), value_set=pa.array(list(ACTIONS))), -1)
 
-    rate = {k: config.param(sec, k, tids) for k in RATE_KEYS}
+    rate = {k: config.param(GAME, k, tids) for k in RATE_KEYS}
     return Ctx(
         n=n, config=config, money_unit=float(config.money["rounding_unit"]), rounding=config.money["rounding"],
         checked=completed & ~joker, completed=completed, joker=joker,
-        table_min=table_min, table_max=table_max,
-        dealer=dealer, dealer_n=dealer_n, dealer_total=dealer_total, dealer_bj=dealer_bj,
-        h_round=h_round, seat=seat, hand_no=_field(h, "hand", 0).astype(np.int64),
-        cards=cards, n_cards=n_cards, wager=_field(h, "wager", 0.0).astype(np.float64),
-        initial=_field(h, "initial_wager", np.nan).astype(np.float64),
-        doubled=_field(h, "doubled", False).astype(bool), split=split,
-        surrendered=_field(h, "surrendered", False).astype(bool),
-        net=_field(h, "net", 0.0).astype(np.float64), total=total, bj=bj, even_money_hand=even_money_hand,
-        w_round=w_round, w_seat=w_seat, w_kind=w_kind.astype(np.int64),
-        w_amount=_field(w, "amount", 0.0).astype(np.float64), w_net=_field(w, "net", 0.0).astype(np.float64),
-        e_round=e_round, e_first=e_first, e_seat=_field(e, "seat", -1).astype(np.int64),
-        e_action=e_action.astype(np.int64), e_amount=_field(e, "amount", 0.0).astype(np.float64), e_pos=e_pos,
-        rate=rate,
+        table_min=table_min, table_max=table_max, dealer_col=table["dealer_cards"],
+        dealer_flat=dealer_flat, dealer_start=dealer_start, dealer_n=dealer_n,
+        dealer_total=dealer_total, dealer_bj=dealer_bj,
+        h_round=h_round, seat=seat, hand_no=_field(h, "hand", 0, np.int64),
+        card_flat=card_flat, card_start=card_start, n_cards=n_cards, wager=_field(h, "wager", 0.0, np.float64),
+        initial=_field(h, "initial_wager", np.nan, np.float64),
+        doubled=_field(h, "doubled", False, bool), split=split,
+        surrendered=_field(h, "surrendered", False, bool),
+        net=_field(h, "net", 0.0, np.float64), total=total, bj=bj, even_money_hand=even_money_hand,
+        w_round=w_round, w_seat=w_seat, w_kind=w_kind,
+        w_amount=_field(w, "amount", 0.0, np.float64), w_net=_field(w, "net", 0.0, np.float64),
+        e_round=e_round, e_first=e_first, e_seat=_field(e, "seat", -1, np.int64),
+        e_action=e_action.astype(np.int64, copy=False), e_amount=_field(e, "amount", 0.0, np.float64),
+        e_pos=e_pos, rate=rate,
     )
 
 
@@ -252,8 +290,8 @@ def _hand_desc(ctx: Ctx, idx: np.ndarray) -> np.ndarray:
     out = np.empty(len(idx), dtype=object)
     for k, i in enumerate(idx):  # flagged hands only
         r = ctx.h_round[i]
-        out[k] = (f"seat {ctx.seat[i]} hand {ctx.hand_no[i]}: {cards_str(ctx.cards[i])} "
-                  f"({_total_str(ctx.total[i], ctx.bj[i])}) v dealer {cards_str(ctx.dealer[r])} "
+        out[k] = (f"seat {ctx.seat[i]} hand {ctx.hand_no[i]}: {ctx.hand_cards(i)} "
+                  f"({_total_str(ctx.total[i], ctx.bj[i])}) v dealer {ctx.dealer_cards(r)} "
                   f"({_total_str(ctx.dealer_total[r], ctx.dealer_bj[r])})")
     return out
 
@@ -399,7 +437,8 @@ def no_change_after_first_card(ctx: Ctx) -> Hits:
       summary="After a double, split, surrender, insurance or even money wager, the seat's wagers are not "
               "increased or withdrawn in the round")
 def no_change_after_confirmed(ctx: Ctx) -> Hits:
-    wager_ev = np.flatnonzero(ctx.e_action >= 0)
+    conf_round = np.bincount(ctx.e_round[CONFIRMING[ctx.e_action]], minlength=ctx.n)[:ctx.n] > 0
+    wager_ev = np.flatnonzero((ctx.e_action >= 0) & conf_round[ctx.e_round])  # rounds with a confirmed wager
     if not len(wager_ev):
         return Hits(rows=np.empty(0, np.int64), message="")
     key = _seat_key(ctx.e_round[wager_ev], ctx.e_seat[wager_ev])
@@ -527,16 +566,49 @@ def joker_in_round(ctx: Ctx) -> Hits:
       summary="No more copies of a card in a shoe than its decks hold", scope="shoe",
       columns=("dealer_cards", "hands"))
 def shoe_copies(table: pa.Table, config: Config) -> Hits:
-    """Copies counted per (table_id, shoe_id) in round_seq order; rounds without shoe_id are skipped."""
+    """Copies counted per (table_id, shoe_id) in round_seq order; rounds without shoe_id are skipped.
+
+    A first pass counts each card of each shoe (order-free, one bincount); only the
+    shoes holding a card more often than their decks go through
+    :func:`integrity.shoe_excess`, which finds the round of each excess copy.
+    """
     has_shoe = to_numpy(pc.is_valid(table["shoe_id"]), False).astype(bool)
     rows = np.flatnonzero(has_shoe)
     if not len(rows):
         return Hits(rows=np.empty(0, np.int64), message="")
     sub = table if len(rows) == table.num_rows else table.take(pa.array(rows))
-    decks = config.param(GAME, "decks", to_numpy(sub["table_id"], ""))
-    hit_rows, msgs = shoe_excess(sub, ["dealer_cards", "hands.cards"], decks)
-    return Hits(rows=rows[hit_rows], message=msgs, expected="at most the shoe's copies of each card",
+    decks = config.param(GAME, "decks", sub["table_id"])
+    group = _shoe_groups(sub)
+    dealer_flat, _, dealer_n = _flat_cards(sub["dealer_cards"])
+    hands = flat_values(sub["hands"])
+    card_flat, _, n_cards = _flat_cards(struct_field(hands, "cards"))
+    code = np.concatenate([dealer_flat, card_flat]).astype(np.int64)
+    card_row = np.concatenate([np.repeat(np.arange(len(dealer_n)), dealer_n),
+                               np.repeat(parents(sub["hands"]), n_cards)])
+    real = (code >= 0) & (code < JOKER)
+    key = group[card_row[real]] * 64 + code[real]
+    copies = np.bincount(key)
+    group_decks = np.zeros(int(group.max()) + 1)
+    group_decks[group] = decks
+    excess_groups = np.unique(key[copies[key] > group_decks[key // 64]] // 64)
+    if not len(excess_groups):
+        return Hits(rows=np.empty(0, np.int64), message="")
+    keep = np.flatnonzero(np.isin(group, excess_groups))
+    hit_rows, msgs = shoe_excess(sub.take(pa.array(keep)), ["dealer_cards", "hands.cards"], decks[keep])
+    return Hits(rows=rows[keep[hit_rows]], message=msgs, expected="at most the shoe's copies of each card",
                 recorded="excess copy")
+
+
+def _shoe_groups(table: pa.Table) -> np.ndarray:
+    """A group number per round of a table sorted by shoe: one per distinct (table_id, shoe_id)."""
+    n = table.num_rows
+    new = np.ones(n, dtype=bool)
+    if n > 1:
+        t = combine(table["table_id"])
+        s = combine(pc.fill_null(table["shoe_id"], ""))
+        changed = pc.or_(pc.not_equal(t.slice(1), t.slice(0, n - 1)), pc.not_equal(s.slice(1), s.slice(0, n - 1)))
+        new[1:] = changed.to_numpy(zero_copy_only=False)
+    return np.cumsum(new) - 1
 
 
 # ---- house rules: the dealer's drawing ----------------------------------------------------------
@@ -550,26 +622,28 @@ def dealer_play(ctx: Ctx) -> Hits:
         return Hits(rows=np.empty(0, np.int64), message="")
     live = (ctx.total <= 21) & ~ctx.surrendered & ~ctx.bj & ~ctx.even_money_hand
     live_round = np.bincount(ctx.h_round[live], minlength=ctx.n)[:ctx.n] > 0
-    sel = on & ctx.checked & live_round & (ctx.dealer_n >= 2)
-    d = ctx.dealer
+    sel = np.flatnonzero(on & ctx.checked & live_round & (ctx.dealer_n >= 2))
+    if not len(sel):
+        return Hits(rows=np.empty(0, np.int64), message="")
+    d, dealer_n = padded(pc.take(ctx.dealer_col, pa.array(sel)))
     hard = np.cumsum(BLACKJACK_POINTS[d], axis=1, dtype=np.int16)
     soft = (np.cumsum(IS_ACE[d], axis=1) > 0) & (hard <= 11)
     total = hard + 10 * soft
-    h17 = (ctx.rate["dealer_hits_soft_17"] > 0)[:, None]
+    h17 = (ctx.rate["dealer_hits_soft_17"][sel] > 0)[:, None]
     draw = dealer_must_draw(total, soft, h17)        # after k + 1 cards
     k = np.arange(d.shape[1])[None, :]
-    m = ctx.dealer_n[:, None]
-    drew_on_stand = ((k >= 1) & (k <= m - 2) & ~draw).any(axis=1)
-    last = np.clip(ctx.dealer_n - 1, 0, d.shape[1] - 1)
-    stood_low = draw[np.arange(ctx.n), last]
-    bad = np.flatnonzero(sel & (drew_on_stand | stood_low))
+    drew_on_stand = ((k >= 1) & (k <= dealer_n[:, None] - 2) & ~draw).any(axis=1)
+    last = dealer_n - 1
+    stood_low = draw[np.arange(len(sel)), last]
+    bad = np.flatnonzero(drew_on_stand | stood_low)
     msgs = np.empty(len(bad), dtype=object)
     for j, i in enumerate(bad):  # flagged rounds only
         rule_text = "hits soft 17" if h17[i, 0] else "stands on soft 17"
         if drew_on_stand[i]:
-            at = int(np.flatnonzero((k[0] >= 1) & (k[0] <= ctx.dealer_n[i] - 2) & ~draw[i])[0])
+            at = int(np.flatnonzero((k[0] >= 1) & (k[0] <= dealer_n[i] - 2) & ~draw[i])[0])
             what = f"drew after reaching {'soft ' if soft[i, at] else ''}{total[i, at]}"
         else:
             what = f"stood on {'soft ' if soft[i, last[i]] else ''}{total[i, last[i]]}"
         msgs[j] = f"dealer {cards_str(d[i])}: {what} (house {rule_text})"
+    bad = sel[bad]
     return Hits(rows=bad, message=msgs, expected="draw below 17, stand at 17+", recorded="dealer's drawing")
