@@ -297,7 +297,7 @@ def prepare(table: pa.Table, config: Config) -> TcpCtx:
         void_bad[iv] &= (money_differs(net_ante[iv], 0.0, unit) | money_differs(net_play[iv], 0.0, unit)
                          | money_differs(bonus[iv], 0.0, unit) | money_differs(net_pair_plus[iv], 0.0, unit))
 
-    integrity_rows, integrity_msgs = _integrity(table, dealer, dealer_len, hands, cards, hand_len, hr, seat)
+    integrity_rows, integrity_msgs = _integrity(table, dealer, dealer_len, dealer_ok, hands, cards, hand_len, hand_ok, hr, seat)
     return TcpCtx(
         n=n, completed=completed, dealer=dealer, dq=dq, hand_round=hr, seat=seat, cards=cards, category=category,
         played=played, ante=ante, play=play, pair_plus=pair_plus, net_ante=net_ante, net_play=net_play,
@@ -324,26 +324,36 @@ def _card_bits(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return bits, count
 
 
-def _integrity(table: pa.Table, dealer: np.ndarray, dealer_len: np.ndarray, hands: pa.Array, cards: np.ndarray,
-               hand_len: np.ndarray, hr: np.ndarray, seat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _integrity(table: pa.Table, dealer: np.ndarray, dealer_len: np.ndarray, dealer_ok: np.ndarray, hands: pa.Array,
+               cards: np.ndarray, hand_len: np.ndarray, hand_ok: np.ndarray, hr: np.ndarray,
+               seat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rounds with a repeated card, a joker, or a hand of other than three cards, with messages."""
     n = table.num_rows
     dealer_all = padded(table["dealer_cards"])[0] if dealer_len.max(initial=0) > 3 else dealer
     hand_all = padded(hands.field("cards"))[0] if hand_len.max(initial=0) > 3 else cards
-    d_bits, d_count = _card_bits(dealer_all)
-    h_bits, h_count = _card_bits(hand_all)
     per_round = lengths(table["hands"])
     starts = np.cumsum(per_round) - per_round
-    bits, count = d_bits, d_count
     some = per_round > 0
-    if len(h_bits):
-        bits[some] |= np.bitwise_or.reduceat(h_bits, starts[some])
-        count[some] += np.add.reduceat(h_count, starts[some])
-    flagged = np.bitwise_count(bits) < count
-    flagged |= dealer_len != 3
-    flagged |= np.bincount(hr[hand_len != 3], minlength=n) > 0
-    flagged |= (dealer_all == JOKER).any(axis=1) if dealer_all.shape[1] else False
-    flagged |= np.bincount(hr[(hand_all == JOKER).any(axis=1)], minlength=n) > 0 if hand_all.shape[1] else False
+    all_real = bool(hand_ok.all() and dealer_ok.all())
+    if all_real:  # the common case: three real cards everywhere, so only repeats are possible
+        bits = _BIT[dealer[:, 0]] | _BIT[dealer[:, 1]] | _BIT[dealer[:, 2]]
+        if len(hr):
+            bits[some] |= np.bitwise_or.reduceat(_BIT[cards[:, 0]] | _BIT[cards[:, 1]] | _BIT[cards[:, 2]],
+                                                 starts[some])
+        flagged = np.bitwise_count(bits) < 3 * (per_round + 1)
+    else:
+        bits, count = _card_bits(dealer_all)
+        h_bits, h_count = _card_bits(hand_all)
+        if len(h_bits):
+            bits[some] |= np.bitwise_or.reduceat(h_bits, starts[some])
+            count[some] += np.add.reduceat(h_count, starts[some])
+        flagged = np.bitwise_count(bits) < count
+        flagged |= dealer_len != 3
+        flagged |= np.bincount(hr[hand_len != 3], minlength=n) > 0
+        if dealer_all.shape[1]:
+            flagged |= (dealer_all == JOKER).any(axis=1)
+        if hand_all.shape[1]:
+            flagged |= np.bincount(hr[(hand_all == JOKER).any(axis=1)], minlength=n) > 0
     rows = np.flatnonzero(flagged)
     msgs = np.empty(len(rows), dtype=object)
     if not len(rows):
