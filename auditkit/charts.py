@@ -1,0 +1,276 @@
+"""Altair chart builders for the auditor notebooks: aggregated data in, charts out.
+
+Every builder takes a small frame from :mod:`auditkit.analysis` (summaries, never
+rounds) and refuses one with more than :data:`MAX_ROWS` rows, so a chart spec
+stays small and Altair's row limit is never hit. Charts have titles, axis
+titles and tooltips; :func:`save_chart` writes PNG, SVG, HTML (self-contained,
+offline) or the Vega-Lite JSON through vl-convert.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import altair as alt
+import pandas as pd
+
+from .store import atomic_path
+
+__all__ = [
+    "MAX_ROWS", "use_renderer", "findings_over_time", "findings_by_citation", "findings_by", "heatmap",
+    "discrepancy_histogram", "largest_discrepancies", "cumulative_payouts", "funnel_plot", "hold_heatmap",
+    "hold_by_table", "save_chart", "OFFLINE_RENDERER",
+]
+
+MAX_ROWS = 5000
+"""Most rows a chart embeds (Altair's own limit): aggregate before charting."""
+OFFLINE_RENDERER = "auditkit-offline"
+SEVERITY_ORDER = ["high", "medium", "low"]
+SEVERITY_COLORS = ["#c0392b", "#e67e22", "#7f8c8d"]
+
+
+def _check(frame: pd.DataFrame, what: str) -> pd.DataFrame:
+    if len(frame) > MAX_ROWS:
+        raise ValueError(f"{what}: {len(frame)} rows to chart (more than {MAX_ROWS}); aggregate first "
+                         "(see auditkit.analysis)")
+    return frame.reset_index(drop=True)
+
+
+# ---- rendering ------------------------------------------------------------------------------
+def _offline_renderer(spec: dict[str, Any], **_meta: Any) -> dict[str, str]:
+    """A div and a call to vegaEmbed; the page must load the vega-embed bundle once (see auditkit.notebooks)."""
+    div = f"auditkit-chart-{uuid.uuid4().hex[:12]}"
+    html = (f'<div id="{div}"></div><script type="text/javascript">'
+            f'vegaEmbed("#{div}", {json.dumps(spec)}, {{"actions": false}}).catch(console.error);</script>')
+    return {"text/html": html, "text/plain": "<chart: open the HTML report in a browser>"}
+
+
+def use_renderer(name: str = "default") -> None:
+    """Choose how notebooks show charts: ``default`` (Jupyter), ``offline`` (HTML reports
+    rendered by :func:`auditkit.notebooks.render`, which embeds vega once), ``png`` or ``svg`` (static)."""
+    if OFFLINE_RENDERER not in alt.renderers.names():
+        alt.renderers.register(OFFLINE_RENDERER, _offline_renderer)
+    alt.renderers.enable(OFFLINE_RENDERER if name == "offline" else name)
+
+
+# ---- findings --------------------------------------------------------------------------------
+def findings_over_time(frame: pd.DataFrame, color: str = "citation", title: str = "Findings over time") -> alt.Chart:
+    """Stacked bars of findings per period, linked to a clickable legend.
+
+    ``frame``: :func:`auditkit.analysis.heatmap_frame` with ``rows=color``
+    (columns ``period``, ``granularity``, ``color``, ``findings``, ``rounds_flagged``).
+    """
+    frame = _check(frame, "findings_over_time")
+    pick = alt.selection_point(fields=[color], bind="legend")
+    unit = str(frame["granularity"].iloc[0]) if len(frame) else "day"
+    return alt.Chart(frame, title=title).mark_bar().encode(
+        x=alt.X("period:T", title=f"Gaming {unit}"),
+        y=alt.Y("sum(findings):Q", title="Findings"),
+        color=alt.Color(f"{color}:N", title=color.replace("_", " ").capitalize()),
+        opacity=alt.condition(pick, alt.value(1.0), alt.value(0.15)),
+        tooltip=[alt.Tooltip("period:T", title=unit), alt.Tooltip(f"{color}:N"),
+                 alt.Tooltip("findings:Q", title="findings"), alt.Tooltip("rounds_flagged:Q", title="rounds")],
+    ).add_params(pick).properties(width=640, height=260)
+
+
+def findings_by_citation(summary: pd.DataFrame, title: str = "Findings by citation") -> alt.Chart:
+    """Horizontal bars per citation (:func:`auditkit.analysis.by_citation`), coloured by severity."""
+    summary = _check(summary, "findings_by_citation")
+    return alt.Chart(summary, title=title).mark_bar().encode(
+        y=alt.Y("citation:N", sort="-x", title="Citation"),
+        x=alt.X("sum(findings):Q", title="Findings"),
+        color=alt.Color("severity:N", scale=alt.Scale(domain=SEVERITY_ORDER, range=SEVERITY_COLORS),
+                        title="Severity"),
+        tooltip=["game:N", "citation:N", "severity:N", alt.Tooltip("findings:Q", title="findings"),
+                 alt.Tooltip("rounds:Q", title="rounds"), alt.Tooltip("overpaid:Q", format=",.2f"),
+                 alt.Tooltip("underpaid:Q", format=",.2f")],
+    ).properties(width=520)
+
+
+def findings_by(summary: pd.DataFrame, key: str, top: int = 30, title: str | None = None,
+                rate: bool = False) -> alt.Chart:
+    """Bars for the ``top`` groups of a summary by ``key`` (table_id, dealer_id, shift...).
+
+    With ``rate`` (a ``per_1000`` column), bars show findings per thousand rounds.
+    """
+    value = "per_1000" if rate else "findings"
+    summary = summary.sort_values(value, ascending=False, kind="stable").head(top)
+    summary = _check(summary, "findings_by")
+    label = key.replace("_id", "").replace("_", " ")
+    tips = [alt.Tooltip(f"{key}:N", title=label), alt.Tooltip("findings:Q")]
+    tips += [alt.Tooltip(f"{c}:Q", format=",.2f" if c in ("overpaid", "underpaid") else ",")
+             for c in ("rounds", "rounds_checked", "per_1000", "overpaid", "underpaid") if c in summary.columns]
+    return alt.Chart(summary, title=title or f"Findings by {label} (top {top})").mark_bar().encode(
+        y=alt.Y(f"{key}:N", sort="-x", title=label.capitalize()),
+        x=alt.X(f"{value}:Q", title="Findings per 1,000 rounds" if rate else "Findings"),
+        tooltip=tips,
+    ).properties(width=520)
+
+
+def heatmap(frame: pd.DataFrame, rows: str = "table_id", value: str = "findings",
+            title: str | None = None) -> alt.Chart:
+    """A heat map of ``rows`` × period (:func:`auditkit.analysis.heatmap_frame`)."""
+    frame = _check(frame, "heatmap")
+    unit = str(frame["granularity"].iloc[0]) if len(frame) else "day"
+    label = rows.replace("_id", "").replace("_", " ")
+    tips = [alt.Tooltip(f"{rows}:N", title=label), alt.Tooltip("period:T", title=unit),
+            alt.Tooltip("findings:Q"), alt.Tooltip("rounds_flagged:Q", title="rounds flagged")]
+    tips += [alt.Tooltip(f"{c}:Q") for c in ("rounds", "per_1000") if c in frame.columns]
+    return alt.Chart(frame, title=title or f"Findings by {label} and {unit}").mark_rect().encode(
+        x=alt.X("period:O", title=f"Gaming {unit}", axis=alt.Axis(labelAngle=-45)),
+        y=alt.Y(f"{rows}:N", title=label.capitalize()),
+        color=alt.Color(f"{value}:Q", scale=alt.Scale(scheme="orangered"),
+                        title="Findings per 1,000 rounds" if value == "per_1000" else value.capitalize()),
+        tooltip=tips,
+    ).properties(width=alt.Step(18), height=alt.Step(16))
+
+
+# ---- money ----------------------------------------------------------------------------------
+_DIRECTION = alt.Scale(domain=["overpaid", "underpaid"], range=["#c0392b", "#2471a3"])
+
+
+def discrepancy_histogram(bins: pd.DataFrame, title: str = "Payout discrepancies") -> alt.Chart:
+    """Pre-binned discrepancies (:func:`auditkit.analysis.discrepancy_bins`), over- and underpaid side by side."""
+    bins = _check(bins, "discrepancy_histogram")
+    return alt.Chart(bins, title=title).mark_bar().encode(
+        x=alt.X("bin_start:Q", bin="binned", title="Discrepancy (absolute amount)",
+                scale=alt.Scale(type="log")),
+        x2="bin_end:Q",
+        y=alt.Y("findings:Q", title="Findings"),
+        color=alt.Color("direction:N", scale=_DIRECTION, title="Direction"),
+        row=alt.Row("direction:N", title=None),
+        tooltip=[alt.Tooltip("direction:N"), alt.Tooltip("bin_start:Q", format=",.2f", title="from"),
+                 alt.Tooltip("bin_end:Q", format=",.2f", title="to"), alt.Tooltip("findings:Q"),
+                 alt.Tooltip("amount:Q", format=",.2f", title="total amount")],
+    ).properties(width=560, height=150)
+
+
+def largest_discrepancies(top: pd.DataFrame, title: str = "Largest payout discrepancies") -> alt.Chart:
+    """One bar per finding of :func:`auditkit.analysis.largest_discrepancies`, signed."""
+    top = _check(top, "largest_discrepancies")
+    return alt.Chart(top, title=title).mark_bar().encode(
+        y=alt.Y("round_id:N", sort=alt.EncodingSortField("amount", order="descending"), title="Round"),
+        x=alt.X("discrepancy:Q", title="Recorded minus expected net"),
+        color=alt.Color("direction:N", scale=_DIRECTION, title="Direction"),
+        tooltip=["round_id:N", "game:N", "table_id:N", "dealer_id:N", "day:N", "citation:N",
+                 alt.Tooltip("discrepancy:Q", format=",.2f"), "message:N"],
+    ).properties(width=520)
+
+
+def cumulative_payouts(frame: pd.DataFrame, title: str = "Cumulative over- and underpayment") -> alt.Chart:
+    """Running totals per day (:func:`auditkit.analysis.cumulative_payouts`), one line per direction."""
+    frame = _check(frame, "cumulative_payouts")
+    hover = alt.selection_point(fields=["day"], nearest=True, on="pointerover", empty=False)
+    base = alt.Chart(frame, title=title).encode(
+        x=alt.X("day:T", title="Gaming day"),
+        y=alt.Y("cumulative:Q", title="Cumulative amount"),
+        color=alt.Color("direction:N", scale=_DIRECTION, title="Direction"),
+    )
+    line = base.mark_line(interpolate="step-after")
+    points = base.mark_point(filled=True).encode(
+        opacity=alt.condition(hover, alt.value(1), alt.value(0)),
+        tooltip=[alt.Tooltip("day:T"), "direction:N", alt.Tooltip("amount:Q", format=",.2f", title="that day"),
+                 alt.Tooltip("cumulative:Q", format=",.2f"), alt.Tooltip("findings:Q")],
+    ).add_params(hover)
+    return (line + points).properties(width=600, height=260)
+
+
+# ---- expected versus observed -----------------------------------------------------------------
+def funnel_plot(eo: pd.DataFrame, limits: pd.DataFrame, key: str = "table_id", title: str | None = None,
+                max_points: int = 3000) -> alt.LayerChart:
+    """Observed rate against trials for one game and event, inside binomial control limits.
+
+    ``eo``: rows of :func:`auditkit.analysis.expected_vs_observed` for one game
+    and event; ``limits``: :func:`auditkit.analysis.funnel_limits` at its
+    expected rate. With more than ``max_points`` groups (shoes over a year),
+    the flagged ones and the most extreme by |z| are drawn.
+    """
+    shown = eo
+    if len(eo) > max_points:
+        shown = eo.assign(_a=eo["z"].abs()).sort_values(["flagged", "_a"], ascending=False).head(max_points)
+        shown = shown.drop(columns="_a")
+    shown = _check(shown, "funnel_plot")
+    limits = _check(limits, "funnel_plot limits")
+    game = str(eo["game"].iloc[0]) if len(eo) else ""
+    event = str(eo["event"].iloc[0]) if len(eo) else ""
+    extra = f" ({len(shown)} most extreme of {len(eo)})" if len(shown) < len(eo) else ""
+    title = title or f"{game}: {event.replace('_', ' ')} rate by {key.replace('_id', '')}{extra}"
+    label = key.replace("_id", "").replace("_", " ")
+    x = alt.X("trials:Q", scale=alt.Scale(type="log"), title="Rounds (trials)")
+    bands = alt.Chart(limits).mark_line(strokeDash=[4, 3], color="#7f8c8d").encode(
+        x=x, y="lower:Q", detail="level:N", tooltip=["level:N", "trials:Q", alt.Tooltip("lower:Q", format=".4f")])
+    upper = alt.Chart(limits).mark_line(strokeDash=[4, 3], color="#7f8c8d").encode(
+        x=x, y="upper:Q", detail="level:N", tooltip=["level:N", "trials:Q", alt.Tooltip("upper:Q", format=".4f")])
+    centre = alt.Chart(pd.DataFrame({"expected_rate": [float(eo["expected"].sum() / max(eo["trials"].sum(), 1))]
+                                     if len(eo) else [0.0]})).mark_rule(color="#34495e").encode(
+        y="expected_rate:Q", tooltip=[alt.Tooltip("expected_rate:Q", format=".5f", title="theoretical rate")])
+    pts = alt.Chart(shown).mark_circle(size=60).encode(
+        x=x,
+        y=alt.Y("rate:Q", title=f"Observed {event.replace('_', ' ')} rate", scale=alt.Scale(zero=False)),
+        color=alt.Color("flagged:N", scale=alt.Scale(domain=[False, True], range=["#2471a3", "#c0392b"]),
+                        title="Improbable"),
+        tooltip=[alt.Tooltip(f"{key}:N", title=label), alt.Tooltip("trials:Q", format=","),
+                 alt.Tooltip("observed:Q", format=","), alt.Tooltip("expected:Q", format=",.1f"),
+                 alt.Tooltip("rate:Q", format=".4f"), alt.Tooltip("expected_rate:Q", format=".4f"),
+                 alt.Tooltip("z:Q", format=".2f"), alt.Tooltip("p_value:Q", format=".2e"),
+                 alt.Tooltip("p_adjusted:Q", format=".2e"), "flagged:N"],
+    )
+    return alt.layer(bands, upper, centre, pts, title=title).properties(width=560, height=320)
+
+
+# ---- hold -----------------------------------------------------------------------------------
+def hold_heatmap(frame: pd.DataFrame, title: str = "Hold by table and day") -> alt.Chart:
+    """Hold (win / drop) per table and day (:func:`auditkit.analysis.hold`), diverging around 0."""
+    frame = _check(frame, "hold_heatmap")
+    return alt.Chart(frame, title=title).mark_rect().encode(
+        x=alt.X("date:O", title="Gaming day", axis=alt.Axis(labelAngle=-45)),
+        y=alt.Y("table_id:N", title="Table"),
+        color=alt.Color("hold:Q", scale=alt.Scale(scheme="redblue", domainMid=0, reverse=True),
+                        title="Hold", legend=alt.Legend(format=".0%")),
+        tooltip=["game:N", "table_id:N", "date:N", alt.Tooltip("rounds:Q", format=","),
+                 alt.Tooltip("drop:Q", format=",.2f"), alt.Tooltip("win:Q", format=",.2f"),
+                 alt.Tooltip("hold:Q", format=".2%")],
+    ).properties(width=alt.Step(18), height=alt.Step(16))
+
+
+def hold_by_table(frame: pd.DataFrame, title: str = "Hold by table") -> alt.Chart:
+    """Hold per table over the period (:func:`auditkit.analysis.hold` by game and table)."""
+    frame = _check(frame, "hold_by_table")
+    return alt.Chart(frame, title=title).mark_bar().encode(
+        y=alt.Y("table_id:N", sort="-x", title="Table"),
+        x=alt.X("hold:Q", title="Hold (win / drop)", axis=alt.Axis(format="%")),
+        color=alt.Color("game:N", title="Game"),
+        tooltip=["game:N", "table_id:N", alt.Tooltip("rounds:Q", format=","), alt.Tooltip("drop:Q", format=",.2f"),
+                 alt.Tooltip("win:Q", format=",.2f"), alt.Tooltip("hold:Q", format=".2%")],
+    ).properties(width=520)
+
+
+# ---- saving ---------------------------------------------------------------------------------
+def save_chart(chart: alt.TopLevelMixin, path: str | Path, scale: float = 2.0) -> Path:
+    """Write a chart as PNG, SVG, HTML (self-contained, works offline) or JSON, by the file's suffix."""
+    import vl_convert as vlc
+    from altair.utils._importers import vl_version_for_vl_convert
+
+    path = Path(path)
+    spec = chart.to_dict()
+    version = vl_version_for_vl_convert()
+    suffix = path.suffix.lower()
+    if suffix == ".png":
+        data: bytes | str = vlc.vegalite_to_png(spec, vl_version=version, scale=scale)
+    elif suffix == ".svg":
+        data = vlc.vegalite_to_svg(spec, vl_version=version)
+    elif suffix in (".html", ".htm"):
+        data = vlc.vegalite_to_html(spec, vl_version=version, bundle=True)
+    elif suffix == ".json":
+        data = json.dumps(spec, indent=1)
+    else:
+        raise ValueError(f"unknown chart format {suffix!r}: .png, .svg, .html or .json")
+    with atomic_path(path) as tmp:
+        if isinstance(data, bytes):
+            tmp.write_bytes(data)
+        else:
+            tmp.write_text(data, "utf-8")
+    return path

@@ -1,0 +1,160 @@
+"""Chart specs show the fields an auditor needs, stay small, and save offline."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("altair")
+pytest.importorskip("scipy")
+
+from auditkit import analysis as A  # noqa: E402
+from auditkit import charts as C  # noqa: E402
+
+from sample_store import BIASED_TABLE, sample_store  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def findings() -> pd.DataFrame:
+    return A.load_findings(sample_store())
+
+
+def _layers(spec: dict) -> list[dict]:
+    out = [spec]
+    for key in ("layer", "vconcat", "hconcat", "concat"):
+        for sub in spec.get(key, []):
+            out.extend(_layers(sub))
+    if "spec" in spec:
+        out.extend(_layers(spec["spec"]))
+    return out
+
+
+def _fields(spec: dict, channel: str) -> set[str]:
+    out = set()
+    for layer in _layers(spec):
+        enc = layer.get("encoding", {}).get(channel)
+        for item in enc if isinstance(enc, list) else [enc] if enc else []:
+            if "field" in item:
+                out.add(item["field"])
+            if "condition" in item and "field" in item["condition"]:
+                out.add(item["condition"]["field"])
+    return out
+
+
+def _title(spec: dict) -> str:
+    t = spec.get("title")
+    return t if isinstance(t, str) else (t or {}).get("text", "")
+
+
+def _rows(spec: dict) -> int:
+    return sum(len(v) for v in spec.get("datasets", {}).values())
+
+
+def _axis_titles(spec: dict) -> dict[str, str]:
+    return {ch: layer["encoding"][ch].get("title") for layer in _layers(spec) for ch in ("x", "y")
+            if ch in layer.get("encoding", {}) and layer["encoding"][ch].get("title")}
+
+
+def test_findings_over_time(findings):
+    frame = A.heatmap_frame(findings, "citation")
+    spec = C.findings_over_time(frame).to_dict()
+    assert _title(spec) == "Findings over time"
+    assert {"period", "citation", "findings", "rounds_flagged"} <= _fields(spec, "tooltip")
+    assert _axis_titles(spec) == {"x": "Gaming day", "y": "Findings"}
+    assert spec["params"][0]["bind"] == "legend"  # clicking a citation highlights it
+    assert _rows(spec) == len(frame)
+
+
+def test_findings_by_citation_and_group(findings):
+    spec = C.findings_by_citation(A.by_citation(findings)).to_dict()
+    assert {"game", "citation", "severity", "findings", "rounds", "overpaid", "underpaid"} <= _fields(spec, "tooltip")
+    assert _fields(spec, "color") == {"severity"}
+    summary = A.by_table(findings)
+    spec = C.findings_by(summary, "table_id", top=3).to_dict()
+    assert _rows(spec) == 3 and {"table_id", "findings", "rounds"} <= _fields(spec, "tooltip")
+    assert _title(spec) == "Findings by table (top 3)"
+    top = summary.sort_values("findings", ascending=False)["table_id"].iloc[0]
+    assert top == BIASED_TABLE  # its shoes hold too many sevens and eights: integrity findings
+    assert top in json.dumps(spec)
+
+
+def test_heatmap(findings):
+    counts = A.round_counts(sample_store(), by=["table_id", "date"])
+    frame = A.heatmap_frame(findings, "table_id", counts=counts)
+    spec = C.heatmap(frame, value="per_1000").to_dict()
+    assert {"table_id", "period", "findings", "rounds", "per_1000"} <= _fields(spec, "tooltip")
+    assert _fields(spec, "color") == {"per_1000"} and _fields(spec, "y") == {"table_id"}
+    assert _title(spec) == "Findings by table and day"
+
+
+def test_money_charts(findings):
+    bins = A.discrepancy_bins(findings)
+    spec = C.discrepancy_histogram(bins).to_dict()
+    assert {"direction", "bin_start", "bin_end", "findings", "amount"} <= _fields(spec, "tooltip")
+    top = A.largest_discrepancies(findings, 10)
+    spec = C.largest_discrepancies(top).to_dict()
+    assert {"round_id", "table_id", "citation", "discrepancy", "message"} <= _fields(spec, "tooltip")
+    assert _rows(spec) == len(top) <= 10
+    cum = A.cumulative_payouts(findings)
+    spec = C.cumulative_payouts(cum).to_dict()
+    assert {"day", "direction", "amount", "cumulative"} <= _fields(spec, "tooltip")
+    assert _fields(spec, "y") == {"cumulative"}
+
+
+def test_funnel_plot():
+    counts = A.outcome_counts(sample_store(), games="baccarat")
+    eo = A.expected_vs_observed(counts, "table_id")
+    player = eo[eo["event"] == "player"]
+    limits = A.funnel_limits(A.baccarat_probabilities()["player"], int(player["trials"].max()))
+    spec = C.funnel_plot(player, limits).to_dict()
+    assert {"table_id", "trials", "observed", "expected", "rate", "p_value", "p_adjusted", "flagged"} \
+        <= _fields(spec, "tooltip")
+    assert {"rate", "lower", "upper", "expected_rate"} <= _fields(spec, "y")
+    assert _title(spec) == "baccarat: player rate by table"
+    assert _axis_titles(spec)["x"] == "Rounds (trials)"
+    many = pd.concat([player] * 400, ignore_index=True)  # more groups than a chart holds
+    spec = C.funnel_plot(many, limits, max_points=500).to_dict()
+    assert "500 most extreme" in _title(spec)
+
+
+def test_hold_charts():
+    h = A.hold(sample_store())
+    spec = C.hold_heatmap(h).to_dict()
+    assert {"table_id", "date", "rounds", "drop", "win", "hold"} <= _fields(spec, "tooltip")
+    spec = C.hold_by_table(A.hold(sample_store(), by=["game", "table_id"])).to_dict()
+    assert _fields(spec, "x") == {"hold"}
+
+
+def test_row_limit_guard():
+    big = pd.DataFrame({"citation": ["x"] * (C.MAX_ROWS + 1), "game": "g", "severity": "high", "findings": 1,
+                        "rounds": 1, "overpaid": 0.0, "underpaid": 0.0})
+    with pytest.raises(ValueError, match="aggregate first"):
+        C.findings_by_citation(big)
+
+
+def test_save_chart(tmp_path, findings):
+    chart = C.findings_by_citation(A.by_citation(findings))
+    png = C.save_chart(chart, tmp_path / "c.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    svg = C.save_chart(chart, tmp_path / "c.svg").read_text()
+    assert svg.lstrip().startswith("<svg") and "Findings by citation" in svg
+    html = C.save_chart(chart, tmp_path / "c.html").read_text()
+    assert "vegaEmbed" in html and "cdn.jsdelivr" not in html  # the bundle is inline: works offline
+    assert json.loads(C.save_chart(chart, tmp_path / "c.json").read_text())["title"] == "Findings by citation"
+    with pytest.raises(ValueError):
+        C.save_chart(chart, tmp_path / "c.gif")
+
+
+def test_offline_renderer():
+    import altair as alt
+
+    C.use_renderer("offline")
+    try:
+        bundle = alt.renderers.get()(C.findings_by_citation(pd.DataFrame(
+            {"citation": ["x"], "game": "g", "severity": "high", "findings": [1], "rounds": [1],
+             "overpaid": [0.0], "underpaid": [0.0]})).to_dict())
+        assert "vegaEmbed(" in bundle["text/html"] and "<script" in bundle["text/html"]
+    finally:
+        C.use_renderer("default")
