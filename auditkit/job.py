@@ -295,7 +295,7 @@ def _bar(total: int | None, desc: str, unit: str, enabled: bool):
         return None
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, unit=unit, unit_scale=True, file=sys.stderr, leave=False)
+    return tqdm(total=total, desc=desc, unit=unit, unit_scale=unit.strip() == "rounds", file=sys.stderr, leave=False)
 
 
 @dataclass

@@ -465,3 +465,44 @@ def test_load_job_rejects_non_string_inputs(tmp_path):
     job.write_text('inputs = [1]\nstore = "s"\noutput = "o"\n')
     with pytest.raises(JobError, match="inputs must be a list"):
         load_job(job)
+
+
+def _run_on_terminal(work: Path, *args: str) -> str:
+    """Run the CLI with stderr on a pseudo-terminal (100 columns); what the terminal showed."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+    import threading
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "auditkit", *args], cwd=work, env=env, stderr=slave,
+                            stdout=subprocess.DEVNULL)
+    os.close(slave)
+    chunks: list[bytes] = []
+
+    def pump() -> None:
+        while True:
+            try:
+                data = os.read(master, 4096)
+            except OSError:  # EIO once the child has closed the terminal
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=pump)
+    reader.start()
+    proc.wait(timeout=120)
+    reader.join(timeout=10)
+    os.close(master)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_progress_bar_on_a_terminal_only(work):
+    shown = _run_on_terminal(work, "run", "nightly.toml")
+    assert "ingest" in shown and "validate" in shown and "rounds" in shown
+    write_log(work / "logs" / "day1.jsonl", day_records(1, "b"))
+    assert "validate" not in _run_on_terminal(work, "run", "nightly.toml", "--no-progress")
