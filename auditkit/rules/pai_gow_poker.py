@@ -22,6 +22,7 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -285,15 +286,12 @@ def _house_ways(config: Config, table_ids: np.ndarray) -> list[tuple[Any, np.nda
     """The house way of each distinct table setting, with the mask of rows that use it."""
     from ..poker.house_way import load_house_way
 
-    specs = np.array([_house_way_spec(config, str(t)) for t in np.unique(table_ids)], dtype=object)
-    uniq_tables = np.unique(table_ids)
-    per_row = specs[np.searchsorted(uniq_tables, table_ids)]
-    out = []
-    keys = np.array([repr(s) for s in per_row], dtype=object)
-    for key in dict.fromkeys(keys):
-        sel = keys == key
-        out.append((load_house_way(per_row[np.flatnonzero(sel)[0]]), sel))
-    return out
+    codes, tables = pd.factorize(pd.Series(table_ids, dtype=object), sort=False)
+    specs = [_house_way_spec(config, str(t)) for t in tables]  # one lookup per distinct table
+    keys, spec_of_key = pd.factorize(pd.Series([repr(s) for s in specs], dtype=object), sort=False)
+    row_key = keys[codes]
+    return [(load_house_way(specs[int(np.flatnonzero(keys == k)[0])]), row_key == k)
+            for k in range(len(spec_of_key))]
 
 
 def _house_way_spec(config: Config, table_id: str) -> Any:
