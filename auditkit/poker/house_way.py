@@ -16,7 +16,8 @@ ace) gives the two-card hand the house way wants; no Python loop runs per hand.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
-from itertools import combinations
+from itertools import combinations, combinations_with_replacement
+from math import comb
 from typing import Any
 
 import numpy as np
@@ -195,17 +196,6 @@ def _popcount(x: np.ndarray) -> np.ndarray:
     return (x + (x >> 8)) & 0x1F
 
 
-def _straight_or_flush_possible(r: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """bool [n]: some five of seven sorted cards make a straight or a flush (the joker completing either)."""
-    joker = r[:, 0] == JOKER_RANK  # sorted high to low: the joker comes first
-    real = np.where(r == JOKER_RANK, 0, np.left_shift(1, np.minimum(r, ACE).astype(np.int64)))
-    bits = np.bitwise_or.reduce(real, axis=1)
-    need = 5 - joker.astype(np.int64)
-    straight = (_popcount(bits[:, None] & _WINDOWS[None, :]) >= need[:, None]).any(axis=1)
-    suit_counts = np.stack([(s == k).sum(axis=1) for k in range(4)], axis=1)
-    return straight | (suit_counts.max(axis=1) >= need)
-
-
 def _front_slot(g: np.ndarray, way: HouseWay) -> tuple[np.ndarray, np.ndarray]:
     """First of the two consecutive group-order slots the house way plays in front, and the structure.
 
@@ -258,38 +248,87 @@ def _candidates(r: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return hi, lo
 
 
+# Perfect hash of seven ranks sorted low to high (a_0 <= .. <= a_6, joker 13): the combination
+# b_i = a_i + i of 0..19 indexes C(20, 7) patterns, sum of C(b_i, i + 1) (combinatorial number system).
+_CNS = np.array([[comb(v + i, i + 1) for v in range(14)] for i in range(7)], dtype=np.int32)
+_N_PATTERNS = comb(20, 7)
+_POW8 = np.array([1, 8, 64, 512, 0], dtype=np.int16)                 # by suit 0..3, -1 (joker) -> 0
+_SUIT_COUNT = np.array([[(k >> (3 * j)) & 7 for j in range(4)] for k in range(8**4)]).max(axis=1)
+_FLUSH = np.stack([_SUIT_COUNT >= 5, _SUIT_COUNT >= 4])               # [joker?, suit key]: a flush is possible
+_PATTERNS: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+
+def _pattern_hash(r_desc: np.ndarray) -> np.ndarray:
+    """Index in 0..C(20, 7) of rows of seven ranks sorted high to low (joker 13)."""
+    return _CNS[np.arange(7)[None, :], r_desc[:, ::-1]].sum(axis=1)
+
+
+def _pattern_table(way: HouseWay) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """By pattern hash, for every multiset of seven ranks (joker 13): front setting index (-1 for none), structure, straight possible.
+
+    The house way of a hand without a straight or flush depends on its ranks alone; the
+    ~50,000 patterns are set once per house way, vectorized.
+    """
+    key = repr(way)
+    if key not in _PATTERNS:
+        pats = np.array([p for p in combinations_with_replacement(range(13, -1, -1), 7)
+                         if p.count(13) <= 1 and max(p.count(x) for x in range(13)) <= 4], dtype=np.int16)
+        r12 = np.minimum(pats, ACE)
+        count = (r12[:, :, None] == r12[:, None, :]).sum(axis=2, dtype=np.int16)
+        gkey = count * 16 + r12
+        order = np.argsort(-gkey, axis=1, kind="stable")
+        slot, kind = _front_slot(np.take_along_axis(gkey, order, axis=1), way)
+        m = np.arange(len(pats))
+        p0, p1 = np.sort(np.stack([order[m, slot], order[m, slot + 1]], axis=1), axis=1).T
+        front = _COMBO[p0, p1]
+        joker = pats[:, 0] == JOKER_RANK
+        real = np.where(pats == JOKER_RANK, 0, np.left_shift(1, r12.astype(np.int64)))
+        bits = np.bitwise_or.reduce(real, axis=1)
+        need = 5 - joker.astype(np.int64)
+        straight = (_popcount(bits[:, None] & _WINDOWS[None, :]) >= need[:, None]).any(axis=1)
+        at = _pattern_hash(pats)
+        fronts = np.full(_N_PATTERNS, -1, dtype=np.int8)
+        kinds = np.zeros(_N_PATTERNS, dtype=np.int8)
+        straights = np.zeros(_N_PATTERNS, dtype=bool)
+        fronts[at], kinds[at], straights[at] = front, kind, straight
+        _PATTERNS[key] = (fronts, kinds, straights)
+    return _PATTERNS[key]
+
+
+_COMBO = np.full((7, 7), -1, dtype=np.int8)
+_COMBO[_LOW[:, 0], _LOW[:, 1]] = np.arange(21)
+
+
 def set_hands(cards: np.ndarray, way: HouseWay = DEFAULT) -> tuple[np.ndarray, np.ndarray]:
     """Set seven cards per row (int8 [n, 7]) the house way: (high int8 [n, 5], low int8 [n, 2]).
 
     Outputs are sorted high to low by card code. Where suits do not change the value,
     the choice is canonical (the same for any order of the input cards); compare
     settings with :func:`same_setting` to ignore such suits. Rows that are not seven
-    valid cards give -1 rows.
+    valid cards (or hold five of a rank) give -1 rows.
     """
     c = np.asarray(cards)
     if c.ndim != 2 or c.shape[1] != 7:
         raise ValueError(f"set_hands expects an [n, 7] card matrix, got shape {c.shape}")
     way = load_house_way(way)
+    fronts, kinds, straights = _pattern_table(way)
     c = c.astype(np.int16)
     bad = ((c < 0) | (c > 52)).any(axis=1)
     c = np.where(bad[:, None], np.arange(7, dtype=np.int16), c)
     c = -np.sort(-c, axis=1)  # high to low: joker, aces, kings, ...
     r = _RANK16[c]
     s = _SUIT16[c]
-    r12 = np.minimum(r, ACE)
-    n = len(c)
 
-    # The pattern of pairs (joker = ace) puts the cards in group order; the house way
-    # plays two consecutive cards of that order in front.
-    count = (r12[:, :, None] == r12[:, None, :]).sum(axis=2, dtype=np.int16)
-    gkey = count * 16 + r12
-    order = np.argsort(-gkey, axis=1, kind="stable")
-    slot, kind = _front_slot(np.take_along_axis(gkey, order, axis=1), way)
-    rows_n = np.arange(n)
-    front = np.stack([order[rows_n, slot], order[rows_n, slot + 1]], axis=1)
+    # The rank pattern gives the house way's front hand (positions in this order).
+    idx = _pattern_hash(r)
+    front = fronts[idx].astype(np.intp)
+    bad |= front < 0  # five cards of a rank, or two jokers
+    kind = kinds[idx]
 
     # Hands holding a straight or flush: score the 21 settings and choose among them.
-    rows = np.flatnonzero(_straight_or_flush_possible(r, s) & ~bad)
+    joker = (r[:, 0] == JOKER_RANK).astype(np.intp)
+    flush = _FLUSH[joker, _POW8[s].sum(axis=1, dtype=np.int16)]
+    rows = np.flatnonzero((straights[idx] | flush) & ~bad)
     if len(rows):
         rr, ss = r[rows].astype(np.int32), s[rows].astype(np.int32)
         hi, lo = _candidates(rr, ss)
@@ -301,18 +340,14 @@ def set_hands(cards: np.ndarray, way: HouseWay = DEFAULT) -> tuple[np.ndarray, n
             sf &= ~((cat == STRAIGHT) & (((hi >> 16) & 0xF) == 13) & ace_joker)
         applies = np.isin(kind[rows], [STRUCTURES.index(x) for x in way.straights_with])
         use_sf = applies & sf.any(axis=1)
-        m = np.arange(len(rows))
-        fr = front[rows]
-        target = _R2[rr[m, fr[:, 0]] * 14 + rr[m, fr[:, 1]]]
+        target = lo[np.arange(len(rows)), front[rows]]
         # the pattern's front hand, with the best five-card hand its suits allow ...
         key = np.where(lo == target[:, None], hi, -1)
         # ... or the straight / flush behind with the best front hand (then the best back)
         key = np.where(use_sf[:, None], np.where(sf, (lo << 24) | hi, -1), key)
-        front[rows] = _LOW[key.argmax(axis=1)]
-    in_front = np.zeros((n, 7), dtype=bool)
-    in_front[rows_n[:, None], front] = True
-    high = c[~in_front].reshape(n, 5).astype(np.int8)
-    low = c[in_front].reshape(n, 2).astype(np.int8)
+        front[rows] = key.argmax(axis=1)
+    high = np.take_along_axis(c, _KEEP[front], axis=1).astype(np.int8)
+    low = np.take_along_axis(c, _LOW[front], axis=1).astype(np.int8)
     high[bad] = -1
     low[bad] = -1
     return high, low
