@@ -313,17 +313,6 @@ _BIT = np.zeros(54, dtype=np.uint64)
 _BIT[:52] = np.left_shift(np.uint64(1), np.arange(52, dtype=np.uint64))
 
 
-def _card_bits(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per row: the OR of the cards' bits and the number of real (non-joker) cards."""
-    bits = np.zeros(len(matrix), dtype=np.uint64)
-    count = np.zeros(len(matrix), dtype=np.int64)
-    for k in range(matrix.shape[1]):  # loop over card positions
-        col = matrix[:, k]
-        bits |= _BIT[col]
-        count += (col >= 0) & (col < JOKER)
-    return bits, count
-
-
 def _integrity(table: pa.Table, dealer: np.ndarray, dealer_len: np.ndarray, dealer_ok: np.ndarray, hands: pa.Array,
                cards: np.ndarray, hand_len: np.ndarray, hand_ok: np.ndarray, hr: np.ndarray,
                seat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -334,32 +323,21 @@ def _integrity(table: pa.Table, dealer: np.ndarray, dealer_len: np.ndarray, deal
     per_round = lengths(table["hands"])
     starts = np.cumsum(per_round) - per_round
     some = per_round > 0
-    all_real = bool(hand_ok.all() and dealer_ok.all())
-    if all_real:  # the common case: three real cards everywhere, so only repeats are possible
-        bits = _BIT[dealer[:, 0]] | _BIT[dealer[:, 1]] | _BIT[dealer[:, 2]]
-        if len(hr):
-            bits[some] |= np.bitwise_or.reduceat(_BIT[cards[:, 0]] | _BIT[cards[:, 1]] | _BIT[cards[:, 2]],
-                                                 starts[some])
-        flagged = np.bitwise_count(bits) < 3 * (per_round + 1)
-    else:
-        bits, count = _card_bits(dealer_all)
-        h_bits, h_count = _card_bits(hand_all)
-        if len(h_bits):
-            bits[some] |= np.bitwise_or.reduceat(h_bits, starts[some])
-            count[some] += np.add.reduceat(h_count, starts[some])
-        flagged = np.bitwise_count(bits) < count
-        flagged |= dealer_len != 3
-        flagged |= np.bincount(hr[hand_len != 3], minlength=n) > 0
-        if dealer_all.shape[1]:
-            flagged |= (dealer_all == JOKER).any(axis=1)
-        if hand_all.shape[1]:
-            flagged |= np.bincount(hr[(hand_all == JOKER).any(axis=1)], minlength=n) > 0
+    # bits of the (up to) three cards of every hand and of the dealer; NO_CARD and the joker have none
+    bits = _BIT[dealer[:, 0]] | _BIT[dealer[:, 1]] | _BIT[dealer[:, 2]]
+    if len(hr):
+        bits[some] |= np.bitwise_or.reduceat(_BIT[cards[:, 0]] | _BIT[cards[:, 1]] | _BIT[cards[:, 2]],
+                                             starts[some])
+    # a round of readable hands holds 3 distinct cards a hand; any unreadable hand is flagged anyway
+    flagged = (np.bitwise_count(bits) < 3 * (per_round + 1)) | ~dealer_ok
+    if not hand_ok.all():
+        flagged |= np.bincount(hr[~hand_ok], minlength=n) > 0
     rows = np.flatnonzero(flagged)
     msgs = np.empty(len(rows), dtype=object)
     if not len(rows):
         return rows, msgs
     # a per-round matrix of every card, built for the flagged rounds only
-    sel = np.isin(hr, rows)
+    sel = flagged[hr]
     pos = np.arange(len(hr)) - starts[hr]
     w, dw = max(hand_all.shape[1], 1), max(dealer_all.shape[1], 1)
     local = np.searchsorted(rows, hr[sel])
@@ -370,7 +348,7 @@ def _integrity(table: pa.Table, dealer: np.ndarray, dealer_len: np.ndarray, deal
     has_rep, first = repeated_in_round(np.where(matrix == JOKER, -1, matrix).astype(np.int8))
     for i, r in enumerate(rows):  # flagged rounds only
         parts = []
-        mine = np.flatnonzero(sel & (hr == r))
+        mine = range(int(starts[r]), int(starts[r] + per_round[r]))
         if has_rep[i]:
             code = int(first[i])
             holders = (["dealer"] if (dealer_all[r] == code).any() else []) + [
@@ -433,7 +411,8 @@ def dealer_qualification(ctx: TcpCtx) -> Hits:
     msgs = np.empty(len(rows), dtype=object)
     for k, r in enumerate(rows):
         way = "did not qualify" if ctx.dq[r] else "qualified"
-        seats = ctx.seat[(ctx.hand_round == r) & ctx.played]
+        lo, hi = np.searchsorted(ctx.hand_round, [r, r + 1])  # hands are in round order
+        seats = ctx.seat[lo:hi][ctx.played[lo:hi]]
         msgs[k] = (f"{ctx.dealer_text(r)}: played hands (seats {', '.join(str(int(s)) for s in seats)}) "
                    f"settled as if the dealer {way}")
     exp = np.where(ctx.dq[rows], "dealer qualifies", "dealer does not qualify").astype(object)
