@@ -281,6 +281,13 @@ def _rate_str(rate: float) -> str:
     return f"{f.numerator}:{f.denominator}"
 
 
+def _settlement_str(kind: int, rate: float, wager: float) -> str:
+    """How a hand of this kind is settled: 'blackjack pays 3:2 on 20', 'loses the wager 25'."""
+    if DIRECTION[kind] < 0:
+        return f"loses the wager {_fmt(wager)}"
+    return f"{'blackjack pays' if kind == A3 else 'win pays'} {_rate_str(rate)} on {_fmt(wager)}"
+
+
 def _total_str(total: int, blackjack: bool) -> str:
     return "blackjack" if blackjack else str(int(total))
 
@@ -473,9 +480,9 @@ def paytable(ctx: Ctx) -> Hits:
     if len(idx):
         exp = ctx.expected_round(s["exact"][idx])
         desc = _hand_desc(ctx, idx)
-        msgs = np.array([f"{d}: pays {_rate_str(rt)} on {_fmt(w)}; recorded {_fmt(n)}, expected {_fmt(x)}"
-                         for d, rt, w, n, x in zip(desc, s["rate"][idx], ctx.wager[idx], ctx.net[idx], exp)],
-                        dtype=object)
+        msgs = np.array([f"{d}: {_settlement_str(k, rt, w)}; recorded {_fmt(n)}, expected {_fmt(x)}"
+                         for d, k, rt, w, n, x in zip(desc, s["kind"][idx], s["rate"][idx], ctx.wager[idx],
+                                                      ctx.net[idx], exp)], dtype=object)
         parts.append(Hits(rows=r[idx], message=msgs, expected=_fmt_all(exp), recorded=_fmt_all(ctx.net[idx]),
                           discrepancy=ctx.net[idx] - exp, seat=ctx.seat[idx]))
 
