@@ -148,19 +148,25 @@ def _lookup(idx: np.ndarray) -> np.ndarray:
     return np.where(idx < 0, -1, out)
 
 
+_RW = np.stack([np.where(RANK >= 0, RANK.astype(np.int32) * w, -PLANE) for w in _WEIGHTS])  # [5, 54]
+"""Rank times the base-14 weight of each sorted position, by card code; NO_CARD makes the index negative."""
+_SBIT = np.where(SUIT >= 0, np.left_shift(1, np.maximum(SUIT, 0).astype(np.int32)), 0).astype(np.int32)
+
+
 def rank5(cards: np.ndarray) -> np.ndarray:
     """int8 [n, 5] cards (joker allowed) -> int64 [n] comparable score, higher better; -1 if invalid."""
     c = np.asarray(cards)
     if c.ndim != 2 or c.shape[1] != 5:
         raise ValueError(f"rank5 expects an [n, 5] card matrix, got shape {c.shape}")
-    c = c.astype(np.int32)
+    c = c.astype(np.int16)
     bad = (c < 0) | (c > 52)
-    c = np.where(bad, 53, c)  # index 53 of the card tables is NO_CARD
-    c = -np.sort(-c, axis=1)
-    r = _RANK[c]
-    s = _SUIT[c]
-    r = np.where(bad.any(axis=1, keepdims=True), -1, r)
-    return _lookup(pattern_index(r, s))
+    if bad.any():
+        c = np.where(bad, 53, c)  # index 53 of the card tables is NO_CARD
+    c = -np.sort(-c, axis=1)  # high to low: NO_CARD (53) first, then the joker, aces ...
+    idx = _RW[0][c[:, 0]] + _RW[1][c[:, 1]] + _RW[2][c[:, 2]] + _RW[3][c[:, 3]] + _RW[4][c[:, 4]]
+    sb = np.bitwise_or.reduce(_SBIT[c], axis=1)
+    idx += np.where((sb & (sb - 1)) == 0, PLANE, 0).astype(np.int32)
+    return _lookup(np.where(c[:, 0] == 53, -1, idx))
 
 
 def category5(scores: np.ndarray) -> np.ndarray:

@@ -7,10 +7,10 @@ hands that page does not show (four of a kind, five aces, the full house excepti
 the standard house way of the Gold Star School of Gaming; docs/house_way.md states every
 rule and its source.
 
-:func:`set_hands` is vectorized: the seven cards are sorted, the 21 ways of choosing the
-two-card hand are scored with the five-card tables (only for hands that hold a straight or
-flush), and the rank pattern of the hand (pairs, trips, quads, the joker counted as an
-ace) gives the two-card hand the house way wants; no Python loop runs per hand.
+:func:`set_hands` is vectorized: the seven cards are sorted, their ranks (the joker as
+a fourteenth rank) hashed to one of C(20, 7) rank patterns whose house-way front hand is
+tabulated once per house way, and only hands holding a straight or flush have their 21
+possible settings scored with the five-card tables. No Python loop runs per hand.
 """
 
 from __future__ import annotations
