@@ -307,15 +307,19 @@ class RunResult:
     folder: Path
 
 
-def _ingest(files: list[Path], store, bar) -> tuple[list[dict[str, Any]], list]:
-    """Ingest every log under ``files`` not seen before; one input entry per file for the run record."""
+def _ingest(files: list[Path], store, bar, exclude: tuple[Path, ...] = ()) -> tuple[list[dict[str, Any]], list]:
+    """Ingest every log under ``files`` not seen before; one input entry per file for the run record.
+
+    Files under ``exclude`` (the job's output and store folders) are never inputs:
+    a findings CSV has the columns of a round CSV.
+    """
     from .ingest.csv import is_round_csv
     from .ingest.sources import _is_csv, _Seen, discover, ingest_source, source_sha256
 
     entries: list[dict[str, Any]] = []
     new = []
     seen = None
-    paths = discover(files)
+    paths = [p for p in discover(files) if not any(p.resolve().is_relative_to(x) for x in exclude)]
     if bar is not None:
         bar.total = len(paths)
     for path in paths:
@@ -399,7 +403,7 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
         validated = _load_state(job)
 
         bar = _bar(None, "ingest", " files", progress)
-        inputs, new = _ingest(files, store, bar)
+        inputs, new = _ingest(files, store, bar, exclude=(job.output, job.store))
         if bar is not None:
             bar.close()
 
@@ -590,6 +594,14 @@ def _report(args: argparse.Namespace) -> int:
     if start and end and start > end:
         raise JobError("--from is after --to")
     store = Store(root)
+    validated: set[str] = set()
+    for state in (root / "_jobs").glob("*.json"):
+        with contextlib.suppress(ValueError, KeyError, TypeError, OSError):
+            validated |= set(json.loads(state.read_text("utf-8"))["validated"])
+    behind = [r for r in store.manifest() if r.sha256 not in validated]
+    if behind:
+        print(f"auditkit: warning: {len(behind)} source(s) in the store were never validated by `auditkit run` "
+              f"(e.g. {behind[0].path}); their findings are not in this report", file=sys.stderr)
     findings = sort_findings(store.findings(args.game or None, start, end))
     findings = select_findings(findings, tables=args.table, citations=args.citation, severity=args.severity,
                                dealers=args.dealer)

@@ -411,7 +411,7 @@ def test_run_killed_mid_write_next_run_finishes_the_work(work, target, when, nth
 def test_run_killed_from_outside_next_run_finishes_the_work(work):
     job = work / "nightly.toml"
     records = day_records(0, "a")
-    for day in range(1, 12):
+    for day in range(1, 8):
         records += write_log(work / "logs" / f"day{day}.jsonl", day_records(day, f"x{day}"))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "auditkit", "-q", "run", str(job)], env=env)
@@ -506,3 +506,14 @@ def test_progress_bar_on_a_terminal_only(work):
     assert "ingest" in shown and "validate" in shown and "rounds" in shown
     write_log(work / "logs" / "day1.jsonl", day_records(1, "b"))
     assert "validate" not in _run_on_terminal(work, "run", "nightly.toml", "--no-progress")
+
+
+def test_outputs_and_store_inside_an_input_folder_are_never_ingested(tmp_path):
+    write_log(tmp_path / "day0.jsonl", day_records(0, "a"))
+    job = write_job(tmp_path, inputs=["."])  # the job's own folder holds the store and the reports
+    assert main(["-q", "run", str(job)]) == 1
+    assert main(["-q", "run", str(job)]) == 0
+    rec = last_record(tmp_path / "reports")
+    assert rec["status"] == "nothing new"
+    assert [Path(f["path"]).name for f in rec["inputs"]["files"]] == ["day0.jsonl"]
+    assert len(stored_round_ids(tmp_path / "store")) == 78

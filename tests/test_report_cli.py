@@ -142,3 +142,23 @@ def test_csv_export_is_spreadsheet_safe_and_negative_numbers_stay_numbers(tmp_pa
         dealers = {row["dealer_id"]: row for row in csv.DictReader(fh)}
     assert "'" + DEALERS[PAYTABLE_ROUND] in dealers and dealers["'" + DEALERS[PAYTABLE_ROUND]]["underpaid"] == "1.25"
     assert "-5" in dealers
+
+
+def test_report_warns_about_sources_never_validated(store, tmp_path, capsys):
+    write_log(tmp_path / "more" / "day2.jsonl", day_records(2, "c"))
+    assert main(["-q", "ingest", str(tmp_path / "more"), "--store", str(store)]) == 0
+    capsys.readouterr()
+    got = report(store, tmp_path / "r.csv")
+    assert "1 source(s) in the store were never validated" in capsys.readouterr().err
+    assert len(got) == 34  # the report shows what was validated; the next run adds the rest
+    assert main(["-q", "run", str(tmp_path / "nightly.toml")]) == 1
+    assert last_record_status(tmp_path) == ["findings", "findings"]
+    capsys.readouterr()
+    assert len(report(store, tmp_path / "r.csv")) == 51
+    assert "never validated" not in capsys.readouterr().err
+
+
+def last_record_status(folder: Path) -> list[str]:
+    import json
+
+    return [json.loads((f / "run.json").read_text())["status"] for f in run_folders(folder / "reports")]
