@@ -1,7 +1,7 @@
 """Baccarat and mini baccarat: 68 IAC 10-10-14 (third-card rules, dealing order, cut card).
 
-The preparer turns a batch of rounds into padded card matrices and the derived
-facts every rule reads (two-card totals, naturals, who drew, the third cards,
+The preparer turns a batch of rounds into per-round arrays (read straight
+from the list offsets of the card columns) and the derived facts every rule reads (two-card totals, naturals, who drew, the third cards,
 what the tableau requires given the cards *as dealt*, final totals and the
 outcome those cards give). Each rule is then a few vectorized comparisons.
 
@@ -28,9 +28,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..cards import BACCARAT_POINTS, JOKER, cards_str
-from ..columns import combine, flat_values, padded, parents, to_numpy
+from ..columns import combine, flat_values, lengths, padded, to_numpy
 from ..paytables import Config, money_differs, money_round
-from .integrity import jokers, shoe_excess, shoe_groups
+from .integrity import shoe_excess, shoe_groups
 from .registry import Hits, preparer, rule
 
 __all__ = ["BaccaratCtx", "prepare", "player_draws", "banker_draws", "BANKER_DRAWS_AFTER_PLAYER",
@@ -96,8 +96,8 @@ class BaccaratCtx:
     table: pa.Table
     config: Config
     n: int
-    p: np.ndarray           # player cards, int8 (n, w>=4) padded with -1
-    b: np.ndarray           # banker cards
+    p: HandCards            # player cards (p[i] is round i's)
+    b: HandCards            # banker cards
     np_: np.ndarray         # number of player cards
     nb: np.ndarray          # number of banker cards
     p2: np.ndarray          # two-card totals
@@ -116,6 +116,9 @@ class BaccaratCtx:
     complete: np.ndarray    # both hands hold at least two cards
     playable: np.ndarray    # complete: the drawing, announcement and order rules apply
     settled: np.ndarray     # completed and complete: outcome and payouts are checked
+    p_wrong: np.ndarray     # rows where the player's draw or stand breaks the tableau (no natural)
+    b_wrong: np.ndarray     # rows where the banker's does, and the subsection that governs it
+    b_wrong_sub: np.ndarray
 
     def hand(self, i: int, side: str) -> str:
         """``Ac Jd 4s (5)``: the cards of one hand of round ``i`` and its final total."""
@@ -123,43 +126,98 @@ class BaccaratCtx:
         return f"{cards_str(cards[i])} ({int(total[i])})"
 
 
-def _totals(cards: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    pts = BACCARAT_POINTS[cards]
-    two = (pts[:, 0] + pts[:, 1]) % 10
-    final = pts.sum(axis=1, dtype=np.int16) % 10
-    return two.astype(np.int8), pts[:, 2].astype(np.int8), final.astype(np.int8)
+class HandCards:
+    """The cards of one hand column without padding: flat codes and list offsets.
+
+    ``hand[i]`` is round ``i``'s cards in dealing order, ``hand[i, 2:3]`` a slice of them.
+    """
+
+    def __init__(self, off: np.ndarray, vals: np.ndarray):
+        self.off, self.vals = off, vals
+
+    def __getitem__(self, key: int | tuple[int, slice]) -> np.ndarray:
+        i, part = key if isinstance(key, tuple) else (key, slice(None))
+        return self.vals[self.off[i]:self.off[i + 1]][part]
+
+    def rows_with(self, code: int) -> np.ndarray:
+        """Rows holding a card ``code`` (once per occurrence)."""
+        lo, hi = int(self.off[0]), int(self.off[-1])
+        idx = np.flatnonzero(self.vals[lo:hi] == code) + lo
+        return np.searchsorted(self.off, idx, side="right") - 1
 
 
-def _cards(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    m, n = padded(col)
-    if m.shape[1] < 4:
-        m = np.concatenate([m, np.full((len(m), 4 - m.shape[1]), -1, np.int8)], axis=1)
-    return m, n
+def _hand(col: pa.ChunkedArray | pa.Array) -> tuple[HandCards, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A hand column: its cards, card counts, two-card totals, third-card values and final totals.
+
+    Works on the list offsets directly (one gather per card position, never a loop per round).
+    """
+    arr = combine(col)
+    if arr.null_count:  # a null hand reads as no card
+        m, n = padded(arr)
+        off = np.concatenate([[0], np.cumsum(n)]).astype(np.int64)
+        vals = m[np.arange(m.shape[1]) < n[:, None]].astype(np.int8)
+    else:
+        off = arr.offsets.to_numpy().astype(np.int64, copy=False)
+        vals = arr.values.to_numpy(zero_copy_only=False).astype(np.int8, copy=False)
+    n = np.diff(off)
+    pv = np.concatenate([BACCARAT_POINTS[vals], np.zeros(4, np.int8)])
+    start = off[:-1]
+    shortest = int(n.min(initial=3))
+    pts = []
+    for k in range(3):  # card positions
+        v = pv[start + k]
+        pts.append(v if k < shortest else np.where(n > k, v, 0).astype(np.int8))
+    two = (pts[0] + pts[1]) % 10
+    final = (two + pts[2]) % 10
+    longer = np.flatnonzero(n > 3)
+    if len(longer):  # a hand of four or more cards ((d)): the outcome counts every card dealt
+        extra = np.zeros(len(longer), np.int64)
+        for k in range(3, int(n[longer].max())):
+            extra += np.where(n[longer] > k, pv[np.minimum(start[longer] + k, len(pv) - 1)], 0)
+        final[longer] = (final[longer] + extra) % 10
+    return HandCards(off, vals), n, two.astype(np.int8), pts[2], final.astype(np.int8)
+
+
+def _num(arr: pa.Array | pa.ChunkedArray, fill: object) -> np.ndarray:
+    """A numeric column as numpy, nulls filled (no copy through fill_null when there is none)."""
+    arr = combine(arr)
+    if arr.null_count:
+        arr = pc.fill_null(arr, fill)
+    return arr.to_numpy(zero_copy_only=False)
+
+
+def _take_str(arr: pa.Array | pa.ChunkedArray, rows: np.ndarray) -> np.ndarray:
+    """Some rows of a string column as a Python object array (for messages)."""
+    return np.array(combine(arr).take(pa.array(rows, pa.int64())).to_pylist(), dtype=object)
 
 
 def outcome_of(pf: np.ndarray, bf: np.ndarray) -> np.ndarray:
     """Outcome code of final totals: 0 player, 1 banker, 2 tie."""
-    return np.where(pf > bf, 0, np.where(bf > pf, 1, 2)).astype(np.int8)
+    return ((pf < bf).view(np.int8) + 2 * (pf == bf).view(np.int8)).astype(np.int8, copy=False)
 
 
 @preparer(*GAMES)
 def prepare(table: pa.Table, config: Config) -> BaccaratCtx:
     """Everything the rules read, computed once per batch."""
-    p, n_p = _cards(table["player_cards"])
-    b, n_b = _cards(table["banker_cards"])
-    p2, p3, pf = _totals(p)
-    b2, _b3, bf = _totals(b)
+    p, n_p, p2, p3, pf = _hand(table["player_cards"])
+    b, n_b, b2, _b3, bf = _hand(table["banker_cards"])
     p_drew = n_p >= 3
     b_drew = n_b >= 3
     complete = (n_p >= 2) & (n_b >= 2)
-    completed = to_numpy(pc.equal(table["status"], "completed"), False).astype(bool)
-    recorded = to_numpy(pc.index_in(table["outcome"], value_set=pa.array(OUTCOMES)), -1).astype(np.int8)
+    completed = _num(pc.equal(table["status"], "completed"), False).astype(bool)
+    recorded = _num(pc.index_in(table["outcome"], value_set=pa.array(OUTCOMES)), -1).astype(np.int8)
+    natural = is_natural(p2, b2)
+    p_must = player_draws(p2, b2)
+    b_must = banker_draws(p2, b2, p_drew, p3)
+    open_ = complete & ~natural
+    b_wrong = np.flatnonzero(open_ & (b_drew != b_must))
     return BaccaratCtx(
         table=table, config=config, n=table.num_rows, p=p, b=b, np_=n_p, nb=n_b, p2=p2, b2=b2, p3=p3,
-        natural=is_natural(p2, b2), p_drew=p_drew, b_drew=b_drew,
-        p_must=player_draws(p2, b2), b_must=banker_draws(p2, b2, p_drew, p3),
+        natural=natural, p_drew=p_drew, b_drew=b_drew, p_must=p_must, b_must=b_must,
         pf=pf, bf=bf, dealt=outcome_of(pf, bf), recorded=recorded,
         completed=completed, complete=complete, playable=complete, settled=completed & complete,
+        p_wrong=np.flatnonzero(open_ & (p_drew != p_must)),
+        b_wrong=b_wrong, b_wrong_sub=banker_subsection(p_drew[b_wrong], b2[b_wrong]),
     )
 
 
@@ -167,8 +225,10 @@ def prepare(table: pa.Table, config: Config) -> BaccaratCtx:
 @rule("baccarat.a", games=GAMES, citation=f"{SECTION}(a)", severity="low",
       summary="The announced point counts equal the two-card totals")
 def announced_totals(ctx: BaccaratCtx) -> Hits:
-    ap = to_numpy(ctx.table["announced_player"], -1).astype(np.int16)
-    ab = to_numpy(ctx.table["announced_banker"], -1).astype(np.int16)
+    cols = (ctx.table["announced_player"], ctx.table["announced_banker"])
+    if all(c.null_count == len(c) for c in cols):
+        return Hits(rows=np.empty(0, np.int64), message="")
+    ap, ab = (_num(c, -1).astype(np.int16) for c in cols)
     bad = ctx.playable & (((ap >= 0) & (ap != ctx.p2)) | ((ab >= 0) & (ab != ctx.b2)))
     rows = np.flatnonzero(bad)
     msg, exp, rec = (np.empty(len(rows), object) for _ in range(3))
@@ -194,8 +254,7 @@ def _action(ctx: BaccaratCtx, i: int, side: str) -> str:
     return f"{side} drew {cards_str(cards[i, 2:3])}" if drew[i] else f"{side} stood"
 
 
-def _player_hits(ctx: BaccaratCtx, mask: np.ndarray, rule_text: str) -> Hits:
-    rows = np.flatnonzero(mask)
+def _player_hits(ctx: BaccaratCtx, rows: np.ndarray, rule_text: str) -> Hits:
     msg = np.empty(len(rows), object)
     exp = np.empty(len(rows), object)
     rec = np.empty(len(rows), object)
@@ -207,9 +266,7 @@ def _player_hits(ctx: BaccaratCtx, mask: np.ndarray, rule_text: str) -> Hits:
 
 
 def _banker_hits(ctx: BaccaratCtx, sub: str, rule_text: str) -> Hits:
-    wrong = ctx.playable & ~ctx.natural & (ctx.b_drew != ctx.b_must)
-    mask = wrong & (banker_subsection(ctx.p_drew, ctx.b2) == sub)
-    rows = np.flatnonzero(mask)
+    rows = ctx.b_wrong[ctx.b_wrong_sub == sub]
     msg = np.empty(len(rows), object)
     exp = np.empty(len(rows), object)
     rec = np.empty(len(rows), object)
@@ -228,15 +285,15 @@ def _banker_hits(ctx: BaccaratCtx, sub: str, rule_text: str) -> Hits:
 @rule("baccarat.b1", games=GAMES, citation=f"{SECTION}(b)(1)", severity="high",
       summary="No natural, player two-card total 0-5: the player draws")
 def player_draws_0_5(ctx: BaccaratCtx) -> Hits:
-    mask = ctx.playable & ctx.p_must & ~ctx.p_drew
-    return _player_hits(ctx, mask, "a player 0-5 draws")
+    rows = ctx.p_wrong[ctx.p_must[ctx.p_wrong]]
+    return _player_hits(ctx, rows, "a player 0-5 draws")
 
 
 @rule("baccarat.b2", games=GAMES, citation=f"{SECTION}(b)(2)", severity="high",
       summary="No natural, player two-card total 6-7: the player stands")
 def player_stands_6_7(ctx: BaccaratCtx) -> Hits:
-    mask = ctx.playable & ~ctx.natural & (ctx.p2 >= 6) & ctx.p_drew
-    return _player_hits(ctx, mask, "a player 6-7 stands")
+    rows = ctx.p_wrong[~ctx.p_must[ctx.p_wrong]]
+    return _player_hits(ctx, rows, "a player 6-7 stands")
 
 
 @rule("baccarat.b3", games=GAMES, citation=f"{SECTION}(b)(3)", severity="high",
@@ -319,17 +376,16 @@ def _banker_third_first(order: str) -> bool:
 def third_card_order(ctx: BaccaratCtx) -> Hits:
     both = ctx.playable & ctx.p_drew & ctx.b_drew
     col = combine(ctx.table["deal_order"])
-    if not both.any() or col.null_count == len(col):
+    if col.null_count == len(col) or not both.any():
         return Hits(rows=np.empty(0, np.int64), message="")
     enc = pc.dictionary_encode(col)
     bad_code = np.array([_banker_third_first(s) for s in enc.dictionary.to_pylist()] + [False])
-    idx = to_numpy(enc.indices, -1).astype(np.int64)
-    mask = both & bad_code[idx]
-    orders = np.asarray(col.to_numpy(zero_copy_only=False), dtype=object)
-    rows = np.flatnonzero(mask)
-    msg = np.array([f"deal order {orders[i]}: banker's third card {cards_str(ctx.b[i, 2:3])} dealt before "
-                    f"the player's {cards_str(ctx.p[i, 2:3])}" for i in rows], dtype=object)
-    return Hits(rows=rows, message=msg, expected="player's third card first", recorded=orders[rows].astype(object))
+    idx = _num(enc.indices, -1).astype(np.int64)
+    rows = np.flatnonzero(both & bad_code[idx])
+    orders = _take_str(col, rows)
+    msg = np.array([f"deal order {o}: banker's third card {cards_str(ctx.b[i, 2:3])} dealt before "
+                    f"the player's {cards_str(ctx.p[i, 2:3])}" for i, o in zip(rows, orders)], dtype=object)
+    return Hits(rows=rows, message=msg, expected="player's third card first", recorded=orders)
 
 
 @rule("baccarat.d", games=GAMES, citation=f"{SECTION}(d)", severity="high",
@@ -354,11 +410,11 @@ def outcome(ctx: BaccaratCtx) -> Hits:
     mask = ctx.settled & (ctx.recorded != ctx.dealt)
     rows = np.flatnonzero(mask)
     names = np.array(OUTCOMES, dtype=object)
-    rec_names = to_numpy(ctx.table["outcome"], "").astype(object)
+    rec_names = _take_str(ctx.table["outcome"], rows)
     msg = np.array([f"player {ctx.hand(i, 'player')} v banker {ctx.hand(i, 'banker')}: "
-                    f"{names[ctx.dealt[i]]}, recorded {rec_names[i]}" for i in rows], dtype=object)
+                    f"{names[ctx.dealt[i]]}, recorded {r}" for i, r in zip(rows, rec_names)], dtype=object)
     return Hits(rows=rows, message=msg, expected=names[ctx.dealt[rows]] if len(rows) else "",
-                recorded=rec_names[rows])
+                recorded=rec_names)
 
 
 def _fmt(x: float) -> str:
@@ -373,67 +429,97 @@ def paytable(ctx: BaccaratCtx) -> Hits:
     w = flat_values(col)
     if len(w) == 0:
         return Hits(rows=np.empty(0, np.int64), message="")
-    row = parents(col)
-    kind = to_numpy(pc.index_in(w.field("bet"), value_set=pa.array(OUTCOMES)), -1).astype(np.int8)
-    amount = to_numpy(w.field("amount"), 0.0).astype(np.float64)
-    net = to_numpy(w.field("net"), 0.0).astype(np.float64)
-    rates = _rates(ctx)
-    o = ctx.dealt[row]
-    win_rate = np.select(
-        [kind == 0, kind == 1],
-        [rates["player"][row],
-         rates["banker"][row] * (1 - rates["banker_commission"][row])
-         * np.where(ctx.bf[row] == 6, rates["banker_six"][row], 1.0)],
-        rates["tie"][row])
-    exact = np.where(kind == o, amount * win_rate, np.where((o == 2) & (kind < 2), 0.0, -amount))
-    void = ~ctx.completed[row]
-    exact = np.where(void, 0.0, exact)
-    checked = void | ((kind >= 0) & ctx.settled[row])
+    per_round = lengths(col)
+    kind = _num(pc.index_in(w.field("bet"), value_set=pa.array(OUTCOMES)), -1).astype(np.int8)
+    amount = _num(w.field("amount"), 0.0).astype(np.float64, copy=False)
+    net = _num(w.field("net"), 0.0).astype(np.float64, copy=False)
+    state, factor, check = _settlement(ctx)
+    slot = np.repeat(state * 4, per_round) + (kind & 3)  # kind -1 (another bet) is column 3
+    exact = amount * factor.ravel()[slot]
+    if ctx.settled.all():
+        void = None
+        checked = kind >= 0
+    else:
+        void = np.repeat(~ctx.completed, per_round)
+        checked = check.ravel()[slot]
     unit = float(ctx.config.money["rounding_unit"])
-    bad = checked & money_differs(net, exact, unit)
-    if not bad.any():
+    sel = np.flatnonzero(checked & money_differs(net, exact, unit))
+    if not len(sel):
         return Hits(rows=np.empty(0, np.int64), message="")
-    sel = np.flatnonzero(bad)
     expected = money_round(exact[sel], unit, ctx.config.money["rounding"])
-    seat = to_numpy(w.field("seat"), -1).astype(np.int64)[sel]
-    bets = to_numpy(w.field("bet"), "").astype(object)[sel]
-    status = to_numpy(ctx.table["status"], "").astype(object)
+    seat = _num(w.field("seat").take(pa.array(sel)), -1).astype(np.int64)
+    bets = _take_str(w.field("bet"), sel)
+    rows = np.repeat(np.arange(ctx.n), per_round)[sel] if len(sel) > 1000 else \
+        np.searchsorted(np.cumsum(per_round), sel, side="right")
+    status = _take_str(ctx.table["status"], rows)
     msg = np.empty(len(sel), object)
-    for k, j in enumerate(sel):
-        i = row[j]
-        if void[j]:
-            why = f"round {status[i]}: the wager is returned"
+    for k, (j, i) in enumerate(zip(sel, rows)):  # flagged wagers only
+        if void is not None and void[j]:
+            why = f"round {status[k]}: the wager is returned"
         else:
             why = f"player {int(ctx.pf[i])} v banker {int(ctx.bf[i])} ({OUTCOMES[ctx.dealt[i]]})"
         msg[k] = (f"seat {seat[k]} {bets[k]} bet {_fmt(amount[j])}: {why}; "
                   f"net {_fmt(net[j])}, expected {_fmt(expected[k])}")
-    return Hits(rows=row[sel], message=msg, expected=np.array([_fmt(x) for x in expected], dtype=object),
+    return Hits(rows=rows, message=msg, expected=np.array([_fmt(x) for x in expected], dtype=object),
                 recorded=np.array([_fmt(x) for x in net[sel]], dtype=object),
                 discrepancy=net[sel] - expected, seat=seat)
 
 
-def _rates(ctx: BaccaratCtx) -> dict[str, np.ndarray]:
-    """Per-round paytable settings, looked up once per distinct table id."""
-    enc = pc.dictionary_encode(combine(ctx.table["table_id"]))
-    uniques = np.asarray(enc.dictionary.to_pylist(), dtype=object)
-    codes = to_numpy(enc.indices).astype(np.int64)
-    return {k: ctx.config.param("baccarat", k, uniques)[codes] for k in PAY_KEYS}
+def _settlement(ctx: BaccaratCtx) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """How each round settles, as a state per round and two small tables over (state, bet kind).
+
+    States: 0 player win, 1 banker win, 2 tie, 3 banker win on a 6, 4 void or dead (every wager
+    returned), 5 not settled (cards missing); times 6 per distinct table when tables have their own
+    paytable. Kinds: player, banker, tie, other. ``factor`` is the net per unit staked, ``check``
+    says whether such a wager is checked (other bets only in void rounds).
+    """
+    overrides = any("baccarat" in body for body in ctx.config.data.get("tables", {}).values())
+    if overrides:  # look each distinct table of the batch up once
+        enc = pc.dictionary_encode(combine(ctx.table["table_id"]))
+        uniques = np.asarray(enc.dictionary.to_pylist(), dtype=object)
+        tcode = _num(enc.indices, 0).astype(np.int64)
+        par = {k: ctx.config.param("baccarat", k, uniques) for k in PAY_KEYS}
+    else:
+        uniques, tcode = [None], None
+        par = {k: np.array([float(ctx.config.get("baccarat", k))]) for k in PAY_KEYS}
+    factor = np.zeros((len(uniques), 6, 4))
+    factor[:, 0] = np.array([1.0, -1.0, -1.0, 0.0])
+    factor[:, 1] = np.array([-1.0, 1.0, -1.0, 0.0])
+    factor[:, 2] = np.array([0.0, 0.0, 1.0, 0.0])
+    factor[:, :3, 0] *= np.where(np.arange(3) == 0, par["player"][:, None], 1.0)
+    factor[:, :3, 2] *= np.where(np.arange(3) == 2, par["tie"][:, None], 1.0)
+    banker = par["banker"] * (1 - par["banker_commission"])
+    factor[:, 1, 1] = banker
+    factor[:, 3] = factor[:, 1]
+    factor[:, 3, 1] = banker * par["banker_six"]
+    check = np.zeros((6, 4), bool)
+    check[:4, :3] = True
+    check[4] = True
+    state = ctx.dealt.astype(np.int64)
+    if (par["banker_six"] != 1.0).any():
+        state[(state == 1) & (ctx.bf == 6)] = 3
+    if not ctx.settled.all():
+        state[~ctx.settled] = 5
+        state[~ctx.completed] = 4
+    if tcode is not None:
+        state += 6 * tcode
+    return state, factor.reshape(-1, 4), np.tile(check, (len(uniques), 1))
 
 
 # ---- integrity ----------------------------------------------------------------------------
 @rule("baccarat.integrity", games=GAMES, citation="integrity", severity="high",
       summary="No joker in a baccarat round; each hand of a completed round holds at least two cards")
 def integrity_round(ctx: BaccaratCtx) -> Hits:
-    jk = jokers(ctx.p) + jokers(ctx.b)
-    short = ctx.completed & ~ctx.complete
-    rows = np.flatnonzero((jk > 0) | short)
+    short = np.flatnonzero(ctx.completed & ~ctx.complete)
+    joker = np.concatenate([ctx.p.rows_with(JOKER), ctx.b.rows_with(JOKER)])
+    rows = np.union1d(short, joker)
     msg = np.empty(len(rows), object)
-    for k, i in enumerate(rows):
+    for k, i in enumerate(rows):  # flagged rounds only
         parts = []
-        if jk[i]:
+        if i in joker:
             sides = [s for s, c in (("player", ctx.p), ("banker", ctx.b)) if (c[i] == JOKER).any()]
             parts.append(f"joker in the {' and '.join(sides)} hand: baccarat is dealt without jokers")
-        if short[i]:
+        if i in short:
             parts.append(f"player {cards_str(ctx.p[i]) or 'no card'}, banker {cards_str(ctx.b[i]) or 'no card'}: "
                          "a completed round deals each hand two cards")
         msg[k] = "; ".join(parts)
