@@ -31,7 +31,7 @@ from ..cards import RANK, SUIT
 __all__ = [
     "HIGH_CARD", "PAIR", "TWO_PAIR", "TRIPS", "STRAIGHT", "FLUSH", "FULL_HOUSE", "QUADS",
     "STRAIGHT_FLUSH", "FIVE_ACES", "CATEGORY_NAMES", "rank5", "category5", "rank2",
-    "fouled", "fouled_scores", "score_table", "pattern_index", "rank2_from_ranks",
+    "fouled", "fouled_scores", "score_table", "score_pattern", "rank2_from_ranks",
 ]
 
 HIGH_CARD, PAIR, TWO_PAIR, TRIPS, STRAIGHT, FLUSH, FULL_HOUSE, QUADS, STRAIGHT_FLUSH, FIVE_ACES = range(10)
@@ -43,9 +43,7 @@ JOKER_RANK = 13
 BASE = 14
 PLANE = BASE**5  # offset of the flush table
 _WEIGHTS = np.array([BASE**4, BASE**3, BASE**2, BASE, 1], dtype=np.int32)
-# Rank to card-code lookups that also accept anything outside 0..52 (read as invalid).
 _RANK = RANK.astype(np.int32)
-_SUIT = SUIT.astype(np.int32)
 
 
 # ---- scalar reference evaluation of one rank pattern (used to build the tables) --------
@@ -129,17 +127,6 @@ def score_table() -> np.ndarray:
         table[idx] = score_pattern(combo, False)
         table[PLANE + idx] = score_pattern(combo, True)
     return table
-
-
-def pattern_index(ranks_desc: np.ndarray, suits: np.ndarray) -> np.ndarray:
-    """Table index of five-card rows whose ranks are sorted high to low (joker 13, suit -1)."""
-    idx = ranks_desc.astype(np.int32) @ _WEIGHTS
-    real = suits >= 0
-    smax = suits.max(axis=-1)
-    smin = np.where(real, suits, 9).min(axis=-1)
-    idx += np.where(smin == smax, PLANE, 0).astype(np.int32)
-    bad = (ranks_desc < 0).any(axis=-1)
-    return np.where(bad, -1, idx)
 
 
 def _lookup(idx: np.ndarray) -> np.ndarray:
