@@ -5,8 +5,6 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import pytest
 
 from auditkit.paytables import Config, load_config

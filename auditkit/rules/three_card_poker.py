@@ -36,7 +36,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -44,7 +43,7 @@ from ..cards import JOKER, cards_str
 from ..columns import flat_values, lengths, padded, parents, to_numpy
 from ..paytables import Config, money_differs, money_round
 from ..poker.three_card import (
-    CATEGORY_NAMES, FLUSH, HIGH_CARD, PAIR, STRAIGHT, STRAIGHT_FLUSH, THREE_OF_A_KIND, evaluate, qualifies,
+    CATEGORY_NAMES, FLUSH, PAIR, STRAIGHT, STRAIGHT_FLUSH, THREE_OF_A_KIND, evaluate, qualifies,
 )
 from .integrity import repeated_in_round
 from .registry import Hits, preparer, rule
