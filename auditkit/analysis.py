@@ -47,6 +47,7 @@ __all__ = [
     "DEFAULT_SHIFTS", "open_store", "shift_of", "load_findings", "iter_rounds", "load_rounds", "round_counts",
     "summarize", "by_citation", "by_table", "by_dealer", "by_shift", "by_day", "payout_totals",
     "money_findings", "discrepancy_bins", "largest_discrepancies", "cumulative_payouts", "heatmap_frame",
+    "with_rates",
     "drill_down", "rounds_behind", "baccarat_probabilities", "tcp_dealer_qualify_probability",
     "blackjack_bust_probabilities", "blackjack_bust_probability", "EVENTS", "outcome_counts",
     "expected_vs_observed", "funnel_limits", "hold",
@@ -251,6 +252,15 @@ def heatmap_frame(findings: pd.DataFrame, rows: str = "table_id", max_cells: int
                 out["per_1000"] = (1000 * out["findings"] / out["rounds"]).round(3)
             break
     return out.sort_values([rows, "period"], kind="stable").reset_index(drop=True)
+
+
+def with_rates(summary: pd.DataFrame, counts: pd.DataFrame, keys: str | list[str]) -> pd.DataFrame:
+    """A summary with ``rounds_checked`` (from :func:`round_counts`) and ``per_1000`` findings per thousand rounds."""
+    keys = [keys] if isinstance(keys, str) else list(keys)
+    c = counts.groupby(keys, dropna=False)["rounds"].sum().rename("rounds_checked").reset_index()
+    out = summary.merge(c, on=keys, how="left")
+    out["per_1000"] = (1000 * out["findings"] / out["rounds_checked"]).round(3)
+    return out
 
 
 def drill_down(findings: pd.DataFrame, **where: Any) -> pd.DataFrame:

@@ -223,7 +223,15 @@ def funnel_plot(eo: pd.DataFrame, limits: pd.DataFrame, key: str = "table_id", t
 
 # ---- hold -----------------------------------------------------------------------------------
 def hold_heatmap(frame: pd.DataFrame, title: str = "Hold by table and day") -> alt.Chart:
-    """Hold (win / drop) per table and day (:func:`auditkit.analysis.hold`), diverging around 0."""
+    """Hold (win / drop) per table and day (:func:`auditkit.analysis.hold`), diverging around 0.
+
+    Over :data:`MAX_ROWS` cells, only the most recent days that fit are drawn (the title says so).
+    """
+    if len(frame) > MAX_ROWS:
+        days = sorted(frame["date"].unique())
+        keep = max(1, MAX_ROWS // max(frame["table_id"].nunique(), 1))
+        frame = frame[frame["date"].isin(days[-keep:])]
+        title = f"{title} (last {min(keep, len(days))} days)"
     frame = _check(frame, "hold_heatmap")
     return alt.Chart(frame, title=title).mark_rect().encode(
         x=alt.X("date:O", title="Gaming day", axis=alt.Axis(labelAngle=-45)),

@@ -295,3 +295,11 @@ def test_hold_on_sample_store():
     assert (biased["drop"] == biased["rounds"] * 100).all()  # one banker bet of 100 a round
     assert set(h["game"]) >= {"baccarat", "blackjack", "three_card_poker", "pai_gow_poker"}
     assert np.isfinite(h["hold"]).all()
+
+
+def test_with_rates(findings):
+    counts = pd.DataFrame({"game": ["baccarat", "baccarat", "blackjack"], "table_id": ["BAC-1", "BAC-2", "BJ-1"],
+                           "date": "2025-06-01", "rounds": [300, 1000, 500]})
+    rated = A.with_rates(A.by_table(findings), counts, ["game", "table_id"]).set_index("table_id")
+    assert rated.loc["BAC-1", "rounds_checked"] == 300 and rated.loc["BAC-1", "per_1000"] == 10.0
+    assert rated.loc["BAC-2", "per_1000"] == 1.0 and rated.loc["BJ-1", "per_1000"] == 4.0

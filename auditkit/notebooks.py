@@ -1,0 +1,85 @@
+"""Run the auditor notebooks headless and render them to HTML for people without Jupyter.
+
+:func:`render` executes a notebook with papermill (its ``parameters`` cell
+replaced by the given values) and exports it with nbconvert. Charts are drawn
+by the offline renderer of :mod:`auditkit.charts`, and the Vega bundle is put
+once in the page, so the HTML works without a network and keeps its tooltips.
+Needs the ``notebooks`` extra (papermill, nbconvert, ipykernel, altair).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .store import atomic_path
+
+__all__ = ["NOTEBOOK_DIR", "NOTEBOOKS", "execute", "render", "export_html", "render_all"]
+
+NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
+"""The notebooks of a source checkout."""
+NOTEBOOKS = ("01_overview", "02_payout_discrepancies", "03_expected_vs_observed", "10_baccarat", "11_blackjack",
+             "12_three_card_poker", "13_pai_gow_poker")
+
+
+def execute(notebook: str | Path, params: Mapping[str, Any] | None = None, out: str | Path | None = None, *,
+            kernel: str = "python3", timeout: int = 600, cwd: str | Path | None = None) -> Any:
+    """Execute a notebook headless with papermill; returns the executed notebook (and writes it to ``out``).
+
+    Runs in the notebook's folder unless ``cwd`` is given, so relative store paths resolve as in Jupyter.
+    A failing cell raises ``papermill.PapermillExecutionError`` naming the cell and the error.
+    """
+    import papermill as pm
+
+    notebook = Path(notebook)
+    with tempfile.TemporaryDirectory() as tmp:
+        target = Path(out) if out else Path(tmp) / notebook.name
+        return pm.execute_notebook(str(notebook), str(target), parameters=dict(params or {}), kernel_name=kernel,
+                                   cwd=str(cwd or notebook.parent), progress_bar=False, log_output=False,
+                                   execution_timeout=timeout, request_save_on_cell_execute=False)
+
+
+def render(notebook: str | Path, params: Mapping[str, Any] | None, out_html: str | Path, *,
+           kernel: str = "python3", timeout: int = 600, hide_code: bool = True,
+           cwd: str | Path | None = None, executed_out: str | Path | None = None) -> Path:
+    """Execute ``notebook`` with ``params`` and write it as one self-contained HTML file.
+
+    ``hide_code`` leaves the code cells out (auditors read the charts, tables
+    and text). Absolute store paths are safest in ``params``. ``executed_out``
+    also keeps the executed notebook.
+    """
+    params = dict(params or {})
+    params["renderer"] = "offline"
+    executed = execute(notebook, params, executed_out, kernel=kernel, timeout=timeout, cwd=cwd)
+    return export_html(executed, out_html, hide_code=hide_code)
+
+
+def export_html(executed: Any, out_html: str | Path, *, hide_code: bool = True) -> Path:
+    """Write an executed notebook (run with ``renderer="offline"``) as HTML with the Vega bundle inlined once."""
+    import nbformat
+    import vl_convert as vlc
+    from altair.utils._importers import vl_version_for_vl_convert
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(template_name="lab", exclude_input=hide_code, exclude_input_prompt=hide_code,
+                            exclude_output_prompt=hide_code)
+    body, _resources = exporter.from_notebook_node(nbformat.from_dict(executed))
+    bundle = vlc.javascript_bundle(vl_version=vl_version_for_vl_convert()).replace("</script", "<\\/script")
+    body = body.replace("</head>", f'<script type="text/javascript">\n{bundle}\n</script>\n</head>', 1)
+    out_html = Path(out_html)
+    with atomic_path(out_html) as tmp:
+        tmp.write_text(body, "utf-8")
+    return out_html
+
+
+def render_all(store: str | Path, out_dir: str | Path, *, start: str | None = None, end: str | None = None,
+               notebooks: Sequence[str] = NOTEBOOKS, folder: str | Path = NOTEBOOK_DIR,
+               kernel: str = "python3") -> list[Path]:
+    """Render every notebook over ``store`` and [start, end] into ``out_dir/<name>.html`` (the nightly job's step)."""
+    params = {"store": str(Path(store).resolve()), "start": start, "end": end}
+    out = []
+    for name in notebooks:
+        out.append(render(Path(folder) / f"{name}.ipynb", params, Path(out_dir) / f"{name}.html", kernel=kernel))
+    return out

@@ -1,0 +1,113 @@
+"""Every auditor notebook runs headless on a small simulated store, with no error and modest output."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import nbformat
+import pytest
+
+pytest.importorskip("papermill")
+pytest.importorskip("altair")
+pytest.importorskip("scipy")
+
+from auditkit import notebooks as N  # noqa: E402
+
+from sample_store import BIASED_TABLE, has_simulator, sample_store  # noqa: E402
+
+GAME_OF = {"10_baccarat": "baccarat", "11_blackjack": "blackjack", "12_three_card_poker": "three_card_poker",
+           "13_pai_gow_poker": "pai_gow_poker"}
+HTML_NOTEBOOK = "13_pai_gow_poker"
+MAX_BYTES = 1_500_000
+
+
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory) -> dict[str, object]:
+    """Each notebook executed once (two kernels at a time); the pai gow notebook is also rendered to HTML."""
+    store = str(sample_store())
+    out = tmp_path_factory.mktemp("notebooks")
+    names = [n for n in N.NOTEBOOKS if n not in GAME_OF or has_simulator(GAME_OF[n])]
+
+    def run(name: str) -> object:
+        path = N.NOTEBOOK_DIR / f"{name}.ipynb"
+        try:
+            if name == HTML_NOTEBOOK:
+                N.render(path, {"store": store}, out / f"{name}.html", executed_out=out / f"{name}.ipynb")
+            else:
+                N.execute(path, {"store": store}, out / f"{name}.ipynb")
+            return nbformat.read(out / f"{name}.ipynb", as_version=4)
+        except Exception as exc:  # reported by the notebook's own test
+            return exc
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = dict(zip(names, pool.map(run, names)))
+    results["_dir"] = out
+    return results
+
+
+def _outputs(nb) -> list[dict]:
+    return [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+
+
+def _chart_specs(nb) -> list[str]:
+    """Vega-Lite specs in the outputs (the default renderer writes them into text/html)."""
+    return [o["data"]["text/html"] for o in _outputs(nb)
+            if o.get("output_type") in ("display_data", "execute_result") and "text/html" in o.get("data", {})
+            and ("vegaEmbed" in o["data"]["text/html"])]
+
+
+@pytest.mark.parametrize("name", N.NOTEBOOKS)
+def test_notebook_runs(executed, name):
+    if name in GAME_OF and not has_simulator(GAME_OF[name]):
+        pytest.skip(f"no simulator for {GAME_OF[name]} yet")
+    nb = executed[name]
+    if isinstance(nb, Exception):
+        pytest.fail(f"{name} failed: {nb}")
+    assert not [o for o in _outputs(nb) if o.get("output_type") == "error"]
+    assert not [o for o in _outputs(nb) if o.get("name") == "stderr" and "Warning" in o.get("text", "")]
+    charts = _chart_specs(nb)
+    assert len(charts) >= 3, f"{name}: {len(charts)} charts"
+    size = (executed["_dir"] / f"{name}.ipynb").stat().st_size
+    assert size < MAX_BYTES, f"{name}: executed notebook of {size} bytes"
+
+
+def test_notebooks_committed_clean():
+    """Notebooks are committed without outputs, with a papermill parameters cell naming the store and range."""
+    for name in N.NOTEBOOKS:
+        nb = nbformat.read(N.NOTEBOOK_DIR / f"{name}.ipynb", as_version=4)
+        assert all(not c.get("outputs") and not c.get("execution_count") for c in nb.cells if c.cell_type == "code")
+        params = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+        assert len(params) == 1, name
+        for key in ("store =", "start =", "end =", "games =", "tables =", "dealers =", "renderer ="):
+            assert key in params[0].source, (name, key)
+        assert nb.metadata["kernelspec"]["name"] == "python3"
+
+
+def test_overview_shows_the_biased_table(executed):
+    nb = executed["01_overview"]
+    if isinstance(nb, Exception):
+        pytest.fail(str(nb))
+    text = json.dumps([c.get("outputs", []) for c in nb.cells if c.cell_type == "code"])
+    assert BIASED_TABLE in text and "Findings by citation" in text and "Findings over time" in text
+
+
+def test_expected_vs_observed_notebook_flags_biased_table(executed):
+    nb = executed["03_expected_vs_observed"]
+    if isinstance(nb, Exception):
+        pytest.fail(str(nb))
+    flagged = next(o for c in nb.cells if c.cell_type == "code" and "flagged" in c.source and "concat" in c.source
+                   for o in c.outputs if o.get("output_type") == "execute_result")
+    table = flagged["data"]["text/plain"]
+    assert BIASED_TABLE in table and "BAC-01" not in table and "TCP-" not in table and "BJ-" not in table
+
+
+def test_render_html_offline(executed):
+    if isinstance(executed.get(HTML_NOTEBOOK), Exception):
+        pytest.fail(str(executed[HTML_NOTEBOOK]))
+    html = Path(executed["_dir"] / f"{HTML_NOTEBOOK}.html").read_text("utf-8")
+    assert html.count("vegaEmbed(\"#auditkit-chart-") >= 3  # the charts, drawn by the inlined bundle
+    assert "cdn.jsdelivr.net/npm/vega" not in html  # no network needed
+    assert "Pai gow poker: findings by citation" in html
+    assert "from auditkit import" not in html  # code cells hidden
