@@ -28,9 +28,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..cards import BACCARAT_POINTS, JOKER, cards_str
-from ..columns import combine, flat_values, lengths, padded, to_numpy
+from ..columns import combine, flat_values, lengths, padded
 from ..paytables import Config, money_differs, money_round
-from .integrity import shoe_excess, shoe_groups
+from .integrity import shoe_excess
 from .registry import Hits, preparer, rule
 
 __all__ = ["BaccaratCtx", "prepare", "player_draws", "banker_draws", "BANKER_DRAWS_AFTER_PLAYER",
@@ -531,9 +531,33 @@ def integrity_round(ctx: BaccaratCtx) -> Hits:
       summary="No card appears in a shoe more often than the shoe's decks hold",
       scope="shoe", columns=("player_cards", "banker_cards"))
 def integrity_shoe(table: pa.Table, config: Config) -> Hits:
-    decks = config.param("baccarat", "decks", to_numpy(table["table_id"], ""))
+    decks = _per_round(config, table, "decks")
     rows, msgs = shoe_excess(table, ["player_cards", "banker_cards"], decks)
     return Hits(rows=rows, message=msgs)
+
+
+def _per_round(config: Config, table: pa.Table, key: str) -> np.ndarray:
+    """A numeric ``[baccarat]`` setting per round, looking tables up only when some table overrides it."""
+    if not any("baccarat" in body for body in config.data.get("tables", {}).values()):
+        return np.full(table.num_rows, float(config.get("baccarat", key)))
+    enc = pc.dictionary_encode(combine(table["table_id"]))
+    uniques = np.asarray(enc.dictionary.to_pylist(), dtype=object)
+    return config.param("baccarat", key, uniques)[_num(enc.indices, 0).astype(np.int64)]
+
+
+def _shoe_groups(table: pa.Table) -> np.ndarray:
+    """A group number per round of a table sorted by shoe: one per run of equal (table_id, shoe_id)."""
+    n = table.num_rows
+    new = np.zeros(n, dtype=bool)
+    new[:1] = True
+    if n > 1:
+        for name in ("table_id", "shoe_id"):
+            col = combine(table[name])
+            a, b = col.slice(1), col.slice(0, n - 1)
+            diff = pc.fill_null(pc.not_equal(a, b), True)                       # one side null
+            both_null = pc.and_(pc.is_null(a), pc.is_null(b))
+            new[1:] |= _num(pc.and_not(diff, both_null), False).astype(bool)
+    return np.cumsum(new) - 1
 
 
 # ---- (e) cut card -----------------------------------------------------------------------
@@ -542,14 +566,14 @@ def integrity_shoe(table: pa.Table, config: Config) -> Hits:
       scope="shoe", columns=("cut_card",))
 def cut_card_last_hand(table: pa.Table, config: Config) -> Hits:
     n = table.num_rows
-    group = shoe_groups(table)
-    cut = to_numpy(table["cut_card"], False).astype(bool)
+    group = _shoe_groups(table)
+    cut = _num(table["cut_card"], False).astype(bool)
     pos = np.arange(n, dtype=np.int64)
     first = np.full(int(group.max(initial=-1)) + 1, np.iinfo(np.int64).max // 2, dtype=np.int64)
     np.minimum.at(first, group[cut], pos[cut])
     cut_pos = first[group]
     rows = np.flatnonzero(pos > cut_pos + 1)
-    seq = to_numpy(table["round_seq"], -1).astype(np.int64)
+    seq = _num(table["round_seq"], -1).astype(np.int64)
     msg = np.array([f"round_seq {seq[i]} dealt after the last hand: the cutting card appeared in round_seq "
                     f"{seq[cut_pos[i]]}, round_seq {seq[cut_pos[i] + 1]} was the last hand" for i in rows],
                    dtype=object)
