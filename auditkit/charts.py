@@ -193,6 +193,8 @@ def funnel_plot(eo: pd.DataFrame, limits: pd.DataFrame, key: str = "table_id", t
         shown = eo.assign(_a=eo["z"].abs()).sort_values(["flagged", "_a"], ascending=False).head(max_points)
         shown = shown.drop(columns="_a")
     shown = _check(shown, "funnel_plot")
+    if len(shown):  # draw the limits over the range of the groups, not from a handful of rounds
+        limits = limits[limits["trials"] >= max(1.0, float(shown["trials"].min()) / 2)]
     limits = _check(limits, "funnel_plot limits")
     game = str(eo["game"].iloc[0]) if len(eo) else ""
     event = str(eo["event"].iloc[0]) if len(eo) else ""
