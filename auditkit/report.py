@@ -96,6 +96,7 @@ def format_summary(findings: pd.DataFrame, rounds_checked: int | None = None) ->
                  f"overpaid {money['overpaid']:.2f}, underpaid {money['underpaid']:.2f}")
     table = summary_by_citation(findings)
     width = max(len(c) for c in table["citation"])
+    rule_width = max(len(c) for c in table["rule_id"])
     for r in table.itertuples(index=False):
-        lines.append(f"  {r.game:<17} {r.citation:<{width}}  {r.findings:>7}  {r.severity}")
+        lines.append(f"  {r.game:<17} {r.citation:<{width}}  {r.rule_id:<{rule_width}}  {r.findings:>7}  {r.severity}")
     return "\n".join(lines)

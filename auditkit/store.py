@@ -39,6 +39,9 @@ def atomic_path(path: Path) -> Iterator[Path]:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     tmp_path = Path(tmp)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp_path, 0o666 & ~umask)  # mkstemp makes 0600; a report is for others to read too
     try:
         yield tmp_path
         with open(tmp_path, "rb") as fh:
