@@ -339,6 +339,10 @@ def test_paytable() -> None:
     for h, net in zip(half, (35.62, 35.63, 35.61)):
         h["hands"][2].update(wager=37.5, net=net)
     assert set(found(half, "paytable")["round_id"]) == {"h2"}
+    # a hand without a complete setting is not settled (nothing to compare)
+    partial = settle("partial", s1=95)
+    partial["hands"][0]["high"] = partial["hands"][0]["high"][:4]
+    assert found([partial], "paytable").empty
     # void rounds are not settled
     v = settle("void", s1=0, s2=0, s3=0)
     v["status"] = "void"

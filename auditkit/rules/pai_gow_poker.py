@@ -49,6 +49,21 @@ def dice_position(dice_total: np.ndarray) -> np.ndarray:
     return (np.asarray(dice_total, dtype=np.int64) - 1) % 7 + 1
 
 
+def _setting(arr: pa.Array | pa.ChunkedArray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """A high or low hand column as a padded matrix (see :func:`auditkit.columns.padded`).
+
+    Settings are usually absent or of exactly ``width`` cards: those rows are filled by one
+    reshape; any other length falls back to the general helper.
+    """
+    n = lengths(arr)
+    full = n == width
+    if not ((n == 0) | full).all():
+        return padded(arr, width)
+    out = np.full((len(n), width), NO_CARD, dtype=np.int8)
+    out[full] = flat_values(arr).to_numpy(zero_copy_only=False).astype(np.int8, copy=False).reshape(-1, width)
+    return out, n
+
+
 _BITS = np.zeros(256, dtype=np.uint64)
 _BITS[:53] = np.left_shift(np.uint64(1), np.arange(53, dtype=np.uint64))
 
@@ -229,12 +244,12 @@ class PaiGowCtx:
         Returns ``(high[n,5], low[n,2], ok[n])``; ``ok`` where a 5 + 2 setting is recorded.
         """
         t = self.table
-        high, nh = padded(t["dealer_high"], 5)
-        low, nl = padded(t["dealer_low"], 2)
+        high, nh = _setting(t["dealer_high"], 5)
+        low, nl = _setting(t["dealer_low"], 2)
         ev = flat_values(t["events"])
         if len(ev):
-            rh, rnh = padded(ev.field("high"), 5)
-            rl, rnl = padded(ev.field("low"), 2)
+            rh, rnh = _setting(ev.field("high"), 5)
+            rl, rnl = _setting(ev.field("low"), 2)
             idx = self.last(self.is_type(RESET), np.arange(len(self.ev_type), dtype=np.int64))
             has = idx >= 0
             high[has], nh[has] = rh[idx[has]], rnh[idx[has]]
@@ -277,8 +292,8 @@ class PaiGowCtx:
     def hand_settings(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Each hand's recorded ``high[m,5]``, ``low[m,2]``, and whether both are complete."""
         h = flat_values(self.table["hands"])
-        high, nh = padded(h.field("high"), 5)
-        low, nl = padded(h.field("low"), 2)
+        high, nh = _setting(h.field("high"), 5)
+        low, nl = _setting(h.field("low"), 2)
         return high, low, (nh == 5) & (nl == 2)
 
 
