@@ -38,7 +38,7 @@ from auditkit.simulate.baccarat import simulate  # noqa: E402
 from auditkit.validate import check_rounds, check_shoes, select_rules, shoe_columns  # noqa: E402
 
 GAME = "baccarat"
-CHUNK = 1_000_000
+CHUNK = 500_000
 
 
 def write_rounds(root: Path, n_rounds: int, tables: int, fault_rate: float, seed: int) -> tuple[int, int]:

@@ -168,24 +168,26 @@ def _deal(rng: np.random.Generator, n_shoes: int, decks: int, fault_rate: float)
 
 def _wagers(rng: np.random.Generator, n: int) -> tuple[np.ndarray, ...]:
     """Wagers of ``n`` rounds: (row, seat, kind 0 player / 1 banker / 2 tie, amount), grouped by round."""
-    seats = rng.integers(1, 7, n)                                   # patrons betting this round
-    srow = np.repeat(np.arange(n), seats)
-    gap = rng.integers(1, 3, len(srow))
-    cum = np.cumsum(gap)
-    starts = np.concatenate([[0], np.cumsum(seats)[:-1]])
+    seats = rng.integers(1, 7, n, dtype=np.int32)                  # patrons betting this round
+    srow = np.repeat(np.arange(n, dtype=np.int32), seats)
+    gap = rng.integers(1, 3, len(srow), dtype=np.int32)
+    cum = np.cumsum(gap, dtype=np.int32)
+    starts = np.cumsum(seats) - seats
     within = cum - np.repeat(cum[starts] - gap[starts], seats)      # 1..12: distinct seats
-    seat = ((rng.integers(0, 14, n)[srow] + within) % 14 + 1).astype(np.int32)
-    main = (rng.random(len(srow)) < 0.55).astype(np.int8)           # banker 55 %, player 45 %
-    tie = rng.random(len(srow)) < 0.12
-    width = 1 + tie
+    del cum, gap
+    seat = (rng.integers(0, 14, n, dtype=np.int32)[srow] + within) % 14 + 1
+    del within
+    main = (rng.random(len(srow), dtype=np.float32) < 0.55).astype(np.int8)   # banker 55 %, player 45 %
+    tie = rng.random(len(srow), dtype=np.float32) < 0.12
+    width = 1 + tie.astype(np.int32)
     at = np.cumsum(width) - width
     m = int(width.sum())
-    row = np.empty(m, np.int64)
+    row = np.empty(m, np.int32)
     wseat = np.empty(m, np.int32)
     kind = np.empty(m, np.int8)
     amount = np.empty(m, np.float64)
     row[at], wseat[at], kind[at] = srow, seat, main
-    amount[at] = rng.choice(MAIN_AMOUNTS, len(srow), p=MAIN_P / MAIN_P.sum())
+    amount[at] = MAIN_AMOUNTS[rng.choice(len(MAIN_AMOUNTS), len(srow), p=MAIN_P / MAIN_P.sum()).astype(np.int8)]
     t = at[tie] + 1
     row[t], wseat[t], kind[t] = srow[tie], seat[tie], 2
     amount[t] = rng.choice(TIE_AMOUNTS, len(t), p=TIE_P / TIE_P.sum())
@@ -194,9 +196,11 @@ def _wagers(rng: np.random.Generator, n: int) -> tuple[np.ndarray, ...]:
 
 def _nets(kind: np.ndarray, amount: np.ndarray, outcome: np.ndarray) -> np.ndarray:
     """Default paytable nets: player 1:1, banker 0.95:1 (to the cent, half up), tie 8:1, push on a tie."""
-    rate = np.select([kind == 0, kind == 1], [1.0, 0.95], 8.0)
-    win = money_round(amount * rate, 0.01, "half_up")
-    return np.where(kind == outcome, win, np.where((outcome == 2) & (kind < 2), 0.0, -amount))
+    net = -amount
+    won = np.flatnonzero(kind == outcome)
+    net[won] = money_round(amount[won] * np.array([1.0, 0.95, 8.0])[kind[won]], 0.01, "half_up")
+    net[(outcome == 2) & (kind < 2)] = 0.0
+    return net
 
 
 def _integrity_faults(rng: np.random.Generator, rows: np.ndarray, shoe: np.ndarray, P: np.ndarray,
@@ -319,8 +323,22 @@ def simulate(n_rounds: int, *, seed: int = 0, fault_rate: float = 0.0, tables: i
     shoe_ids = [f"{prefix}-{t + 1:02d}-{(day0 + timedelta(days=int(dd))).strftime('%Y%m%d')}-S{no + 1:02d}"
                 for t, dd, no in zip(table[first], shoe_day, shoe_no)]
     shoe_local = np.repeat(np.arange(len(first)), sizes)
+
+    # everything in time order, as a log is written (wagers move with their rounds)
+    by_time = np.argsort(micros, kind="stable")
+    micros, table, dealer, shoe_local, seq = micros[by_time], table[by_time], dealer[by_time], \
+        shoe_local[by_time], d["seq"][by_time]
+    P, B, recorded, ann_p, ann_b, announce = P[by_time], B[by_time], recorded[by_time], ann_p[by_time], \
+        ann_b[by_time], announce[by_time]
+    has_order, deal_codes, void, cut_flag, label = has_order[by_time], d["order"][by_time], void[by_time], \
+        d["cut"][by_time], label[by_time]
+    new_counts = counts[by_time]
+    new_off = np.concatenate([[0], np.cumsum(new_counts)])
+    widx = np.repeat(woff[by_time] - new_off[:-1], new_counts) + np.arange(new_off[-1])
+    wseat, wkind, wamount, wnet, woff = wseat[widx], wkind[widx], wamount[widx], wnet[widx], new_off
+
     shoe_col = pa.DictionaryArray.from_arrays(pa.array(shoe_local.astype(np.int32)), pa.array(shoe_ids)).cast(pa.string())
-    seq_str = pc.utf8_lpad(pc.cast(pa.array(d["seq"]), pa.string()), 3, "0")
+    seq_str = pc.utf8_lpad(pc.cast(pa.array(seq), pa.string()), 3, "0")
     round_id = pc.binary_join_element_wise(shoe_col, seq_str, "-")
     table_names = pa.array([f"{prefix}-{t + 1:02d}" for t in range(tables)])
     dealer_names = pa.array([f"D{t + 1:02d}{k}" for t in range(tables) for k in range(8)])
@@ -337,7 +355,7 @@ def simulate(n_rounds: int, *, seed: int = 0, fault_rate: float = 0.0, tables: i
         [pa.array(wseat), strings(wkind, pa.array(["player", "banker", "tie"])), pa.array(wamount), pa.array(wnet)],
         fields=list(WAGER))
     wagers = pa.ListArray.from_arrays(pa.array(woff.astype(np.int32)), wstruct, type=pa.list_(WAGER))
-    order_codes = np.where(has_order, d["order"], -1)
+    order_codes = np.where(has_order, deal_codes, -1)
     order_names = pa.array(ORDER_STRINGS)
     deal_order = pa.DictionaryArray.from_arrays(
         pa.array(order_codes.astype(np.int32), mask=order_codes < 0), order_names).cast(pa.string())
@@ -350,7 +368,7 @@ def simulate(n_rounds: int, *, seed: int = 0, fault_rate: float = 0.0, tables: i
         "started_at": pa.array(micros, pa.timestamp("us", tz="UTC")),
         "utc_offset": pa.array(np.full(n, UTC_OFFSET, np.int16)),
         "shoe_id": shoe_col,
-        "round_seq": pa.array(d["seq"].astype(np.int32)),
+        "round_seq": pa.array(seq.astype(np.int32)),
         "status": strings(status_codes, pa.array(["completed", "void"])),
         "wagers": wagers,
         "events": pa.nulls(n, schema_for(game).field("events").type),
@@ -362,18 +380,14 @@ def simulate(n_rounds: int, *, seed: int = 0, fault_rate: float = 0.0, tables: i
         "announced_player": pa.array(ann_p.astype(np.int16), mask=ann_mask),
         "announced_banker": pa.array(ann_b.astype(np.int16), mask=ann_mask),
         "deal_order": deal_order,
-        "cut_card": pa.array(d["cut"]),
+        "cut_card": pa.array(cut_flag),
     }
     schema = schema_for(game)
     out = pa.Table.from_arrays([cols[f.name] for f in schema], schema=schema)
-    by_time = np.argsort(micros, kind="stable")
-    out = out.take(pa.array(by_time))
-    out = out.set_column(out.schema.get_field_index("source_line"), schema.field("source_line"),
-                         pa.array(np.arange(1, n + 1, dtype=np.int64)))
-    faulty = np.flatnonzero(label[by_time] >= 0)
+    faulty = np.flatnonzero(label >= 0)
     truth = pd.DataFrame({
         "round_id": out["round_id"].take(pa.array(faulty)).to_pylist(),
-        "citation": [CITATIONS[i] for i in label[by_time][faulty]],
+        "citation": [CITATIONS[i] for i in label[faulty]],
     })
     return out, truth
 
