@@ -94,14 +94,15 @@ def test_68_IAC_10_9_17_a() -> None:
         rnd("ok-one", events=[ROLL, one, STACKS]),                                   # one card: not voided
         rnd("ok-void", events=[ROLL, {"type": "face_up_card", "count": 2}, RESHUFFLE], void=True),
         rnd("bad-two-events", events=[ROLL, one, one, STACKS]),                      # 2 cards over two events
+        rnd("bad-events-no-count", events=[ROLL, {"type": "face_up_card", "count": 0}, one, STACKS]),
         rnd("bad-completed", events=[ROLL, {"type": "face_up_card", "count": 3}, STACKS]),
         rnd("bad-no-shuffle", events=[ROLL, {"type": "face_up_card", "count": 2}], void=True),
         rnd("bad-shuffle-before", events=[RESHUFFLE, ROLL, {"type": "face_up_card", "count": 2}], void=True),
         rnd("bad-dead", events=[ROLL, {"type": "face_up_card", "count": 2}, RESHUFFLE], status="dead"),
     ]
     f = found(recs, f"{C}(a)")
-    assert set(f["round_id"]) == {"bad-two-events", "bad-completed", "bad-no-shuffle", "bad-shuffle-before",
-                                  "bad-dead"}
+    assert set(f["round_id"]) == {"bad-two-events", "bad-events-no-count", "bad-completed", "bad-no-shuffle",
+                                  "bad-shuffle-before", "bad-dead"}
     msg = f.set_index("round_id")["message"]
     assert "3 face-up cards" in msg["bad-completed"] and "round completed" in msg["bad-completed"]
     assert "no reshuffle" in msg["bad-no-shuffle"]

@@ -174,6 +174,12 @@ class PaiGowCtx:
         return np.bincount(self.ev_round[sel], weights=self.ev_count[sel], minlength=self.n).astype(np.int64)
 
     @cached_property
+    def face_up_many(self) -> np.ndarray:
+        """More than one card found face up: counts summing over 1, or several face_up_card events."""
+        events = np.bincount(self.ev_round[self.is_type(FACE_UP)], minlength=self.n)
+        return (self.face_up_total > 1) | (events > 1)
+
+    @cached_property
     def dice_used(self) -> np.ndarray:
         """Total of the dice used: the last ``roll`` event's, else the round's ``dice``."""
         last_roll = self.last(self.is_type(ROLL), self.ev_dice_total)
@@ -219,7 +225,7 @@ class PaiGowCtx:
         """
         ex = self.ev_exposed
         return {
-            "a": np.where(self.face_up_total > 1, self.first(self.is_type(FACE_UP)), NONE),
+            "a": np.where(self.face_up_many, self.first(self.is_type(FACE_UP)), NONE),
             "c2": self.first(self.is_type(OUT_OF_ORDER) & ex),
             "c3": self.first(self.is_type(DEALER_EXPOSED)),
             "e": np.where(self.bad_hand_count, -1, NONE),
