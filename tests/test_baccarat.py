@@ -461,3 +461,19 @@ def test_worked_examples():
     assert len(merged) == len(want)
     assert np.allclose(merged["discrepancy"], merged["discrepancy_want"], atol=0.005)
     assert ("BAC-20250602-6add10", f"{SEC}(e)") in set(zip(got["round_id"], got["citation"]))
+
+
+def test_void_rounds():
+    """Void/dead rounds: nets must be 0 (paytable), the outcome is not checked, dealt cards still are."""
+    returned = [W(1, "player", 10, 0), W(2, "banker", 10, 0)]
+    recs = [
+        rnd(["Ks", "3s"], ["Kc", "7c"], rid="void_wrong_outcome", status="void", outcome="tie", wagers=returned),
+        rnd(["Ks", "3s"], ["Kc", "7c"], rid="void_wrong_draw", status="dead", wagers=returned),
+        rnd(["Ks", "3s", "4d"], ["Kc", "7c"], rid="void_ok", status="void", wagers=returned),
+        rnd(["Ks", "3s", "4d"], ["Kc", "7c"], rid="dead_paid", status="dead",
+            wagers=[W(1, "player", 10, 10), W(2, "banker", 10, -10), W(3, "tie", 5, -5)]),
+    ]
+    f = check(recs, {"void_wrong_outcome": f"{SEC}(b)(1)", "void_wrong_draw": f"{SEC}(b)(1)", "void_ok": None,
+                     "dead_paid": "paytable"}).set_index("round_id")
+    assert f.loc["dead_paid", "discrepancy"] == pytest.approx(10 - 10 - 5)
+    assert "round dead: the wager is returned" in f.loc["dead_paid", "message"]
