@@ -95,29 +95,18 @@ class Job:
 
     def config(self):
         """The merged configuration: defaults, the config file, ``[settings]``, then ``[limits]``."""
-        from .paytables import Config, ConfigError, _check_money, _merge, load_config
+        from .paytables import load_config, merge_config
 
-        cfg = load_config(self.config_path)
         over = json.loads(json.dumps(self.settings))  # a deep copy of plain TOML data
-        tables = over.pop("tables", {})
+        tables = over.setdefault("tables", {})
         for pattern, lim in self.limits.items():
             bj = tables.setdefault(pattern, {}).setdefault("blackjack", {})
             bj.update({f"table_{k}": v for k, v in lim.items()})
-        data = _merge(cfg.data, over, "") if over else cfg.data
-        merged_tables = dict(data.get("tables", {}))
-        for pattern, body in tables.items():
-            if not isinstance(body, dict):
-                raise ConfigError(f"tables.{pattern} must be a table")
-            for section, values in body.items():
-                if section not in data or not isinstance(data[section], dict) or section in ("money", "tables"):
-                    raise ConfigError(f"tables.{pattern}: unknown game section [{section}]")
-                _merge(data[section], values, section)  # validates the keys
-            old = merged_tables.get(pattern, {})
-            merged_tables[pattern] = {**old, **{s: {**old.get(s, {}), **v} for s, v in body.items()}}
-        data = {**data, "tables": merged_tables}
-        _check_money(data["money"])
+        cfg = load_config(self.config_path)
         source = str(self.config_path) if self.config_path else "defaults"
-        return Config(data=data, source=source + (" + job settings" if self.settings or self.limits else ""))
+        if self.settings or self.limits:
+            cfg = merge_config(cfg, over, source + " + job settings")
+        return cfg
 
 
 def _strings(raw: dict[str, Any], key: str, where: Path) -> list[str]:
@@ -313,43 +302,12 @@ def _ingest(files: list[Path], store, bar, exclude: tuple[Path, ...] = ()) -> tu
     Files under ``exclude`` (the job's output and store folders) are never inputs:
     a findings CSV has the columns of a round CSV.
     """
-    from .ingest.csv import is_round_csv
-    from .ingest.sources import _is_csv, _Seen, discover, ingest_source, source_sha256
+    from .ingest.sources import discover, ingest_paths
 
-    entries: list[dict[str, Any]] = []
-    new = []
-    seen = None
-    paths = [p for p in discover(files) if not any(p.resolve().is_relative_to(x) for x in exclude)]
     if bar is not None:
-        bar.total = len(paths)
-    for path in paths:
-        entry: dict[str, Any] = {"path": str(path)}
-        if _is_csv(path) and not is_round_csv(path):
-            entry["status"] = "skipped: not a round log (CSV header lacks round_id, game, table_id, started_at)"
-            log.warning("skip %s: not a round log", path)
-        else:
-            sha = source_sha256(path)
-            prior = store.source(sha)
-            if prior is None:
-                seen = seen or _Seen(store)
-                rec = ingest_source(path, store, seen)
-                if rec is None:  # its content changed since it was hashed, to one already ingested
-                    prior = store.source(source_sha256(path))
-                else:
-                    new.append(rec)
-                    entry.update(sha256=rec.sha256, size=rec.size, status="ingested", lines_read=rec.lines_read,
-                                 stored=rec.stored, already_stored=rec.already_stored,
-                                 quarantined=rec.quarantined, partitions=rec.partitions)
-                    log.info("ingested %s: %d round(s) stored, %d already stored, %d quarantined",
-                             path, rec.stored, rec.already_stored, rec.quarantined)
-            if prior is not None:
-                entry.update(sha256=prior.sha256, size=prior.size, status="already ingested",
-                             first_ingested_as=prior.path, first_ingested_at=prior.ingested_at)
-                log.debug("skip %s: already ingested as %s", path, prior.path)
-        entries.append(entry)
-        if bar is not None:
-            bar.update(1)
-    return entries, new
+        bar.total = len(discover(files, exclude))
+    report = ingest_paths(files, store, exclude=exclude, on_file=(lambda _p: bar.update(1)) if bar is not None else None)
+    return report.files, report.sources
 
 
 def _with_next_days(store, parts: set[tuple[str, str]]) -> set[tuple[str, str]]:

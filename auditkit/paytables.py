@@ -31,7 +31,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["Config", "ConfigError", "load_config", "money_round", "money_differs"]
+__all__ = ["Config", "ConfigError", "load_config", "merge_config", "money_round", "money_differs"]
 
 GAME_SECTION = {"mini_baccarat": "baccarat"}
 ROUNDINGS = {"half_up": ROUND_HALF_UP, "down": ROUND_DOWN, "up": ROUND_UP}
@@ -129,6 +129,26 @@ class Config:
         return hashlib.sha256(json.dumps(self.data, sort_keys=True).encode()).hexdigest()
 
 
+def merge_config(base: Config, over: dict[str, Any], source: str) -> Config:
+    """``base`` overridden by configuration data of the same shape as a TOML file (keys checked)."""
+    over = copy.deepcopy(over)
+    tables = over.pop("tables", {})
+    data = _merge(base.data, over, "")
+    merged = dict(data.get("tables", {}))
+    for pattern, body in tables.items():
+        if not isinstance(body, dict):
+            raise ConfigError(f"tables.{pattern} must be a table")
+        for section, values in body.items():
+            if section not in data or not isinstance(data[section], dict) or section in ("money", "tables"):
+                raise ConfigError(f"tables.{pattern}: unknown game section [{section}]")
+            _merge(data[section], values, section)  # validates the keys
+        old = merged.get(pattern, {})
+        merged[pattern] = {**old, **{s: {**old.get(s, {}), **v} for s, v in body.items()}}
+    data["tables"] = merged
+    _check_money(data["money"])
+    return Config(data=data, source=source)
+
+
 def load_config(path: str | Path | None = None) -> Config:
     """Defaults merged with a licensee TOML file; ConfigError says what is wrong."""
     cfg = Config()
@@ -141,16 +161,7 @@ def load_config(path: str | Path | None = None) -> Config:
         raise ConfigError(f"cannot read configuration {p}: {exc}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"configuration {p} is not valid TOML: {exc}") from exc
-    tables = over.pop("tables", {})
-    data = _merge(cfg.data, over, "")
-    for pattern, body in tables.items():
-        for section, values in body.items():
-            if section not in data or not isinstance(data[section], dict) or section in ("money", "tables"):
-                raise ConfigError(f"tables.{pattern}: unknown game section [{section}]")
-            _merge(data[section], values, section)  # validates keys
-    data["tables"] = tables
-    _check_money(data["money"])
-    return Config(data=data, source=str(p))
+    return merge_config(cfg, over, str(p))
 
 
 def _check_money(money: dict[str, Any]) -> None:

@@ -158,8 +158,10 @@ class Store:
             n += 1
         for p in (self.root / "_index" / f"{prefix}.parquet", self.root / "_quarantine" / f"{prefix}.parquet"):
             p.unlink(missing_ok=True)
-        for p in self.root.glob("**/.*.tmp"):
-            p.unlink(missing_ok=True)
+        for pattern in (f"rounds/game=*/date=*/.part-{prefix}-*.tmp", f"_index/.{prefix}.*.tmp",
+                        f"_quarantine/.{prefix}.*.tmp", f"_manifest/.{sha256}.*.tmp"):
+            for p in self.root.glob(pattern):  # only this source's: another writer's are left alone
+                p.unlink(missing_ok=True)
         return n
 
     # ---- rounds -------------------------------------------------------------------------
@@ -196,10 +198,20 @@ class Store:
 
     def scan(self, game: str, date: str, batch_size: int = 131_072,
              columns: list[str] | None = None) -> Iterator[pa.Table]:
-        """Stream one partition's rounds in batches of whole rounds."""
+        """Stream one partition's rounds in batches of whole rounds, about ``batch_size`` each
+        (small part files are gathered into one batch, so many small logs cost no more than one)."""
+        pending: list[pa.RecordBatch] = []
+        rows = 0
         for batch in self._dataset(game, date).to_batches(columns=columns, batch_size=batch_size):
-            if batch.num_rows:
-                yield pa.Table.from_batches([batch])
+            if not batch.num_rows:
+                continue
+            pending.append(batch)
+            rows += batch.num_rows
+            if rows >= batch_size:
+                yield pa.Table.from_batches(pending)
+                pending, rows = [], 0
+        if pending:
+            yield pa.Table.from_batches(pending)
 
     def read(self, game: str, date: str, columns: list[str] | None = None) -> pa.Table:
         """One partition's rounds (only the given columns)."""

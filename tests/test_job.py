@@ -315,7 +315,7 @@ def test_logging_quiet_for_cron_verbose_for_debugging_no_bar_without_tty(work):
     write_log(work / "logs" / "day1.jsonl", day_records(1, "b"))
     loud = _cli("-vv", "run", "nightly.toml", cwd=work)
     assert loud.returncode == 1
-    assert "INFO auditkit.job: ingested" in loud.stderr and "DEBUG auditkit.job: skip" in loud.stderr
+    assert "INFO auditkit.ingest: ingested" in loud.stderr and "INFO auditkit.ingest: skip" in loud.stderr
     assert "\r" not in loud.stderr and "rounds/s" not in loud.stderr  # stderr is not a TTY: no bar
     assert "outputs:" in loud.stdout
 

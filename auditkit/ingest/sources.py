@@ -26,7 +26,8 @@ from .csv import ATTACHED, companions_of, is_companion, is_round_csv, read_csv_r
 from .jsonl import LineError, read_lines
 from .records import BadRecord, parse_record
 
-__all__ = ["IngestReport", "discover", "ingest_paths", "ingest_source", "source_sha256", "InputError"]
+__all__ = ["IngestReport", "SeenRounds", "discover", "ingest_paths", "ingest_source", "source_sha256", "is_csv",
+           "InputError"]
 
 log = logging.getLogger("auditkit.ingest")
 FLUSH_ROWS = 100_000
@@ -42,8 +43,9 @@ class InputError(OSError):
 class IngestReport:
     """What an ingest run did, source by source."""
 
-    sources: list[SourceRecord] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason): already ingested
+    sources: list[SourceRecord] = field(default_factory=list)      # newly ingested
+    skipped: list[tuple[str, str]] = field(default_factory=list)   # (path, reason): already ingested, not a log
+    files: list[dict[str, Any]] = field(default_factory=list)      # one entry per file met, for run records
 
     def total(self, name: str) -> int:
         return sum(getattr(s, name) for s in self.sources)
@@ -62,8 +64,9 @@ class IngestReport:
         return "\n".join(parts)
 
 
-def discover(paths: Iterable[str | Path]) -> list[Path]:
-    """Log files named by ``paths`` (files, or folders searched recursively), sorted; companions excluded."""
+def discover(paths: Iterable[str | Path], exclude: Iterable[Path] = ()) -> list[Path]:
+    """Log files named by ``paths`` (files, or folders searched recursively), sorted; companions excluded,
+    and anything under an ``exclude`` folder (a job's own output and store)."""
     found: list[Path] = []
     for raw in paths:
         p = Path(raw)
@@ -77,13 +80,14 @@ def discover(paths: Iterable[str | Path]) -> list[Path]:
                 found.append(p)
         else:
             raise InputError(f"no such file or folder: {p}")
-    return list(dict.fromkeys(found))
+    skip = tuple(Path(x).resolve() for x in exclude)
+    return [p for p in dict.fromkeys(found) if not any(p.resolve().is_relative_to(x) for x in skip)]
 
 
 def source_sha256(path: Path) -> str:
     """SHA-256 of a source's content (a CSV main file together with its companions)."""
     h = hashlib.sha256()
-    files = [path] + (list(companions_of(path).values()) if _is_csv(path) else [])
+    files = [path] + (list(companions_of(path).values()) if is_csv(path) else [])
     for f in files:
         if f is not path:
             h.update(b"\0" + f.name.split(".")[-2].encode() + b"\0")
@@ -93,7 +97,7 @@ def source_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _is_csv(path: Path) -> bool:
+def is_csv(path: Path) -> bool:
     return path.name.lower().endswith(".csv")
 
 
@@ -127,7 +131,7 @@ class _Writer:
         self.count = 0
 
 
-class _Seen:
+class SeenRounds:
     """Round ids already stored (from the store's index) or met earlier in this run."""
 
     def __init__(self, store: Store):
@@ -152,7 +156,7 @@ class _Seen:
 
 def _lines_of(path: Path) -> Iterator[tuple[str, int, str | bytes, Any, str | None]]:
     """(file, line, raw, parsed JSON object or None, error) for every line of a source."""
-    if _is_csv(path):
+    if is_csv(path):
         try:
             yield from read_csv_rounds(path)
         except UnicodeDecodeError as exc:
@@ -176,19 +180,22 @@ def _lines_of(path: Path) -> Iterator[tuple[str, int, str | bytes, Any, str | No
         yield str(path), exc.line, b"", None, exc.reason
 
 
-def ingest_source(path: Path, store: Store, seen: _Seen | None = None, *, display: str | None = None) -> SourceRecord | None:
-    """Ingest one source into the store; None when its content was ingested before."""
+def ingest_source(path: Path, store: Store, seen: SeenRounds | None = None, *,
+                  display: str | None = None) -> tuple[SourceRecord, bool]:
+    """Ingest one source into the store: ``(its manifest entry, True)``, or the entry of the
+    identical content ingested before and False."""
     try:
         sha = source_sha256(path)
         size = path.stat().st_size
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    if store.source(sha) is not None:
-        return None
+    prior = store.source(sha)
+    if prior is not None:
+        return prior, False
     store.discard_uncommitted(sha)
-    seen = seen or _Seen(store)
+    seen = seen or SeenRounds(store)
     name = display or str(path)
-    rec = SourceRecord(sha256=sha, path=name, size=size, format="csv" if _is_csv(path) else "jsonl")
+    rec = SourceRecord(sha256=sha, path=name, size=size, format="csv" if is_csv(path) else "jsonl")
     writer = _Writer(store, sha)
     quarantine: list[dict[str, Any]] = []
     index: list[dict[str, Any]] = []
@@ -244,26 +251,39 @@ def ingest_source(path: Path, store: Store, seen: _Seen | None = None, *, displa
     store.commit_source(rec)
     if not rec.balanced:  # a bug, never an input problem
         raise AssertionError(f"line accounting does not balance for {name}: {rec}")
-    return rec
+    return rec, True
 
 
-def ingest_paths(paths: Iterable[str | Path], store: Store,
-                 on_source: Callable[[Path, SourceRecord | None], None] | None = None) -> IngestReport:
-    """Ingest every log under ``paths`` not ingested before."""
+def ingest_paths(paths: Iterable[str | Path], store: Store, *, exclude: Iterable[Path] = (),
+                 on_file: Callable[[Path], None] | None = None) -> IngestReport:
+    """Ingest every log under ``paths`` whose content the store has not seen; ``on_file`` is
+    called after each file (for progress)."""
     report = IngestReport()
-    seen = _Seen(store)
-    for path in discover(paths):
-        if _is_csv(path) and not is_round_csv(path):
-            report.skipped.append((str(path), "not a round log (CSV header lacks round_id, game, table_id, started_at)"))
-            log.warning("skip %s: not a round log (CSV header lacks round_id, game, table_id, started_at)", path)
-            continue
-        rec = ingest_source(path, store, seen)
-        if rec is None:
-            report.skipped.append((str(path), "already ingested (same SHA-256)"))
-            log.info("skip %s: already ingested", path)
+    seen: SeenRounds | None = None
+    for path in discover(paths, exclude):
+        entry: dict[str, Any] = {"path": str(path)}
+        if is_csv(path) and not is_round_csv(path):
+            why = "not a round log (CSV header lacks round_id, game, table_id, started_at)"
+            report.skipped.append((str(path), why))
+            entry["status"] = f"skipped: {why}"
+            log.warning("skip %s: %s", path, why)
         else:
-            report.sources.append(rec)
-            log.info("ingested %s: %d stored, %d quarantined", path, rec.stored, rec.quarantined)
-        if on_source:
-            on_source(path, rec)
+            seen = seen or SeenRounds(store)
+            rec, new = ingest_source(path, store, seen)
+            entry.update(sha256=rec.sha256, size=rec.size)
+            if new:
+                report.sources.append(rec)
+                entry.update(status="ingested", lines_read=rec.lines_read, stored=rec.stored,
+                             already_stored=rec.already_stored, quarantined=rec.quarantined,
+                             partitions=rec.partitions)
+                log.info("ingested %s: %d stored, %d already stored, %d quarantined",
+                         path, rec.stored, rec.already_stored, rec.quarantined)
+            else:
+                report.skipped.append((str(path), f"already ingested (same SHA-256 as {rec.path})"))
+                entry.update(status="already ingested", first_ingested_as=rec.path,
+                             first_ingested_at=rec.ingested_at)
+                log.info("skip %s: already ingested as %s", path, rec.path)
+        report.files.append(entry)
+        if on_file:
+            on_file(path)
     return report
