@@ -54,9 +54,10 @@ def _as_array(value: Any, n: int, dtype: Any = object) -> np.ndarray:
 
 
 def _hits_frame(hits: Hits, rule: Rule, meta: pd.DataFrame, game: str, date: Any) -> pd.DataFrame:
+    """One rule's hits with their rounds' metadata; ``meta`` holds the hit rows only, indexed by row."""
     n = len(hits)
     rows = np.asarray(hits.rows, dtype=np.int64)
-    m = meta.iloc[rows].reset_index(drop=True)
+    m = meta.loc[rows].reset_index(drop=True)
     seat = hits.seat
     frame = pd.DataFrame({
         "row": rows,
@@ -64,7 +65,8 @@ def _hits_frame(hits: Hits, rule: Rule, meta: pd.DataFrame, game: str, date: Any
         "game": game,
         "table_id": m["table_id"].to_numpy(),
         "dealer_id": m["dealer_id"].to_numpy(),
-        "started_at": _local_time(m["started_at"], m["utc_offset"]),
+        "started_at": m["started_at"].to_numpy(),
+        "utc_offset": m["utc_offset"].to_numpy(),
         "rule_id": rule.rule_id,
         "citation": rule.citation,
         "severity": rule.severity,
@@ -118,13 +120,20 @@ def _finish(frames: list[pd.DataFrame]) -> pd.DataFrame:
     if not frames:
         return empty_findings()
     out = pd.concat(frames, ignore_index=True)
+    if "utc_offset" in out:  # local time as the log wrote it, formatted once for all rules
+        out["started_at"] = _local_time(out["started_at"], out["utc_offset"])
     out["discrepancy"] = out["discrepancy"].astype(np.float64).round(6)
     return out[COLUMNS]
 
 
-def _meta(table: pa.Table) -> pd.DataFrame:
+def _meta(table: pa.Table, hits: list[Hits]) -> pd.DataFrame:
+    """Metadata of the rounds that some rule hit, indexed by their row in ``table`` (only those rows
+    are converted to pandas: a batch with a few findings costs little more than a clean one)."""
+    rows = np.unique(np.concatenate([np.asarray(h.rows, dtype=np.int64) for h in hits]))
     cols = [c for c in META + ["date"] if c in table.column_names]
-    return table.select(cols).to_pandas()
+    meta = table.select(cols).take(pa.array(rows)).to_pandas()
+    meta.index = rows
+    return meta
 
 
 def check_rounds(table: pa.Table, game: str, config: Config, rules: Sequence[Rule] | None = None,
@@ -134,14 +143,11 @@ def check_rounds(table: pa.Table, game: str, config: Config, rules: Sequence[Rul
     if table.num_rows == 0 or not rules:
         return empty_findings()
     ctx = PREPARERS[game](table, config)
-    meta = None
-    frames = []
-    for r in rules:
-        hits = r.func(ctx)
-        if len(hits):
-            meta = _meta(table) if meta is None else meta
-            frames.append(_hits_frame(hits, r, meta, game, date))
-    return _finish(frames)
+    found = [(r, h) for r in rules if len(h := r.func(ctx))]
+    if not found:
+        return empty_findings()
+    meta = _meta(table, [h for _, h in found])
+    return _finish([_hits_frame(h, r, meta, game, date) for r, h in found])
 
 
 def check_shoes(table: pa.Table, game: str, config: Config, rules: Sequence[Rule] | None = None,
@@ -157,8 +163,7 @@ def check_shoes(table: pa.Table, game: str, config: Config, rules: Sequence[Rule
     order = pc.sort_indices(table, sort_keys=[(k, "ascending") for k in SHOE_KEY])
     table = table.take(order)
     keep = None if emit is None else np.asarray(emit)[order.to_numpy()]
-    meta = None
-    frames = []
+    found = []
     for r in rules:
         hits = r.func(table, config)
         if keep is not None and len(hits):
@@ -166,9 +171,11 @@ def check_shoes(table: pa.Table, game: str, config: Config, rules: Sequence[Rule
             hits = Hits(rows=hits.rows[sel], **{k: (v[sel] if isinstance(v, np.ndarray) else v)
                                                  for k, v in vars(hits).items() if k != "rows"})
         if len(hits):
-            meta = _meta(table) if meta is None else meta
-            frames.append(_hits_frame(hits, r, meta, game, date))
-    return _finish(frames)
+            found.append((r, hits))
+    if not found:
+        return empty_findings()
+    meta = _meta(table, [h for _, h in found])
+    return _finish([_hits_frame(h, r, meta, game, date) for r, h in found])
 
 
 def shoe_columns(rules: Iterable[Rule]) -> list[str]:
