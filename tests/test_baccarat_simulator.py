@@ -92,3 +92,16 @@ def test_write_sample(tmp_path):
     found = validate_records(records)
     assert set(zip(found["round_id"], found["citation"])) == set(zip(truth["round_id"], truth["citation"]))
     assert records[0]["started_at"].endswith("-05:00")
+
+
+def test_sliced_batches_give_the_same_findings(faulty):
+    """Round checks on slices of a table (as streamed batches are) find what the whole table gives."""
+    from auditkit.paytables import Config
+    from auditkit.validate import check_rounds
+
+    table = faulty[0].slice(0, 6_000)
+    whole = check_rounds(table, "baccarat", Config())
+    parts = pd.concat([check_rounds(table.slice(a, 1_000), "baccarat", Config()) for a in range(0, 6_000, 1_000)])
+    assert len(whole) > 0
+    assert sorted(zip(whole["round_id"], whole["rule_id"], whole["discrepancy"])) == \
+        sorted(zip(parts["round_id"], parts["rule_id"], parts["discrepancy"]))

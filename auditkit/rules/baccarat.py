@@ -157,8 +157,10 @@ def _hand(col: pa.ChunkedArray | pa.Array) -> tuple[HandCards, np.ndarray, np.nd
         off = np.concatenate([[0], np.cumsum(n)]).astype(np.int64)
         vals = m[np.arange(m.shape[1]) < n[:, None]].astype(np.int8)
     else:
-        off = arr.offsets.to_numpy().astype(np.int64, copy=False)
-        vals = arr.values.to_numpy(zero_copy_only=False).astype(np.int8, copy=False)
+        off = arr.offsets.to_numpy().astype(np.int64)
+        lo = int(off[0])  # a slice of a longer array: read only its own cards
+        vals = arr.values.slice(lo, int(off[-1]) - lo).to_numpy(zero_copy_only=False).astype(np.int8, copy=False)
+        off -= lo
     n = np.diff(off)
     pv = np.concatenate([BACCARAT_POINTS[vals], np.zeros(4, np.int8)])
     start = off[:-1]
@@ -429,7 +431,8 @@ def paytable(ctx: BaccaratCtx) -> Hits:
     w = flat_values(col)
     if len(w) == 0:
         return Hits(rows=np.empty(0, np.int64), message="")
-    per_round = lengths(col)
+    col = combine(col)
+    per_round = np.diff(col.offsets.to_numpy()) if not col.null_count else lengths(col)
     kind = _num(pc.index_in(w.field("bet"), value_set=pa.array(OUTCOMES)), -1).astype(np.int8)
     amount = _num(w.field("amount"), 0.0).astype(np.float64, copy=False)
     net = _num(w.field("net"), 0.0).astype(np.float64, copy=False)
