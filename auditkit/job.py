@@ -12,6 +12,7 @@ output folder, the configuration and what to check::
     citations = ["68 IAC 10-10-14(b)(5)"] # optional; default every check
     fail_on = "high"                      # any | low | medium | high | none
     lock_timeout = 0                      # seconds to wait for a running job (0: refuse)
+    notebooks = false                     # true (or a list of names) renders the notebooks to HTML in the run folder
 
     [settings.baccarat]                   # optional inline overrides, same shape as a config file
     tie = 9.0
@@ -61,7 +62,7 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 SEVERITY_RANK = {"low": 1, "medium": 2, "high": 3}
 FAIL_ON = {"any": 1, "low": 1, "medium": 2, "high": 3, "none": 99}
 KEYS = {"name", "inputs", "store", "output", "config", "settings", "limits", "games", "citations", "fail_on",
-        "lock_timeout"}
+        "lock_timeout", "notebooks"}
 LOCK_NAME = ".auditkit.lock"
 GLOB_CHARS = set("*?[")
 
@@ -91,6 +92,7 @@ class Job:
     citations: list[str] = field(default_factory=list)
     fail_on: str = "any"
     lock_timeout: float = 0.0
+    notebooks: bool | list[str] = False
     sha256: str = ""
 
     def config(self):
@@ -168,6 +170,12 @@ def load_job(path: str | Path) -> Job:
     timeout = raw.get("lock_timeout", 0)
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0:
         raise JobError(f"{path}: lock_timeout must be a number of seconds >= 0")
+    notebooks = raw.get("notebooks", False)
+    if not isinstance(notebooks, bool):
+        from .notebooks import NOTEBOOKS
+
+        if not isinstance(notebooks, list) or not notebooks or set(notebooks) - set(NOTEBOOKS):
+            raise JobError(f"{path}: notebooks must be true, false or a list of {', '.join(NOTEBOOKS)}")
     settings = raw.get("settings", {})
     if not isinstance(settings, dict):
         raise JobError(f"{path}: [settings] must be a table")
@@ -184,7 +192,7 @@ def load_job(path: str | Path) -> Job:
     output = _path(raw, "output", base, path)
     job = Job(path=path, name=safe_component(name), inputs=inputs, store=store, output=output,  # type: ignore[arg-type]
               config_path=_path(raw, "config", base, path, required=False), settings=settings, limits=limits,
-              games=games, citations=citations, fail_on=fail_on, lock_timeout=float(timeout),
+              games=games, citations=citations, fail_on=fail_on, lock_timeout=float(timeout), notebooks=notebooks,
               sha256=hashlib.sha256(text).hexdigest())
     job.config()  # fail now on a bad configuration (ConfigError)
     return job
@@ -404,6 +412,7 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
         q = store.quarantine()
         rep.write_csv(q[q["sha256"].isin({r.sha256 for r in pending})], partial / names["quarantine"])
 
+        rendered = _render_notebooks(job, store, parts, partial) if job.notebooks and parts else []
         threshold = FAIL_ON[fail_on]
         ranks = findings["severity"].map(SEVERITY_RANK).fillna(3)
         failing = int((ranks >= threshold).sum())
@@ -434,6 +443,7 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
                 "findings_by_severity": {s: int((findings["severity"] == s).sum()) for s in SEVERITY_RANK},
             },
             "outputs": names,
+            "notebooks": rendered,
         }
         ended = datetime.now(timezone.utc)
         record["ended_at"] = ended.isoformat(timespec="milliseconds")
@@ -450,6 +460,25 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
             _save_state(job, validated | {r.sha256 for r in pending}, run_id)
     log.info("run %s: %s, %d finding(s), exit %d; outputs in %s", run_id, status, len(findings), exit_code, final)
     return RunResult(exit_code, record, final)
+
+
+def _render_notebooks(job: Job, store, parts: set[tuple[str, str]], folder: Path) -> list[str]:
+    """Render the auditor notebooks over the validated days to HTML in the run folder.
+
+    A failure is logged and recorded, never fatal: the findings are the job's output.
+    """
+    try:
+        from .notebooks import NOTEBOOK_DIR, NOTEBOOKS, render_all
+
+        if not NOTEBOOK_DIR.is_dir():
+            raise FileNotFoundError(f"notebooks folder {NOTEBOOK_DIR} not found (install from a source checkout)")
+        days = sorted(d for _g, d in parts)
+        names = NOTEBOOKS if job.notebooks is True else job.notebooks
+        paths = render_all(store.root, folder / "notebooks", start=days[0], end=days[-1], notebooks=names)
+        return [str(p.relative_to(folder)) for p in paths]
+    except Exception as exc:  # noqa: BLE001 - any failure of an optional report
+        log.error("notebooks not rendered: %s", exc)
+        return [f"failed: {exc}"]
 
 
 def _rows(store, game: str, day: str) -> int:

@@ -517,3 +517,20 @@ def test_outputs_and_store_inside_an_input_folder_are_never_ingested(tmp_path):
     assert rec["status"] == "nothing new"
     assert [Path(f["path"]).name for f in rec["inputs"]["files"]] == ["day0.jsonl"]
     assert len(stored_round_ids(tmp_path / "store")) == 78
+
+
+def test_job_renders_the_chosen_notebooks_to_html(tmp_path):
+    pytest.importorskip("papermill")
+    write_log(tmp_path / "logs" / "day0.jsonl", day_records(0, "a"))
+    job = write_job(tmp_path, notebooks=["01_overview"])
+    assert main(["run", str(job)]) == 1
+    folder = run_folders(tmp_path / "reports")[-1]
+    html = folder / "notebooks" / "01_overview.html"
+    assert html.exists() and "<html" in html.read_text()[:2000].lower()
+    assert last_record(tmp_path / "reports")["notebooks"] == ["notebooks/01_overview.html"]
+
+
+def test_job_file_rejects_unknown_notebook(tmp_path):
+    write_log(tmp_path / "logs" / "day0.jsonl", day_records(0, "a"))
+    job = write_job(tmp_path, notebooks=["99_nope"])
+    assert main(["run", str(job)]) == 2
