@@ -1,9 +1,10 @@
 """Baccarat and mini baccarat: 68 IAC 10-10-14 (third-card rules, dealing order, cut card).
 
-The preparer turns a batch of rounds into per-round arrays (read straight
-from the list offsets of the card columns) and the derived facts every rule reads (two-card totals, naturals, who drew, the third cards,
-what the tableau requires given the cards *as dealt*, final totals and the
-outcome those cards give). Each rule is then a few vectorized comparisons.
+The preparer turns a batch of rounds into per-round arrays, read straight
+from the list offsets of the card columns: two-card totals, naturals, who
+drew, the third cards, what the tableau requires given the cards *as dealt*,
+final totals and the outcome those cards give. Each rule is then a few
+vectorized comparisons; messages are formatted for the flagged rows only.
 
 How the catalog is read (see ``docs/baccarat.md``):
 
@@ -33,8 +34,8 @@ from ..paytables import Config, money_differs, money_round
 from .integrity import shoe_excess
 from .registry import Hits, preparer, rule
 
-__all__ = ["BaccaratCtx", "prepare", "player_draws", "banker_draws", "BANKER_DRAWS_AFTER_PLAYER",
-           "banker_subsection", "OUTCOMES", "PAY_KEYS"]
+__all__ = ["BaccaratCtx", "HandCards", "prepare", "is_natural", "player_draws", "banker_draws",
+           "banker_subsection", "outcome_of", "BANKER_DRAWS_AFTER_PLAYER", "OUTCOMES", "PAY_KEYS"]
 
 GAMES = ("baccarat", "mini_baccarat")
 SECTION = "68 IAC 10-10-14"
