@@ -73,6 +73,16 @@ def _card_bits(codes: np.ndarray) -> np.ndarray:
     return _BITS[np.asarray(codes, dtype=np.int8).view(np.uint8)]
 
 
+def _row_bits(bits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of a bit matrix, the sum and the OR of its bits (a loop over card positions, not rows)."""
+    total = bits[:, 0].copy()
+    union = bits[:, 0].copy()
+    for k in range(1, bits.shape[1]):
+        total += bits[:, k]
+        union |= bits[:, k]
+    return total, union
+
+
 def _per_round(values: np.ndarray, rows: np.ndarray, n: int, op: np.ufunc) -> np.ndarray:
     """``op`` (add or bitwise_or) of uint64 ``values`` per round; ``rows`` sorted, empty rounds 0."""
     out = np.zeros(n, dtype=np.uint64)
@@ -148,17 +158,32 @@ class PaiGowCtx:
         return self.ev_type == kind
 
     # ---- per-round facts ----------------------------------------------------------
+    def _status_is(self, value: str) -> np.ndarray:
+        return to_numpy(pc.equal(self.table["status"], value), False).astype(bool)
+
     @cached_property
     def is_void(self) -> np.ndarray:
-        return self.status == "void"
+        return self._status_is("void")
 
     @cached_property
     def is_dead(self) -> np.ndarray:
-        return self.status == "dead"
+        return self._status_is("dead")
 
     @cached_property
     def is_completed(self) -> np.ndarray:
-        return self.status == "completed"
+        return self._status_is("completed")
+
+    @cached_property
+    def table_codes(self) -> tuple[np.ndarray, list[str]]:
+        """Each round's index into the batch's distinct table ids, and those ids."""
+        codes, uniques = pd.factorize(pd.Series(to_numpy(self.table["table_id"]), dtype=object), sort=False)
+        return codes, [str(u) for u in uniques]
+
+    def param(self, key: str) -> np.ndarray:
+        """A numeric ``[pai_gow_poker]`` setting per round, looked up once per distinct table."""
+        codes, tables = self.table_codes
+        vals = np.array([float(self.config.get(GAME, key, t)) for t in tables], dtype=np.float64)
+        return vals[codes] if len(codes) else np.empty(0)
 
     @cached_property
     def last_reshuffle(self) -> np.ndarray:
@@ -288,8 +313,8 @@ class PaiGowCtx:
         checked = self.is_completed & (self.dealer_len == 7)
         rows = np.flatnonzero(checked)
         if len(rows):
-            table_ids = to_numpy(self.table["table_id"])[rows]
-            for way, sel in _house_ways(self.config, table_ids):
+            codes, tables = self.table_codes
+            for way, sel in _house_ways(self.config, codes[rows], tables):
                 r = rows[sel]
                 high[r], low[r] = set_hands(self.dealer_cards[r, :7], way)
         return high, low, checked
@@ -303,12 +328,11 @@ class PaiGowCtx:
         return high, low, (nh == 5) & (nl == 2)
 
 
-def _house_ways(config: Config, table_ids: np.ndarray) -> list[tuple[Any, np.ndarray]]:
-    """The house way of each distinct table setting, with the mask of rows that use it."""
+def _house_ways(config: Config, codes: np.ndarray, tables: list[str]) -> list[tuple[Any, np.ndarray]]:
+    """The house way of each distinct table setting, with the mask of rows (table ``codes``) that use it."""
     from ..poker.house_way import load_house_way
 
-    codes, tables = pd.factorize(pd.Series(table_ids, dtype=object), sort=False)
-    specs = [_house_way_spec(config, str(t)) for t in tables]  # one lookup per distinct table
+    specs = [_house_way_spec(config, t) for t in tables]  # one lookup per distinct table
     keys, spec_of_key = pd.factorize(pd.Series([repr(s) for s in specs], dtype=object), sort=False)
     row_key = keys[codes]
     return [(load_house_way(specs[int(np.flatnonzero(keys == k)[0])]), row_key == k)
@@ -347,11 +371,12 @@ def prepare(table: pa.Table, config: Config) -> PaiGowCtx:
         ev_exposed = ev_misdeal = np.empty(0, bool)
     hands = table["hands"]
     h = flat_values(hands)
-    hand_cards, hand_len = padded(h.field("cards"), 7)
-    dealer_cards, dealer_len = padded(table["dealer_cards"], 7)
+    cards = h.field("cards")
+    hand_cards, hand_len = padded(cards, max(7, int(lengths(cards).max(initial=0))))
+    dealer_cards, dealer_len = padded(table["dealer_cards"], max(7, int(lengths(table["dealer_cards"]).max(initial=0))))
     dice, _ = padded(table["dice"], 3)
     return PaiGowCtx(
-        table=table, config=config, n=n, status=to_numpy(table["status"], "completed").astype(str),
+        table=table, config=config, n=n, status=to_numpy(table["status"], "completed"),
         ev_type=ev_type, ev_round=ev_round, ev_pos=np.arange(m, dtype=np.int64) - starts[ev_round],
         ev_count=ev_count, ev_exposed=ev_exposed, ev_misdeal=ev_misdeal, ev_dice_total=ev_dice_total,
         hand_round=parents(hands), hand_seat=to_numpy(h.field("seat"), -1).astype(np.int64),
@@ -475,10 +500,9 @@ def dealer_house_way(ctx: PaiGowCtx) -> Hits:
     high, low, ok = ctx.dealer_final
     rows = np.flatnonzero(checked)
     # the final setting splits the dealer's own seven cards ...
-    split = _card_bits(np.concatenate([high[rows], low[rows]], axis=1))
-    split_or = np.bitwise_or.reduce(split, axis=1)
-    own = ((split_or == np.bitwise_or.reduce(_card_bits(ctx.dealer_cards[rows, :7]), axis=1))
-           & (split.sum(axis=1, dtype=np.uint64) == split_or))  # seven distinct cards, the dealer's
+    split_sum, split_or = _row_bits(_card_bits(np.concatenate([high[rows], low[rows]], axis=1)))
+    _, dealer_or = _row_bits(_card_bits(ctx.dealer_cards[rows, :7]))
+    own = (split_or == dealer_or) & (split_sum == split_or)  # seven distinct cards, the dealer's
     # ... and is worth what the house way is worth (a suit swapped between equal ranks is the same setting)
     d_hi, d_lo = ctx.dealer_scores
     same = (d_hi[rows] == rank5(hw_high[rows])) & (d_lo[rows] == rank2(hw_low[rows]))
@@ -574,9 +598,8 @@ def paytable(ctx: PaiGowCtx) -> Hits:
     win_lo = p_lo > d_lo[rr]
     wins = np.where(d_foul[rr], 2, win_hi.astype(np.int64) + win_lo)
     wins = np.where(p_foul, 0, wins)
-    t_ids = to_numpy(ctx.table["table_id"])
-    pay = ctx.config.param(GAME, "win", t_ids)[rr]
-    commission = ctx.config.param(GAME, "commission", t_ids)[rr]
+    pay = ctx.param("win")[rr]
+    commission = ctx.param("commission")[rr]
     wager = ctx.hand_wager[idx]
     exact = np.select([wins == 2, wins == 0], [wager * pay * (1.0 - commission), -wager], 0.0)
     unit = float(ctx.config.money["rounding_unit"])
@@ -600,14 +623,12 @@ def paytable(ctx: PaiGowCtx) -> Hits:
       summary="A card repeated in the round (one 53-card deck), or more than one joker")
 def integrity(ctx: PaiGowCtx) -> Hits:
     # a round's cards as bits of a uint64: the sum of the bits equals their OR only if no card repeats
-    t = ctx.table
-    hand_cards = flat_values(t["hands"]).field("cards")
-    d_bits = _card_bits(flat_values(t["dealer_cards"]).to_numpy(zero_copy_only=False))
-    h_bits = _card_bits(flat_values(hand_cards).to_numpy(zero_copy_only=False))
-    d_rows = parents(t["dealer_cards"])
-    h_rows = ctx.hand_round[parents(hand_cards)]
-    total = _per_round(d_bits, d_rows, ctx.n, np.add) + _per_round(h_bits, h_rows, ctx.n, np.add)
-    union = _per_round(d_bits, d_rows, ctx.n, np.bitwise_or) | _per_round(h_bits, h_rows, ctx.n, np.bitwise_or)
+    d_bits = _card_bits(ctx.dealer_cards)   # padded matrices hold every card (NO_CARD is bit 0)
+    h_bits = _card_bits(ctx.hand_cards)
+    h_sum, h_or = _row_bits(h_bits)
+    d_sum, d_or = _row_bits(d_bits)
+    total = d_sum + _per_round(h_sum, ctx.hand_round, ctx.n, np.add)
+    union = d_or | _per_round(h_or, ctx.hand_round, ctx.n, np.bitwise_or)
     rows = np.flatnonzero(total != union)
     msgs = np.empty(len(rows), dtype=object)
     for i, rec in enumerate(ctx.table.select(["dealer_cards", "hands"]).take(pa.array(rows)).to_pylist()):
