@@ -381,10 +381,10 @@ def third_card_order(ctx: BaccaratCtx) -> Hits:
     col = combine(ctx.table["deal_order"])
     if col.null_count == len(col) or not both.any():
         return Hits(rows=np.empty(0, np.int64), message="")
-    enc = pc.dictionary_encode(col)
+    cand = np.flatnonzero(both)  # only rounds where both hands drew can break (c)
+    enc = pc.dictionary_encode(col.take(pa.array(cand)))
     bad_code = np.array([_banker_third_first(s) for s in enc.dictionary.to_pylist()] + [False])
-    idx = _num(enc.indices, -1).astype(np.int64)
-    rows = np.flatnonzero(both & bad_code[idx])
+    rows = cand[bad_code[_num(enc.indices, -1).astype(np.int64)]]
     orders = _take_str(col, rows)
     msg = np.array([f"deal order {o}: banker's third card {cards_str(ctx.b[i, 2:3])} dealt before "
                     f"the player's {cards_str(ctx.p[i, 2:3])}" for i, o in zip(rows, orders)], dtype=object)
