@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 from ..cards import BACCARAT_POINTS, JOKER, cards_str
 from ..columns import combine, flat_values, lengths, padded
 from ..paytables import Config, money_differs, money_round
-from .integrity import shoe_excess
+from .integrity import shoe_excess, shoe_groups
 from .registry import Hits, preparer, rule
 
 __all__ = ["BaccaratCtx", "HandCards", "prepare", "is_natural", "player_draws", "banker_draws",
@@ -549,28 +549,13 @@ def _per_round(config: Config, table: pa.Table, key: str) -> np.ndarray:
     return config.param("baccarat", key, uniques)[_num(enc.indices, 0).astype(np.int64)]
 
 
-def _shoe_groups(table: pa.Table) -> np.ndarray:
-    """A group number per round of a table sorted by shoe: one per run of equal (table_id, shoe_id)."""
-    n = table.num_rows
-    new = np.zeros(n, dtype=bool)
-    new[:1] = True
-    if n > 1:
-        for name in ("table_id", "shoe_id"):
-            col = combine(table[name])
-            a, b = col.slice(1), col.slice(0, n - 1)
-            diff = pc.fill_null(pc.not_equal(a, b), True)                       # one side null
-            both_null = pc.and_(pc.is_null(a), pc.is_null(b))
-            new[1:] |= _num(pc.and_not(diff, both_null), False).astype(bool)
-    return np.cumsum(new) - 1
-
-
 # ---- (e) cut card -----------------------------------------------------------------------
 @rule("baccarat.e", games=GAMES, citation=f"{SECTION}(e)", severity="medium",
       summary="After the round in which the cutting card appeared, exactly one more round is dealt",
       scope="shoe", columns=("cut_card",))
 def cut_card_last_hand(table: pa.Table, config: Config) -> Hits:
     n = table.num_rows
-    group = _shoe_groups(table)
+    group = shoe_groups(table)
     cut = _num(table["cut_card"], False).astype(bool)
     pos = np.arange(n, dtype=np.int64)
     first = np.full(int(group.max(initial=-1)) + 1, np.iinfo(np.int64).max // 2, dtype=np.int64)

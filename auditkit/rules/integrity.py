@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..cards import JOKER, NO_CARD, cards_str
-from ..columns import flat_values, parents, to_numpy
+from ..columns import combine, flat_values, parents, to_numpy
 
 __all__ = ["repeated_in_round", "jokers", "shoe_excess", "shoe_groups", "flat_cards"]
 
@@ -34,12 +35,17 @@ def jokers(cards: np.ndarray) -> np.ndarray:
 
 
 def shoe_groups(table: pa.Table) -> np.ndarray:
-    """A group number per round of a table sorted by shoe: one per distinct (table_id, shoe_id)."""
-    t = to_numpy(table["table_id"], "").astype(object)
-    s = to_numpy(table["shoe_id"], "").astype(object)
-    key = np.char.add(np.char.add(t.astype(str), "\x1f"), s.astype(str)) if len(t) else np.empty(0, str)
-    new = np.ones(len(key), dtype=bool)
-    new[1:] = key[1:] != key[:-1]
+    """A group number per round of a table sorted by shoe: one per run of equal (table_id, shoe_id)."""
+    n = table.num_rows
+    new = np.zeros(n, dtype=bool)
+    new[:1] = True
+    if n > 1:
+        for name in ("table_id", "shoe_id"):  # Arrow compares the strings: no Python objects
+            col = combine(table[name])
+            a, b = col.slice(1), col.slice(0, n - 1)
+            diff = pc.fill_null(pc.not_equal(a, b), True)  # one side null
+            both_null = pc.and_(pc.is_null(a), pc.is_null(b))
+            new[1:] |= to_numpy(pc.and_not(diff, both_null), False).astype(bool)
     return np.cumsum(new) - 1
 
 
