@@ -165,25 +165,52 @@ def _seat_key(rows: np.ndarray, seats: np.ndarray) -> np.ndarray:
     return rows.astype(np.int64) * (1 << 32) + seats.astype(np.int64)
 
 
+def _lengths(col: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """List lengths, straight from the offsets when the column has no null list."""
+    arr = combine(col)
+    if arr.null_count:
+        return lengths(arr)
+    return np.diff(arr.offsets.to_numpy()).astype(np.int64, copy=False)
+
+
+def _parents(col: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """For each flattened child of a list column, the row of its parent list."""
+    return np.repeat(np.arange(len(col), dtype=np.int64), _lengths(col))
+
+
 def _flat_cards(col: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Flat int8 codes of a ``list<int8>`` column, each list's start in them, and its length."""
-    n = lengths(col)
+    n = _lengths(col)
     flat = flat_values(col).to_numpy(zero_copy_only=False).astype(np.int8, copy=False)
     start = np.zeros(len(n), dtype=np.int64)
     np.cumsum(n[:-1], out=start[1:])
     return flat, start, n
 
 
+# hard value + 256 x (is an ace), per card code: one prefix sum gives both per list
+_VALUE_ACE = BLACKJACK_POINTS.astype(np.int64) + 256 * IS_ACE.astype(np.int64)
+
+
 def _list_totals(flat: np.ndarray, start: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Best blackjack total and joker count of each list of flat cards (sums by prefix differences)."""
     def sums(values: np.ndarray) -> np.ndarray:
-        cs = np.zeros(len(values) + 1, dtype=np.int32)
+        cs = np.zeros(len(values) + 1, dtype=np.int64)
         np.cumsum(values, out=cs[1:])
         return cs[start + n] - cs[start]
 
-    hard = sums(BLACKJACK_POINTS[flat])
-    soft = (sums(IS_ACE[flat]) > 0) & (hard <= 11)
-    return (hard + 10 * soft).astype(np.int16), sums(flat == JOKER)
+    both = sums(_VALUE_ACE[flat])
+    hard = both & 255
+    soft = (both > 255) & (hard <= 11)
+    is_joker = flat == JOKER
+    joker = sums(is_joker) if is_joker.any() else np.zeros(len(n), dtype=np.int64)
+    return (hard + 10 * soft).astype(np.int16), joker
+
+
+def _np(col: pa.Array | pa.ChunkedArray, fill: object, dtype: Any) -> np.ndarray:
+    """A primitive column as numpy, nulls filled only when there are any."""
+    if col.null_count:
+        col = pc.fill_null(col, fill)
+    return combine(col).to_numpy(zero_copy_only=False).astype(dtype, copy=False)
 
 
 @preparer(GAME)
@@ -191,27 +218,27 @@ def prepare(table: pa.Table, config: Config) -> Ctx:
     """Totals of every hand and of the dealer, settings per round, flattened wagers and events."""
     n = table.num_rows
     tids = table["table_id"]  # the Arrow column: Config encodes it once for every param
-    completed = to_numpy(pc.equal(table["status"], "completed"), False).astype(bool, copy=False)
+    completed = _np(pc.equal(table["status"], "completed"), False, bool)
 
     dealer_flat, dealer_start, dealer_n = _flat_cards(table["dealer_cards"])
     dealer_total, dealer_jokers = _list_totals(dealer_flat, dealer_start, dealer_n)
     dealer_bj = (dealer_n == 2) & (dealer_total == 21)
 
     h = flat_values(table["hands"])
-    h_round = parents(table["hands"])
+    h_round = _parents(table["hands"])
     card_flat, card_start, n_cards = _flat_cards(struct_field(h, "cards"))
     total, hand_jokers = _list_totals(card_flat, card_start, n_cards)
     split = _field(h, "split", False, bool)
     bj = (n_cards == 2) & (total == 21) & ~split
     joker = (dealer_jokers > 0) | (np.bincount(h_round[hand_jokers > 0], minlength=n)[:n] > 0)
 
-    round_min = to_numpy(table["table_min"], np.nan).astype(np.float64, copy=False)
-    round_max = to_numpy(table["table_max"], np.nan).astype(np.float64, copy=False)
+    round_min = _np(table["table_min"], np.nan, np.float64)
+    round_max = _np(table["table_max"], np.nan, np.float64)
     table_min = np.where(np.isnan(round_min), config.param(GAME, "table_min", tids), round_min)
     table_max = np.where(np.isnan(round_max), config.param(GAME, "table_max", tids), round_max)
 
     w = flat_values(table["wagers"])
-    w_round = parents(table["wagers"])
+    w_round = _parents(table["wagers"])
     w_kind = to_numpy(pc.index_in(struct_field(w, "bet"), value_set=pa.array(["insurance", "even_money"])), -1)
     w_kind = w_kind.astype(np.int64, copy=False)
     w_seat = _field(w, "seat", -1, np.int64)
@@ -224,12 +251,12 @@ def prepare(table: pa.Table, config: Config) -> Ctx:
                                             _seat_key(w_round[em], w_seat[em]))
 
     e = flat_values(table["events"])
-    e_round = parents(table["events"])
-    e_len = lengths(table["events"])
+    e_len = _lengths(table["events"])
+    e_round = np.repeat(np.arange(n, dtype=np.int64), e_len)
     e_start = np.zeros(n, dtype=np.int64)
     np.cumsum(e_len[:-1], out=e_start[1:])
     e_pos = np.arange(len(e), dtype=np.int64) - e_start[e_round]
-    e_first = to_numpy(pc.equal(struct_field(e, "type"), "first_card"), False).astype(bool, copy=False)
+    e_first = _np(pc.equal(struct_field(e, "type"), "first_card"), False, bool)
     e_action = to_numpy(pc.index_in(struct_field(e, "action"), value_set=pa.array(list(ACTIONS))), -1)
 
     rate = {k: config.param(GAME, k, tids) for k in RATE_KEYS}

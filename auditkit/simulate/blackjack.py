@@ -456,12 +456,8 @@ class _Cols:
         def offsets(counts: list[int]) -> pa.Array:
             return pa.array(np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]).astype(np.int32))
 
-        def lst(counts: list[int], values: pa.Array, null_empty: bool = False) -> pa.Array:
-            arr = pa.ListArray.from_arrays(offsets(counts), values)
-            if null_empty:
-                mask = pa.array(np.asarray(counts) == 0)
-                arr = pa.ListArray.from_arrays(offsets(counts), values, mask=mask)
-            return arr
+        def lst(counts: list[int], values: pa.Array) -> pa.Array:
+            return pa.ListArray.from_arrays(offsets(counts), values)
 
         cards = lambda v: pa.array(np.asarray(v, dtype=np.int8), pa.int8())  # noqa: E731
         hand_cards = lst(self.hand_cards_n, cards(self.hand_cards))
@@ -492,8 +488,8 @@ class _Cols:
             "shoe_id": pa.array(r["shoe_id"], pa.string()),
             "round_seq": pa.array(r["round_seq"], pa.int32()),
             "status": pa.array(r["status"], pa.string()),
-            "wagers": lst(self.wagers_n, wagers, null_empty=True),
-            "events": lst(self.events_n, events, null_empty=True),
+            "wagers": lst(self.wagers_n, wagers),   # empty lists, as ingest stores them
+            "events": lst(self.events_n, events),
             "source_file": pa.array(["simulate"] * n, pa.string()),
             "source_line": pa.array(np.arange(1, n + 1, dtype=np.int64)),
             "dealer_cards": lst(self.dealer_n, cards(self.dealer)),
