@@ -26,7 +26,7 @@ from itertools import combinations_with_replacement
 
 import numpy as np
 
-from ..cards import RANK, SUIT
+from ..cards import RANK
 
 __all__ = [
     "HIGH_CARD", "PAIR", "TWO_PAIR", "TRIPS", "STRAIGHT", "FLUSH", "FULL_HOUSE", "QUADS",
@@ -43,7 +43,6 @@ JOKER_RANK = 13
 BASE = 14
 PLANE = BASE**5  # offset of the flush table
 _WEIGHTS = np.array([BASE**4, BASE**3, BASE**2, BASE, 1], dtype=np.int32)
-_RANK = RANK.astype(np.int32)
 
 
 # ---- scalar reference evaluation of one rank pattern (used to build the tables) --------
@@ -129,15 +128,45 @@ def score_table() -> np.ndarray:
     return table
 
 
-def _lookup(idx: np.ndarray) -> np.ndarray:
-    table = score_table()
-    out = table[np.where(idx < 0, 0, idx)].astype(np.int64)
-    return np.where(idx < 0, -1, out)
+_NET5 = ((0, 1), (3, 4), (2, 4), (2, 3), (0, 3), (0, 2), (1, 4), (1, 3), (1, 2))
+"""A sorting network for five values: compare-exchange these positions in turn."""
 
 
-_RW = np.stack([np.where(RANK >= 0, RANK.astype(np.int32) * w, -PLANE) for w in _WEIGHTS])  # [5, 54]
-"""Rank times the base-14 weight of each sorted position, by card code; NO_CARD makes the index negative."""
-_SBIT = np.where(SUIT >= 0, np.left_shift(1, np.maximum(SUIT, 0).astype(np.int32)), 0).astype(np.int32)
+def sort_columns_desc(cols: list[np.ndarray], network: tuple[tuple[int, int], ...]) -> list[np.ndarray]:
+    """Sort a list of equal-length columns high to low position-wise by a sorting ``network``
+    (elementwise maximum and minimum over whole columns: no per-row call, no loop over rows)."""
+    cols = list(cols)
+    for i, j in network:
+        a, b = cols[i], cols[j]
+        cols[i], cols[j] = np.maximum(a, b), np.minimum(a, b)
+    return cols
+
+
+def rank5_columns(cols: list[np.ndarray]) -> np.ndarray:
+    """int32 [n] scores (as :func:`rank5`) of five int8 card-code columns (contiguous arrays).
+
+    The codes are sorted high to low by a network of elementwise max/min (the joker, 52,
+    first); a valid code's rank is ``code >> 2`` (the joker's is 13) and its suit ``code & 3``.
+    """
+    c = sort_columns_desc(cols, _NET5)
+    valid = (c[0] <= 52) & (c[4] >= 0)
+    s = [x & 3 for x in c]
+    suited = (s[1] == s[2]) & (s[2] == s[3]) & (s[3] == s[4]) & ((s[0] == s[1]) | (c[0] == 52))
+    idx = (c[0] >> 2).astype(np.int32) * _WEIGHTS[0]
+    for k in range(1, 5):
+        idx += (c[k] >> 2).astype(np.int32) * _WEIGHTS[k]
+    idx += suited.astype(np.int32) * PLANE
+    out = score_table().take(np.where(valid, idx, 0))
+    out[~valid] = -1
+    return out
+
+
+def _int8_cards(cards: np.ndarray) -> np.ndarray:
+    """A card matrix as int8, any code outside 0..52 (after an int16 cast) as NO_CARD."""
+    if cards.dtype == np.int8:
+        return cards
+    c = cards.astype(np.int16)
+    return np.where((c < 0) | (c > 52), np.int16(-1), c).astype(np.int8)
 
 
 def rank5(cards: np.ndarray) -> np.ndarray:
@@ -145,15 +174,8 @@ def rank5(cards: np.ndarray) -> np.ndarray:
     c = np.asarray(cards)
     if c.ndim != 2 or c.shape[1] != 5:
         raise ValueError(f"rank5 expects an [n, 5] card matrix, got shape {c.shape}")
-    c = c.astype(np.int16)
-    bad = (c < 0) | (c > 52)
-    if bad.any():
-        c = np.where(bad, 53, c)  # index 53 of the card tables is NO_CARD
-    c = -np.sort(-c, axis=1)  # high to low: NO_CARD (53) first, then the joker, aces ...
-    idx = _RW[0][c[:, 0]] + _RW[1][c[:, 1]] + _RW[2][c[:, 2]] + _RW[3][c[:, 3]] + _RW[4][c[:, 4]]
-    sb = np.bitwise_or.reduce(_SBIT[c], axis=1)
-    idx += np.where((sb & (sb - 1)) == 0, PLANE, 0).astype(np.int32)
-    return _lookup(np.where(c[:, 0] == 53, -1, idx))
+    ct = np.ascontiguousarray(_int8_cards(c).T)
+    return rank5_columns(list(ct)).astype(np.int64)
 
 
 def category5(scores: np.ndarray) -> np.ndarray:
@@ -170,16 +192,21 @@ def rank2_from_ranks(high: np.ndarray, low: np.ndarray) -> np.ndarray:
     return np.where(hi == lo, (PAIR << 20) | (hi << 16) | (hi << 12), (hi << 16) | (lo << 12))
 
 
+_R2_CODES = np.full((54, 54), -1, dtype=np.int64)
+_R2_CODES[:53, :53] = rank2_from_ranks(RANK[:53, None], RANK[None, :53])
+"""Two-card score by the two card codes (0..52; 53 stands for any invalid code)."""
+
+
 def rank2(cards: np.ndarray) -> np.ndarray:
     """int8 [n, 2] cards -> int64 [n] comparable two-card score (joker = ace); -1 if invalid."""
     c = np.asarray(cards)
     if c.ndim != 2 or c.shape[1] != 2:
         raise ValueError(f"rank2 expects an [n, 2] card matrix, got shape {c.shape}")
     c = c.astype(np.int32)
-    bad = ((c < 0) | (c > 52)).any(axis=1)
-    c = np.where((c < 0) | (c > 52), 53, c)
-    r = _RANK[c]
-    return np.where(bad, -1, rank2_from_ranks(r[:, 0], r[:, 1]))
+    a, b = c[:, 0], c[:, 1]
+    a = np.where((a < 0) | (a > 52), 53, a)
+    b = np.where((b < 0) | (b > 52), 53, b)
+    return _R2_CODES.ravel().take(a * 54 + b)
 
 
 def fouled_scores(high: np.ndarray, low: np.ndarray) -> np.ndarray:
