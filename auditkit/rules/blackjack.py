@@ -41,12 +41,12 @@ __all__ = ["hand_totals", "dealer_must_draw", "Ctx", "prepare", "OUTCOME_CITATIO
 GAME = "blackjack"
 SECTION = "68 IAC 10-2-4"
 ACTIONS = ("place", "increase", "withdraw", "double", "split", "surrender", "insurance", "even_money")
-PLACE, INCREASE, WITHDRAW = 0, 1, 2
+INCREASE, WITHDRAW = 1, 2
 # Indexed by action code; the extra last entry answers for -1 (not a wager event).
 CONFIRMING = np.array([False, False, False, True, True, True, True, True, False])  # (e): double .. even_money
-RATE_KEYS = ("win", "blackjack", "insurance", "even_money", "surrender", "dealer_hits_soft_17",
-             "check_dealer_play")
 CHANGING = np.array([True, True, True, False, False, False, False, False, False])  # (c): place, increase, withdraw
+RATE_KEYS = ("win", "blackjack", "insurance", "even_money", "surrender", "dealer_hits_soft_17",
+             "check_dealer_play")  # [blackjack] settings read per round
 
 # Correct result of a hand: a kind, its citation, its payout (multiple of the wager) and a reason.
 LOSS_BUST, LOSS_BEATEN, LOSS_DEALER_BJ, B_LOSS_21, B_PUSH_BJ, B_PUSH, A1, A2, A3 = range(9)
