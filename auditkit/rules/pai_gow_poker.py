@@ -50,17 +50,22 @@ def dice_position(dice_total: np.ndarray) -> np.ndarray:
 
 
 def _setting(arr: pa.Array | pa.ChunkedArray, width: int) -> tuple[np.ndarray, np.ndarray]:
-    """A high or low hand column as a padded matrix (see :func:`auditkit.columns.padded`).
+    """A list column of cards as a padded matrix, and the list lengths (see :func:`auditkit.columns.padded`).
 
-    Settings are usually absent or of exactly ``width`` cards: those rows are filled by one
-    reshape; any other length falls back to the general helper.
+    Lists are usually absent or of exactly ``width`` cards (settings, seven-card hands): those rows
+    are filled as ``width``-byte items, others by an element mask; a list longer than ``width``
+    falls back to the general helper (which cuts it).
     """
     n = lengths(arr)
-    full = n == width
-    if not ((n == 0) | full).all():
+    if n.max(initial=0) > width:
         return padded(arr, width)
+    values = flat_values(arr).to_numpy(zero_copy_only=False).astype(np.int8, copy=False)
     out = np.full((len(n), width), NO_CARD, dtype=np.int8)
-    out[full] = flat_values(arr).to_numpy(zero_copy_only=False).astype(np.int8, copy=False).reshape(-1, width)
+    full = n == width
+    if len(values) == full.sum() * width:  # every list empty or full
+        out.view(f"V{width}").ravel()[full] = np.ascontiguousarray(values).view(f"V{width}")
+    else:
+        out[np.arange(width) < n[:, None]] = values
     return out, n
 
 
@@ -83,12 +88,38 @@ def _row_bits(bits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return total, union
 
 
-def _per_round(values: np.ndarray, rows: np.ndarray, n: int, op: np.ufunc) -> np.ndarray:
-    """``op`` (add or bitwise_or) of uint64 ``values`` per round; ``rows`` sorted, empty rounds 0."""
-    out = np.zeros(n, dtype=np.uint64)
-    if len(values):
-        starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
-        out[rows[starts]] = op.reduceat(values, starts)
+_CHUNK = 1 << 16  # cards per block of :func:`_union_count` (its uint64 bits stay in cache)
+
+
+def _union_count(codes: np.ndarray, bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per segment ``codes[bounds[i]:bounds[i + 1]]`` of int8 card codes: the OR of their bits
+    (:func:`_card_bits`; 0 for an empty segment) and how many codes are valid cards (0..52).
+
+    The bits are made and reduced a block of whole segments at a time (a loop over blocks of
+    about ``_CHUNK`` cards, never over segments).
+    """
+    u = codes.view(np.uint8)
+    union = np.zeros(len(bounds) - 1, dtype=np.uint64)
+    count = np.diff(bounds) if (u <= 52).all() else np.diff(np.r_[0, np.cumsum(u <= 52)][bounds])
+    some = np.flatnonzero(bounds[1:] > bounds[:-1])
+    starts, ends = bounds[some], bounds[some + 1]
+    buf = np.empty(_CHUNK, dtype=np.uint64)
+    i = 0
+    while i < len(some):
+        a = starts[i]
+        j = max(int(np.searchsorted(ends, a + _CHUNK, side="right")), i + 1)
+        b = ends[j - 1]
+        bits = buf[:b - a] if b - a <= _CHUNK else np.empty(b - a, dtype=np.uint64)
+        np.take(_BITS, u[a:b], out=bits)
+        union[some[i:j]] = np.bitwise_or.reduceat(bits, starts[i:j] - a)
+        i = j
+    return union, count
+
+
+def _bounds(lens: np.ndarray) -> np.ndarray:
+    """``[0, cumsum(lens)]``: where each list of a flattened column starts, then the end."""
+    out = np.zeros(len(lens) + 1, dtype=np.int64)
+    np.cumsum(lens, out=out[1:])
     return out
 
 
@@ -104,7 +135,6 @@ class PaiGowCtx:
     table: pa.Table
     config: Config
     n: int
-    status: np.ndarray
     # events, flattened in round order
     ev_type: np.ndarray
     ev_round: np.ndarray
@@ -116,7 +146,6 @@ class PaiGowCtx:
     # hands, flattened in round order
     hand_round: np.ndarray
     hand_seat: np.ndarray
-    hand_cards: np.ndarray
     hand_len: np.ndarray
     hand_wager: np.ndarray
     hand_net: np.ndarray
@@ -156,6 +185,29 @@ class PaiGowCtx:
 
     def is_type(self, kind: int) -> np.ndarray:
         return self.ev_type == kind
+
+    # ---- lazily read columns --------------------------------------------------------
+    @cached_property
+    def status(self) -> np.ndarray:
+        """Each round's status as strings (for messages)."""
+        return to_numpy(self.table["status"], "completed")
+
+    @cached_property
+    def hand_cards(self) -> np.ndarray:
+        """Each hand's cards as a padded int8 matrix, at least seven wide."""
+        cards = flat_values(self.table["hands"]).field("cards")
+        return _setting(cards, max(7, int(self.hand_len.max(initial=0))))[0]
+
+    @cached_property
+    def card_union(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per round, the OR of the bits of every card dealt (dealer and patrons, see :func:`_card_bits`)
+        and how many of those cards have a valid code."""
+        cards = flat_values(self.table["hands"]).field("cards")
+        codes = flat_values(cards).to_numpy(zero_copy_only=False).astype(np.int8, copy=False)
+        h_or, h_count = _union_count(codes, _bounds(self.hand_len)[_bounds(lengths(self.table["hands"]))])
+        dealer = flat_values(self.table["dealer_cards"]).to_numpy(zero_copy_only=False).astype(np.int8, copy=False)
+        d_or, d_count = _union_count(dealer, _bounds(self.dealer_len))
+        return h_or | d_or, h_count + d_count
 
     # ---- per-round facts ----------------------------------------------------------
     def _status_is(self, value: str) -> np.ndarray:
@@ -349,6 +401,17 @@ def _house_way_spec(config: Config, table_id: str) -> Any:
     return spec
 
 
+def _dice_totals(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Per row of a ``list<int8>`` dice column, the sum of its first three dice (a negative die as 0)."""
+    n = lengths(arr)
+    if n.max(initial=0) > 3:
+        dice, _ = padded(arr, 3)
+        return np.where(dice >= 0, dice, 0).sum(axis=1).astype(np.int64)
+    values = flat_values(arr).to_numpy(zero_copy_only=False).astype(np.int8, copy=False)
+    totals = np.bincount(np.repeat(np.arange(len(n)), n), weights=np.maximum(values, 0), minlength=len(n))
+    return totals.astype(np.int64)
+
+
 @preparer(GAME)
 def prepare(table: pa.Table, config: Config) -> PaiGowCtx:
     """Flatten events and hands of a batch of pai gow rounds into numpy arrays."""
@@ -363,8 +426,7 @@ def prepare(table: pa.Table, config: Config) -> PaiGowCtx:
         ev_count = to_numpy(ev.field("count"), 1).astype(np.int64)
         ev_exposed = to_numpy(ev.field("exposed"), False).astype(bool)
         ev_misdeal = to_numpy(ev.field("misdeal"), False).astype(bool)
-        dice, _ = padded(ev.field("dice"), 3)
-        ev_dice_total = np.where(dice >= 0, dice, 0).sum(axis=1).astype(np.int64)
+        ev_dice_total = _dice_totals(ev.field("dice"))
     else:
         ev_type = np.empty(0, np.int8)
         ev_count = ev_dice_total = np.empty(0, np.int64)
@@ -372,19 +434,18 @@ def prepare(table: pa.Table, config: Config) -> PaiGowCtx:
     hands = table["hands"]
     h = flat_values(hands)
     cards = h.field("cards")
-    hand_cards, hand_len = padded(cards, max(7, int(lengths(cards).max(initial=0))))
-    dealer_cards, dealer_len = padded(table["dealer_cards"], max(7, int(lengths(table["dealer_cards"]).max(initial=0))))
-    dice, _ = padded(table["dice"], 3)
+    dealer_len = lengths(table["dealer_cards"])
+    dealer_cards, _ = _setting(table["dealer_cards"], max(7, int(dealer_len.max(initial=0))))
     return PaiGowCtx(
-        table=table, config=config, n=n, status=to_numpy(table["status"], "completed"),
+        table=table, config=config, n=n,
         ev_type=ev_type, ev_round=ev_round, ev_pos=np.arange(m, dtype=np.int64) - starts[ev_round],
         ev_count=ev_count, ev_exposed=ev_exposed, ev_misdeal=ev_misdeal, ev_dice_total=ev_dice_total,
         hand_round=parents(hands), hand_seat=to_numpy(h.field("seat"), -1).astype(np.int64),
-        hand_cards=hand_cards, hand_len=hand_len,
+        hand_len=lengths(cards),
         hand_wager=to_numpy(h.field("wager"), 0.0).astype(np.float64),
         hand_net=to_numpy(h.field("net"), 0.0).astype(np.float64),
         dealer_cards=dealer_cards, dealer_len=dealer_len,
-        dice_total=np.where(dice >= 0, dice, 0).sum(axis=1).astype(np.int64),
+        dice_total=_dice_totals(table["dice"]),
         first_position=to_numpy(table["first_position"], 0).astype(np.int64),
         cards_remaining=to_numpy(table["cards_remaining"], -1).astype(np.int64),
     )
@@ -622,14 +683,9 @@ def paytable(ctx: PaiGowCtx) -> Hits:
 @rule("paigow.integrity", games=(GAME,), citation="integrity", severity="high",
       summary="A card repeated in the round (one 53-card deck), or more than one joker")
 def integrity(ctx: PaiGowCtx) -> Hits:
-    # a round's cards as bits of a uint64: the sum of the bits equals their OR only if no card repeats
-    d_bits = _card_bits(ctx.dealer_cards)   # padded matrices hold every card (NO_CARD is bit 0)
-    h_bits = _card_bits(ctx.hand_cards)
-    h_sum, h_or = _row_bits(h_bits)
-    d_sum, d_or = _row_bits(d_bits)
-    total = d_sum + _per_round(h_sum, ctx.hand_round, ctx.n, np.add)
-    union = d_or | _per_round(h_or, ctx.hand_round, ctx.n, np.bitwise_or)
-    rows = np.flatnonzero(total != union)
+    # a round's cards as bits of a uint64: a card repeats when their OR has fewer bits than there are cards
+    union, count = ctx.card_union
+    rows = np.flatnonzero(np.bitwise_count(union) != count)
     msgs = np.empty(len(rows), dtype=object)
     for i, rec in enumerate(ctx.table.select(["dealer_cards", "hands"]).take(pa.array(rows)).to_pylist()):
         holders: dict[int, list[str]] = {}  # flagged rounds only: where each repeated card went
