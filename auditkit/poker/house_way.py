@@ -25,6 +25,7 @@ import numpy as np
 from ..cards import RANK, RANKS, SUIT, cards_str
 from .five_card import (
     ACE, BASE, FLUSH, JOKER_RANK, PLANE, STRAIGHT, STRAIGHT_FLUSH, rank2, rank2_from_ranks, rank5, score_table,
+    sort_columns_desc,
 )
 
 __all__ = ["HouseWay", "HouseWayError", "DEFAULT", "BUILTIN", "STRUCTURES", "load_house_way", "set_hands",
@@ -295,6 +296,23 @@ def _pattern_table(way: HouseWay) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return _PATTERNS[key]
 
 
+_NET7 = ((0, 6), (2, 3), (4, 5), (0, 2), (1, 4), (3, 6), (0, 1), (2, 5), (3, 4), (1, 2), (4, 6), (2, 3), (4, 5),
+         (1, 2), (3, 4), (5, 6))
+"""A sorting network for seven values (16 compare-exchanges)."""
+
+
+def _pick(cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.where(cond, b, a)`` for int8 arrays, by bit masks (several times faster)."""
+    return a ^ ((a ^ b) & -cond.view(np.int8))
+
+
+def _invalid_rows(c: np.ndarray) -> np.ndarray:
+    """Rows of a card matrix (any int dtype, read as int16) holding a code outside 0..52."""
+    c16 = c.astype(np.int16)
+    return ((c16 < 0) | (c16 > 52)).any(axis=1)
+
+
+_LOW8 = _LOW.astype(np.int8)
 _COMBO = np.full((7, 7), -1, dtype=np.int8)
 _COMBO[_LOW[:, 0], _LOW[:, 1]] = np.arange(21)
 
@@ -312,31 +330,43 @@ def set_hands(cards: np.ndarray, way: HouseWay = DEFAULT) -> tuple[np.ndarray, n
         raise ValueError(f"set_hands expects an [n, 7] card matrix, got shape {c.shape}")
     way = load_house_way(way)
     fronts, kinds, straights = _pattern_table(way)
-    c = c.astype(np.int16)
-    bad = ((c < 0) | (c > 52)).any(axis=1)
-    c = np.where(bad[:, None], np.arange(7, dtype=np.int16), c)
-    c = -np.sort(-c, axis=1)  # high to low: joker, aces, kings, ...
-    r = _RANK16[c]
-    s = _SUIT16[c]
+    if c.dtype != np.int8:
+        bad = _invalid_rows(c)
+        c = np.where(bad[:, None], np.int16(-1), c.astype(np.int16)).astype(np.int8)  # found bad again below
+    # columns of the codes sorted high to low (joker, aces, kings, ...): rank code >> 2, suit code & 3
+    cols = sort_columns_desc(list(np.ascontiguousarray(c.T)), _NET7)
+    bad = (cols[0] > 52) | (cols[6] < 0)
+    if bad.any():  # rows with an invalid code are set as if they held 2c 2d 2h 2s 3c 3d 3h, then cleared
+        cols = [np.where(bad, np.int8(6 - k), x) for k, x in enumerate(cols)]
+    r_cols = [x >> 2 for x in cols]
 
     # The rank pattern gives the house way's front hand (positions in this order).
-    idx = _pattern_hash(r)
-    front = fronts[idx].astype(np.intp)
+    idx = _CNS[6].take(r_cols[0]).astype(np.int32)
+    for i in range(6):
+        idx += _CNS[i].take(r_cols[6 - i])
+    front = fronts.take(idx).astype(np.intp)
     bad |= front < 0  # five cards of a rank, or two jokers
-    kind = kinds[idx]
+    kind = kinds.take(idx)
 
     # Hands holding a straight or flush: score the 21 settings and choose among them.
-    joker = (r[:, 0] == JOKER_RANK).astype(np.intp)
-    flush = _FLUSH[joker, _POW8[s].sum(axis=1, dtype=np.int16)]
-    rows = np.flatnonzero((straights[idx] | flush) & ~bad)
+    joker = cols[0] == 52
+    suit_key = -joker.astype(np.int16)  # base-8 count of each suit among the real cards (a joker is first)
+    for x in cols:
+        suit_key += np.left_shift(np.int16(1), 3 * (x & 3))
+    flush = _FLUSH.ravel().take(joker * _FLUSH.shape[1] + suit_key)
+    rows = np.flatnonzero((straights.take(idx) | flush) & ~bad)
     if len(rows):
-        rr, ss = r[rows].astype(np.int32), s[rows].astype(np.int32)
+        r = np.stack([x[rows] for x in r_cols], axis=1)
+        s = np.stack([np.where(x[rows] == 52, -1, x[rows] & 3) for x in cols], axis=1)
+        rr, ss = r.astype(np.int32), s.astype(np.int32)
         hi, lo = _candidates(rr, ss)
         cat = hi >> 20
         sf = (cat == STRAIGHT) | (cat == FLUSH) | (cat == STRAIGHT_FLUSH)
         if way.ace_joker_high_straight_as_pair:
-            kept = rr[:, _KEEP]
-            ace_joker = (kept == JOKER_RANK).any(axis=2) & (kept == ACE).any(axis=2)
+            # the five-card hand holds the joker (first when present) and an ace (one not in front)
+            aces_in_front = (rr[:, _LOW[:, 0]] == ACE).astype(np.int8) + (rr[:, _LOW[:, 1]] == ACE)
+            ace_joker = ((rr[:, :1] == JOKER_RANK) & (_LOW[None, :, 0] != 0)
+                         & ((rr == ACE).sum(axis=1, dtype=np.int8)[:, None] > aces_in_front))
             sf &= ~((cat == STRAIGHT) & (((hi >> 16) & 0xF) == 13) & ace_joker)
         applies = np.isin(kind[rows], [STRUCTURES.index(x) for x in way.straights_with])
         use_sf = applies & sf.any(axis=1)
@@ -346,8 +376,12 @@ def set_hands(cards: np.ndarray, way: HouseWay = DEFAULT) -> tuple[np.ndarray, n
         # ... or the straight / flush behind with the best front hand (then the best back)
         key = np.where(use_sf[:, None], np.where(sf, (lo << 24) | hi, -1), key)
         front[rows] = key.argmax(axis=1)
-    high = np.take_along_axis(c, _KEEP[front], axis=1).astype(np.int8)
-    low = np.take_along_axis(c, _LOW[front], axis=1).astype(np.int8)
+    # the front hand is positions p0 < p1 of the sorted cards, the five-card hand the others in order
+    p0, p1 = _LOW8[:, 0].take(front), _LOW8[:, 1].take(front)
+    at = np.arange(0, 7 * len(front), 7)
+    c = np.stack(cols, axis=1).ravel()
+    low = np.stack([c.take(at + p0), c.take(at + p1)], axis=1)
+    high = np.stack([_pick(p1 <= j + 1, _pick(p0 <= j, cols[j], cols[j + 1]), cols[j + 2]) for j in range(5)], axis=1)
     high[bad] = -1
     low[bad] = -1
     return high, low
