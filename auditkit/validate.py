@@ -260,6 +260,8 @@ def validate_partitions(store: "Store", config: Config | None = None, *, games: 
                     before = all_dates[i - 1]
                     prior = previous[1] if previous and previous[0] == before else \
                         _with_date(store.read(game, before, columns=cols), before)
+                if prior is not None:  # only the shoes dealt again today need yesterday's rounds
+                    prior = prior.filter(pc.is_in(_shoe_key(prior), value_set=pc.unique(_shoe_key(day))))
                 both = pa.concat_tables([prior, day]) if prior is not None else day
                 emit = np.concatenate([np.zeros(both.num_rows - day.num_rows, bool), np.ones(day.num_rows, bool)])
                 frames.append(check_shoes(both, game, config, shoe_rules, emit=emit, date=date))
@@ -271,6 +273,12 @@ def validate_store(store: "Store", config: Config | None = None, **kwargs: Any) 
     """Stream findings frames over a store (see :func:`validate_partitions` for the options)."""
     for _game, _date, frame in validate_partitions(store, config, **kwargs):
         yield frame
+
+
+def _shoe_key(table: pa.Table) -> pa.Array:
+    """``table_id`` and ``shoe_id`` joined, per round (null shoe ids join as empty)."""
+    return pc.binary_join_element_wise(pc.fill_null(table["table_id"], ""), pc.fill_null(table["shoe_id"], ""),
+                                       "\x1f")
 
 
 def _with_date(table: pa.Table, date: str) -> pa.Table:

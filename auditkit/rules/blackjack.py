@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 from ..cards import BLACKJACK_POINTS, IS_ACE, JOKER, cards_str
 from ..columns import combine, flat_values, lengths, padded, parents, struct_field, to_numpy
 from ..paytables import Config, money_differs, money_round
-from .integrity import shoe_excess
+from .integrity import shoe_excess, shoe_groups
 from .registry import Hits, preparer, rule
 
 __all__ = ["hand_totals", "dealer_must_draw", "Ctx", "prepare", "OUTCOME_CITATION"]
@@ -612,7 +612,7 @@ def shoe_copies(table: pa.Table, config: Config) -> Hits:
         return Hits(rows=np.empty(0, np.int64), message="")
     sub = table if len(rows) == table.num_rows else table.take(pa.array(rows))
     decks = config.param(GAME, "decks", sub["table_id"])
-    group = _shoe_groups(sub)
+    group = shoe_groups(sub)
     dealer_flat, _, dealer_n = _flat_cards(sub["dealer_cards"])
     hands = flat_values(sub["hands"])
     card_flat, _, n_cards = _flat_cards(struct_field(hands, "cards"))
@@ -631,18 +631,6 @@ def shoe_copies(table: pa.Table, config: Config) -> Hits:
     hit_rows, msgs = shoe_excess(sub.take(pa.array(keep)), ["dealer_cards", "hands.cards"], decks[keep])
     return Hits(rows=rows[keep[hit_rows]], message=msgs, expected="at most the shoe's copies of each card",
                 recorded="excess copy")
-
-
-def _shoe_groups(table: pa.Table) -> np.ndarray:
-    """A group number per round of a table sorted by shoe: one per distinct (table_id, shoe_id)."""
-    n = table.num_rows
-    new = np.ones(n, dtype=bool)
-    if n > 1:
-        t = combine(table["table_id"])
-        s = combine(pc.fill_null(table["shoe_id"], ""))
-        changed = pc.or_(pc.not_equal(t.slice(1), t.slice(0, n - 1)), pc.not_equal(s.slice(1), s.slice(0, n - 1)))
-        new[1:] = changed.to_numpy(zero_copy_only=False)
-    return np.cumsum(new) - 1
 
 
 # ---- house rules: the dealer's drawing ----------------------------------------------------------
