@@ -32,6 +32,7 @@ __all__ = [
     "HIGH_CARD", "PAIR", "TWO_PAIR", "TRIPS", "STRAIGHT", "FLUSH", "FULL_HOUSE", "QUADS",
     "STRAIGHT_FLUSH", "FIVE_ACES", "CATEGORY_NAMES", "rank5", "category5", "rank2",
     "fouled", "fouled_scores", "score_table", "score_pattern", "rank2_from_ranks",
+    "rank5_columns", "rank2_columns", "fouled_columns", "sort_columns_desc",
 ]
 
 HIGH_CARD, PAIR, TWO_PAIR, TRIPS, STRAIGHT, FLUSH, FULL_HOUSE, QUADS, STRAIGHT_FLUSH, FIVE_ACES = range(10)
@@ -224,6 +225,28 @@ def fouled_scores(high: np.ndarray, low: np.ndarray) -> np.ndarray:
     lcat = lo >> 20
     lkey = np.where(lcat == PAIR, (lo >> 16) << 4, lo >> 12)
     return (h < 0) | (lo < 0) | (hkey < lkey)
+
+
+_R2_BYTES = np.full((256, 256), -1, dtype=np.int32)
+_R2_BYTES[:53, :53] = _R2_CODES[:53, :53]
+"""Two-card score by the two codes read as bytes (-1 is 255), for :func:`rank2_columns`."""
+
+
+def rank2_columns(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """int32 [n] scores (as :func:`rank2`) of two int8 card-code columns."""
+    return _R2_BYTES.ravel().take((a.view(np.uint8).astype(np.uint16) << 8) | b.view(np.uint8))
+
+
+_V = np.arange((FIVE_ACES + 1) << 8)
+_HIGH_KEY = np.where(_V >> 8 == HIGH_CARD, _V, np.where(_V >> 8 == PAIR, (_V >> 4) << 4, (_V >> 8) << 8))
+_LOW_KEY = np.where(_V >> 8 == PAIR, (_V >> 4) << 4, _V)[:(PAIR + 1) << 8]
+""":func:`fouled_scores`' comparison keys by ``score >> 12`` of a five-card and of a two-card score."""
+
+
+def fouled_columns(high: np.ndarray, low: np.ndarray) -> np.ndarray:
+    """:func:`fouled_scores` of scores as :func:`rank5_columns` and :func:`rank2_columns` give them
+    (valid or -1), by two small lookups."""
+    return (high < 0) | (low < 0) | (_HIGH_KEY.take(high >> 12) < _LOW_KEY.take(low >> 12))
 
 
 def fouled(high: np.ndarray, low: np.ndarray) -> np.ndarray:

@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 
 from .. import paytables
 from ..cards import NO_CARD, cards_str
-from ..columns import flat_values, lengths, padded, parents, to_numpy
+from ..columns import combine, flat_values, lengths, padded, parents, to_numpy
 from ..paytables import Config
 from .registry import Hits, preparer, rule
 
@@ -228,14 +228,21 @@ class PaiGowCtx:
     @cached_property
     def table_codes(self) -> tuple[np.ndarray, list[str]]:
         """Each round's index into the batch's distinct table ids, and those ids."""
-        codes, uniques = pd.factorize(pd.Series(to_numpy(self.table["table_id"]), dtype=object), sort=False)
-        return codes, [str(u) for u in uniques]
+        enc = combine(self.table["table_id"]).dictionary_encode()  # ids in order of first appearance
+        codes = to_numpy(enc.indices, -1).astype(np.int64)
+        return codes, [str(u) for u in enc.dictionary.to_pylist()]
 
     def param(self, key: str) -> np.ndarray:
         """A numeric ``[pai_gow_poker]`` setting per round, looked up once per distinct table."""
         codes, tables = self.table_codes
         vals = np.array([float(self.config.get(GAME, key, t)) for t in tables], dtype=np.float64)
         return vals[codes] if len(codes) else np.empty(0)
+
+    def param_of(self, key: str, rows: np.ndarray) -> np.ndarray | float:
+        """:meth:`param` of the rounds ``rows``: one float when every table of the batch has the same value."""
+        codes, tables = self.table_codes
+        vals = np.array([float(self.config.get(GAME, key, t)) for t in tables], dtype=np.float64)
+        return float(vals[0]) if len(vals) and (vals == vals[0]).all() else vals[codes][rows]
 
     @cached_property
     def last_reshuffle(self) -> np.ndarray:
@@ -342,14 +349,18 @@ class PaiGowCtx:
     @cached_property
     def dealer_scores(self) -> tuple[np.ndarray, np.ndarray]:
         """Scores (five-card, two-card) of the dealer's final setting in completed rounds; -1 elsewhere."""
-        from ..poker.five_card import rank2, rank5
-
         high, low, ok = self.dealer_final
-        rows = np.flatnonzero(ok & self.is_completed)
-        hi = np.full(self.n, -1, np.int64)
-        lo = np.full(self.n, -1, np.int64)
-        hi[rows], lo[rows] = rank5(high[rows]), rank2(low[rows])
-        return hi, lo
+        hi, lo = _scores(high, low)
+        off = ~(ok & self.is_completed)
+        hi[off] = -1
+        lo[off] = -1
+        return hi.astype(np.int64), lo.astype(np.int64)
+
+    @cached_property
+    def hand_scores(self) -> tuple[np.ndarray, np.ndarray]:
+        """int32 scores (five-card, two-card) of each hand's recorded setting (-1 where incomplete)."""
+        high, low, _ = self.hand_settings
+        return _scores(high, low)
 
     @cached_property
     def house_way(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -378,6 +389,14 @@ class PaiGowCtx:
         high, nh = _setting(h.field("high"), 5)
         low, nl = _setting(h.field("low"), 2)
         return high, low, (nh == 5) & (nl == 2)
+
+
+def _scores(high: np.ndarray, low: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """int32 :func:`~auditkit.poker.five_card.rank5` and ``rank2`` scores of padded settings ``[m, 5]`` and ``[m, 2]``."""
+    from ..poker.five_card import rank2_columns, rank5_columns
+
+    lo = np.ascontiguousarray(low.T)
+    return rank5_columns(list(np.ascontiguousarray(high.T))), rank2_columns(lo[0], lo[1])
 
 
 def _house_ways(config: Config, codes: np.ndarray, tables: list[str]) -> list[tuple[Any, np.ndarray]]:
@@ -561,12 +580,11 @@ def dealer_house_way(ctx: PaiGowCtx) -> Hits:
     high, low, ok = ctx.dealer_final
     rows = np.flatnonzero(checked)
     # the final setting splits the dealer's own seven cards ...
-    split_sum, split_or = _row_bits(_card_bits(np.concatenate([high[rows], low[rows]], axis=1)))
-    _, dealer_or = _row_bits(_card_bits(ctx.dealer_cards[rows, :7]))
-    own = (split_or == dealer_or) & (split_sum == split_or)  # seven distinct cards, the dealer's
+    own = _same_seven(np.concatenate([high[rows], low[rows]], axis=1), ctx.dealer_cards[rows, :7])
     # ... and is worth what the house way is worth (a suit swapped between equal ranks is the same setting)
     d_hi, d_lo = ctx.dealer_scores
-    same = (d_hi[rows] == rank5(hw_high[rows])) & (d_lo[rows] == rank2(hw_low[rows]))
+    hw_hi, hw_lo = _scores(hw_high[rows], hw_low[rows])
+    same = (d_hi[rows] == hw_hi) & (d_lo[rows] == hw_lo)
     rows = rows[~(ok[rows] & own & same)]
     reset = ctx.any_event(ctx.is_type(RESET))
     msgs, exp, rec = (np.empty(len(rows), dtype=object) for _ in range(3))
@@ -576,6 +594,31 @@ def dealer_house_way(ctx: PaiGowCtx) -> Hits:
         msgs[i] = f"(f): dealer {'reset to' if reset[r] else 'set'} {set_}, house way {way}"
         exp[i], rec[i] = way, set_
     return Hits(rows=rows, message=msgs, expected=exp, recorded=rec)
+
+
+def _same_seven(split: np.ndarray, dealt: np.ndarray) -> np.ndarray:
+    """Per row of two int8 ``[m, 7]`` card matrices: the split holds seven distinct cards that are
+    the dealt ones (codes outside 0..52 count as no card).
+
+    Rows of valid codes compare the codes sorted by a network over columns; the others (rare)
+    compare the sum and OR of the cards' bits.
+    """
+    from ..poker.five_card import sort_columns_desc
+    from ..poker.house_way import _NET7
+
+    a = sort_columns_desc(list(np.ascontiguousarray(split.T)), _NET7)
+    b = sort_columns_desc(list(np.ascontiguousarray(dealt.T)), _NET7)
+    out = (a[6] >= 0) & (a[0] <= 52) & (b[6] >= 0) & (b[0] <= 52)  # valid codes, then as said
+    weird = np.flatnonzero(~out)
+    for k in range(7):
+        out &= a[k] == b[k]
+    for k in range(6):
+        out &= a[k] != a[k + 1]
+    if len(weird):
+        s_sum, s_or = _row_bits(_card_bits(split[weird]))
+        _, d_or = _row_bits(_card_bits(dealt[weird]))
+        out[weird] = (s_or == d_or) & (s_sum == s_or)
+    return out
 
 
 def _show(cards: np.ndarray) -> str:
@@ -640,43 +683,40 @@ def _amount(x: float) -> str:
 @rule("paigow.paytable", games=(GAME,), citation="paytable", severity="high",
       summary="Completed round: each hand's net matches its comparison with the dealer (1:1 less commission)")
 def paytable(ctx: PaiGowCtx) -> Hits:
-    from ..poker.five_card import fouled_scores, rank2, rank5
+    from ..poker.five_card import fouled_columns
 
-    d_high, d_low, d_ok = ctx.dealer_final
-    h_high, h_low, h_ok = ctx.hand_settings
+    # computed over every hand; only hands of completed rounds with both settings complete are judged
+    _, _, d_ok = ctx.dealer_final
+    _, _, h_ok = ctx.hand_settings
     r = ctx.hand_round
-    use = ctx.is_completed[r] & d_ok[r] & h_ok
-    idx = np.flatnonzero(use)
-    if not len(idx):
+    use = (ctx.is_completed & d_ok)[r] & h_ok
+    if not use.any():
         return Hits(rows=np.empty(0, np.int64), message="")
-    rr = r[idx]
     d_hi, d_lo = ctx.dealer_scores
-    d_foul = fouled_scores(d_hi, d_lo)
-    p_hi = rank5(h_high[idx])
-    p_lo = rank2(h_low[idx])
-    p_foul = fouled_scores(p_hi, p_lo)
-    win_hi = p_hi > d_hi[rr]  # copies (equal) go to the dealer
-    win_lo = p_lo > d_lo[rr]
-    wins = np.where(d_foul[rr], 2, win_hi.astype(np.int64) + win_lo)
-    wins = np.where(p_foul, 0, wins)
-    pay = ctx.param("win")[rr]
-    commission = ctx.param("commission")[rr]
-    wager = ctx.hand_wager[idx]
-    exact = np.select([wins == 2, wins == 0], [wager * pay * (1.0 - commission), -wager], 0.0)
+    d_foul = fouled_columns(d_hi, d_lo)
+    p_hi, p_lo = ctx.hand_scores
+    p_foul = fouled_columns(p_hi, p_lo)
+    # hands won: both (2), one (1: push) or none; all when the dealer fouls, none when the hand fouls
+    wins = (p_hi > d_hi.astype(np.int32)[r]).view(np.int8) + (p_lo > d_lo.astype(np.int32)[r]).view(np.int8)
+    wins[d_foul[r]] = 2  # copies (equal) go to the dealer
+    wins[p_foul] = 0
+    pay, commission = ctx.param_of("win", r), ctx.param_of("commission", r)
+    wager = ctx.hand_wager
+    won = wager * pay * (1.0 - commission)
+    exact = np.where(wins == 2, won, np.where(wins == 0, -wager, 0.0))
     unit = float(ctx.config.money["rounding_unit"])
-    expected = paytables.money_round(exact, unit, ctx.config.money["rounding"])
-    net = ctx.hand_net[idx]
-    bad = paytables.money_differs(net, exact, unit)
-    b = np.flatnonzero(bad)
+    net = ctx.hand_net
+    b = np.flatnonzero(use & paytables.money_differs(net, exact, unit))
+    expected = paytables.money_round(exact[b], unit, ctx.config.money["rounding"])
     outcome = np.array(["loss", "push", "win"], dtype=object)
-    foul = np.where(p_foul, " (fouled)", "")
     msgs = np.array([
-        f"paytable: seat {ctx.hand_seat[idx[i]]} {outcome[wins[i]]}{foul[i]} on {_amount(wager[i])} "
-        f"pays {_amount(expected[i])}, recorded {_amount(net[i])}" for i in b], dtype=object)
-    return Hits(rows=rr[b], message=msgs,
-                expected=np.array([_amount(x) for x in expected[b]], dtype=object),
+        f"paytable: seat {ctx.hand_seat[i]} {outcome[wins[i]]}{' (fouled)' if p_foul[i] else ''} on "
+        f"{_amount(wager[i])} pays {_amount(e)}, recorded {_amount(net[i])}" for i, e in zip(b, expected)],
+        dtype=object)
+    return Hits(rows=r[b], message=msgs,
+                expected=np.array([_amount(x) for x in expected], dtype=object),
                 recorded=np.array([_amount(x) for x in net[b]], dtype=object),
-                discrepancy=net[b] - expected[b], seat=ctx.hand_seat[idx[b]])
+                discrepancy=net[b] - expected, seat=ctx.hand_seat[b])
 
 
 # ---- integrity -------------------------------------------------------------------------------
