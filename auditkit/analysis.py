@@ -26,7 +26,6 @@ Definitions used throughout:
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -40,7 +39,7 @@ import pyarrow.dataset as ds
 from .cards import BACCARAT_POINTS, BLACKJACK_POINTS, RANK
 from .columns import flat_values, padded, parents, to_numpy
 from .report import summarize as _summarize
-from .schema import BACCARAT_GAMES, GAMES, schema_for
+from .schema import BACCARAT_GAMES, schema_for
 from .store import Store
 
 __all__ = [

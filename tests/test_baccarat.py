@@ -243,7 +243,7 @@ def test_68_IAC_10_10_14_b_10():
         rnd(["Ks", "7s"], ["Kc", "7c", "Kd"], rid="p7b7_drew"),
         rnd(["Ks", "6s"], ["Kc", "6c"], outcome="banker", rid="p6b6_not_tie"),
     ]
-    f = check(recs, {"p6b6": None, "p7b6": None, "p6b7": None, "p6b6_drew": f"{SEC}(b)(10)",
+    check(recs, {"p6b6": None, "p7b6": None, "p6b7": None, "p6b6_drew": f"{SEC}(b)(10)",
                      "p7b7_drew": f"{SEC}(b)(10)", "p6b6_not_tie": "outcome"})
     assert recs[0]["outcome"] == "tie"
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 
 import numpy as np
 import pandas as pd
@@ -10,8 +9,8 @@ import pytest
 
 from auditkit.columns import flat_values
 from auditkit.schema import schema_for
-from auditkit.simulate.baccarat import CITATIONS, simulate, write_sample
-from auditkit.validate import validate_records, validate_tables
+from auditkit.simulate.baccarat import CITATIONS, simulate
+from auditkit.validate import validate_tables
 
 EXACT = {"player": 0.446247, "banker": 0.458597, "tie": 0.095156}
 
@@ -82,16 +81,6 @@ def test_reproducible():
     assert a.equals(b) and ta.equals(tb)
     c, _ = simulate(2_000, seed=6, fault_rate=0.1)
     assert not a.equals(c)
-
-
-def test_write_sample(tmp_path):
-    n = write_sample(tmp_path / "bac.jsonl", tmp_path / "truth.csv", n_rounds=3_000, seed=2, fault_rate=0.05)
-    assert n == 3_000
-    records = [json.loads(line) for line in (tmp_path / "bac.jsonl").read_text().splitlines()]
-    truth = pd.read_csv(tmp_path / "truth.csv")
-    found = validate_records(records)
-    assert set(zip(found["round_id"], found["citation"])) == set(zip(truth["round_id"], truth["citation"]))
-    assert records[0]["started_at"].endswith("-05:00")
 
 
 def test_sliced_batches_give_the_same_findings(faulty):

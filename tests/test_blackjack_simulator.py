@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import json
 
 import numpy as np
 import pyarrow.compute as pc
@@ -12,8 +10,8 @@ import pytest
 from auditkit.columns import flat_values, lengths
 from auditkit.paytables import Config
 from auditkit.schema import schema_for
-from auditkit.simulate.blackjack import CITATIONS, simulate, write_sample
-from auditkit.validate import validate_records, validate_tables
+from auditkit.simulate.blackjack import CITATIONS, simulate
+from auditkit.validate import validate_tables
 
 
 @pytest.fixture(scope="module")
@@ -74,14 +72,3 @@ def test_simulated_play_is_realistic(sample) -> None:
     assert again.equals(first)                                     # deterministic by seed
     assert not np.array_equal(simulate(500, seed=8)[0]["dealer_cards"].to_pylist(),
                               first["dealer_cards"].to_pylist())
-
-
-def test_write_sample_round_trips_through_jsonl(tmp_path) -> None:
-    jsonl, truth_csv = tmp_path / "bj.jsonl", tmp_path / "truth.csv"
-    n = write_sample(jsonl, truth_csv, n_rounds=3_000, seed=11, fault_rate=0.1)
-    records = [json.loads(line) for line in jsonl.read_text().splitlines()]
-    assert n == len(records) == 3_000
-    with open(truth_csv, newline="") as fh:
-        truth = {(row["round_id"], row["citation"]) for row in csv.DictReader(fh)}
-    assert truth
-    assert _pairs(validate_records(records)) == truth

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
 
 import numpy as np
-import pandas as pd
 import pyarrow.compute as pc
 import pytest
 
@@ -13,8 +11,8 @@ from auditkit.columns import flat_values, padded
 from auditkit.poker.house_way import set_hands
 from auditkit.rules.pai_gow_poker import dice_position
 from auditkit.schema import schema_for
-from auditkit.simulate.pai_gow_poker import CITATIONS, simulate, write_sample
-from auditkit.validate import validate_records, validate_tables
+from auditkit.simulate.pai_gow_poker import CITATIONS, simulate
+from auditkit.validate import validate_tables
 
 GAME = "pai_gow_poker"
 
@@ -95,13 +93,3 @@ def test_timestamps_over_days() -> None:
     assert ts.dt.date.nunique() == 3
     assert ts.dt.hour.min() >= 10 and ts.dt.hour.max() <= 23
     assert (ts.groupby(table["table_id"].to_pandas()).apply(lambda s: s.is_monotonic_increasing)).all()
-
-
-def test_write_sample(tmp_path) -> None:
-    log, truth_csv = tmp_path / "pgp.jsonl", tmp_path / "truth.csv"
-    assert write_sample(log, truth_csv, 1_500, seed=2, fault_rate=0.2) == 1_500
-    records = [json.loads(line) for line in log.read_text().splitlines()]
-    truth = pd.read_csv(truth_csv)
-    assert records[0]["started_at"].endswith("-05:00") and len(truth) > 100
-    found = validate_records(records)
-    assert set(zip(found["round_id"], found["citation"])) == set(zip(truth["round_id"], truth["citation"]))

@@ -19,7 +19,7 @@ PAYTABLE_ROUND = "BAC-20250602-3e9b44"  # a paytable finding, discrepancy -1.25
 @pytest.fixture
 def store(tmp_path: Path) -> Path:
     """A store filled by a job run: the example shoe on 2025-06-02 (table EX-BAC-1) and 06-03 (EX-BAC-2)."""
-    day0 = write_log(tmp_path / "logs" / "day0.jsonl", day_records(0, "a"))
+    write_log(tmp_path / "logs" / "day0.jsonl", day_records(0, "a"))
     day1 = day_records(1, "b")
     for r in day1:
         r["table_id"] = "EX-BAC-2"

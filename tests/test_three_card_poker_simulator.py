@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pyarrow.compute as pc
 
 from auditkit.columns import flat_values, padded
-from auditkit.ingest.records import parse_record
 from auditkit.poker.three_card import evaluate, qualifies
 from auditkit.schema import schema_for
-from auditkit.simulate.three_card_poker import CITATIONS, PLAY_THRESHOLD, simulate, write_sample
-from auditkit.validate import validate_records, validate_tables
+from auditkit.simulate.three_card_poker import CITATIONS, PLAY_THRESHOLD, simulate
+from auditkit.validate import validate_tables
 
 
 def _pairs(frame: pd.DataFrame) -> set[tuple[str, str]]:
@@ -47,15 +44,3 @@ def test_round_trip_every_fault_found_and_nothing_else() -> None:
     assert _pairs(findings) == _pairs(truth)  # all found; no clean round flagged; no extra finding
     money = findings[findings["citation"].str.contains(r"\(c\)|\(d\)\(")]  # (b) sums may cancel out
     assert (money["discrepancy"] != 0).all()
-
-
-def test_write_sample_round_trip(tmp_path: Path) -> None:
-    jsonl, truth_csv = tmp_path / "tcp.jsonl", tmp_path / "truth.csv"
-    count, faults = write_sample(jsonl, truth_csv, 1_500, seed=11, fault_rate=0.2)
-    records = [json.loads(line) for line in jsonl.read_text().splitlines()]
-    assert count == len(records) == 1_500 and faults > 0
-    game, date, _ = parse_record(records[0])
-    assert game == "three_card_poker" and records[0]["started_at"].endswith("-05:00")
-    truth = pd.read_csv(truth_csv)
-    assert len(truth) == faults
-    assert _pairs(validate_records(records)) == _pairs(truth)

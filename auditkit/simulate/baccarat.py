@@ -26,7 +26,6 @@ payouts follow the cards as dealt:
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta, timezone
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -38,7 +37,7 @@ from ..paytables import money_round
 from ..rules.baccarat import banker_draws, outcome_of, player_draws
 from ..schema import WAGER, schema_for
 
-__all__ = ["simulate", "write_sample", "CITATIONS"]
+__all__ = ["simulate", "CITATIONS"]
 
 SEC = "68 IAC 10-10-14"
 CITATIONS = ([f"{SEC}(a)"] + [f"{SEC}(b)({k})" for k in range(1, 12)]
@@ -390,15 +389,3 @@ def simulate(n_rounds: int, *, seed: int = 0, fault_rate: float = 0.0, tables: i
         "citation": [CITATIONS[i] for i in label[faulty]],
     })
     return out, truth
-
-
-def write_sample(path_jsonl: str | Path, path_truth_csv: str | Path, n_rounds: int = 2000, seed: int = 0,
-                 fault_rate: float = 0.02) -> int:
-    """Write simulated rounds as a spec JSON Lines log and its ground truth as CSV; returns the round count."""
-    from ..ingest.jsonl import records_from_table, write_jsonl
-
-    table, truth = simulate(n_rounds, seed=seed, fault_rate=fault_rate)
-    n = write_jsonl(records_from_table(table, "baccarat"), Path(path_jsonl))
-    Path(path_truth_csv).parent.mkdir(parents=True, exist_ok=True)
-    truth.to_csv(path_truth_csv, index=False)
-    return n

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import random
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -30,7 +29,7 @@ import pyarrow as pa
 from ..cards import JOKER
 from ..schema import BLACKJACK_HAND, EVENT, WAGER, schema_for
 
-__all__ = ["simulate", "write_sample", "CITATIONS"]
+__all__ = ["simulate", "CITATIONS"]
 
 GAME = "blackjack"
 S = "68 IAC 10-2-4"
@@ -598,15 +597,3 @@ def _bet(r: random.Random, lo: int, hi: int, last: float | None) -> float:
         base = last * r.choice([0.5, 1, 1, 1.5, 2])
     base = 5 * round(base / 5)
     return float(min(max(base, lo), hi))
-
-
-def write_sample(jsonl_path: str | Path, truth_csv_path: str | Path, n_rounds: int = 1000, seed: int = 0,
-                 fault_rate: float = 0.05) -> int:
-    """Write simulated rounds as a spec JSONL log and the truth as CSV; returns the number of rounds."""
-    from ..ingest.jsonl import records_from_table, write_jsonl
-
-    table, truth = simulate(n_rounds, seed=seed, fault_rate=fault_rate)
-    n = write_jsonl(records_from_table(table, GAME), Path(jsonl_path))
-    Path(truth_csv_path).parent.mkdir(parents=True, exist_ok=True)
-    truth.to_csv(truth_csv_path, index=False)
-    return n

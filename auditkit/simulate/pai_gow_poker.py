@@ -16,7 +16,6 @@ rounds except the rare card moves of ``(e)`` rounds.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -30,7 +29,7 @@ from ..poker.house_way import DEFAULT, set_hands
 from ..rules.pai_gow_poker import EVENT_TYPES, dice_position
 from ..schema import schema_for
 
-__all__ = ["simulate", "write_sample", "CITATIONS"]
+__all__ = ["simulate", "CITATIONS"]
 
 GAME = "pai_gow_poker"
 C = "68 IAC 10-9-17"
@@ -363,15 +362,3 @@ def simulate(n_rounds: int, *, seed: int = 0, fault_rate: float = 0.0, tables: i
     if not tables_out:
         return schema_for(GAME).empty_table(), pd.DataFrame({"round_id": [], "citation": []})
     return pa.concat_tables(tables_out), pd.concat(truths, ignore_index=True)
-
-
-def write_sample(jsonl_path: str | Path, truth_csv_path: str | Path, n_rounds: int, seed: int = 0,
-                 fault_rate: float = 0.05) -> int:
-    """Write simulated rounds as a spec JSONL log and their faults as CSV; returns the round count."""
-    from ..ingest.jsonl import records_from_table, write_jsonl
-
-    table, truth = simulate(n_rounds, seed=seed, fault_rate=fault_rate)
-    count = write_jsonl(records_from_table(table, GAME), Path(jsonl_path))
-    Path(truth_csv_path).parent.mkdir(parents=True, exist_ok=True)
-    truth.to_csv(truth_csv_path, index=False)
-    return count

@@ -16,7 +16,6 @@ round). The labels are ``FAULTS`` below.
 from __future__ import annotations
 
 from datetime import date as _date
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -28,7 +27,7 @@ from ..poker.three_card import (
 )
 from ..schema import TCP_HAND, schema_for
 
-__all__ = ["simulate", "write_sample", "FAULTS", "CITATIONS", "PLAY_THRESHOLD"]
+__all__ = ["simulate", "FAULTS", "CITATIONS", "PLAY_THRESHOLD"]
 
 GAME = "three_card_poker"
 SECTION = "68 IAC 10-11-6"
@@ -294,15 +293,3 @@ def _table(n: int, seed: int, tables: int, start: str, void: np.ndarray, dealer:
         "hands": pa.ListArray.from_arrays(pa.array(offsets), hands),
     }
     return pa.Table.from_arrays([columns[f.name] for f in schema], schema=schema)
-
-
-def write_sample(jsonl_path: str | Path, truth_csv_path: str | Path, n_rounds: int, seed: int = 0,
-                 fault_rate: float = 0.05) -> tuple[int, int]:
-    """Write simulated rounds as spec JSON Lines and their fault labels as CSV; returns (rounds, faults)."""
-    from ..ingest.jsonl import records_from_table, write_jsonl
-
-    table, truth = simulate(n_rounds, seed=seed, fault_rate=fault_rate)
-    count = write_jsonl(records_from_table(table, GAME), Path(jsonl_path))
-    Path(truth_csv_path).parent.mkdir(parents=True, exist_ok=True)
-    truth.to_csv(truth_csv_path, index=False)
-    return count, len(truth)
