@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 
 from .. import paytables
 from ..cards import NO_CARD, cards_str
-from ..columns import combine, flat_values, lengths, padded, parents, to_numpy
+from ..columns import combine, flat_values, lengths, padded, to_numpy
 from ..paytables import Config
 from .registry import Hits, preparer, rule
 
@@ -49,6 +49,22 @@ def dice_position(dice_total: np.ndarray) -> np.ndarray:
     return (np.asarray(dice_total, dtype=np.int64) - 1) % 7 + 1
 
 
+def _lengths(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """:func:`auditkit.columns.lengths`, read from the list offsets when no list is null."""
+    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+    if not chunks or any(c.null_count or not isinstance(c, pa.ListArray) for c in chunks):
+        return lengths(arr)
+    return np.concatenate([np.diff(c.offsets.to_numpy()) for c in chunks]).astype(np.int64)
+
+
+def _numpy(arr: pa.Array | pa.ChunkedArray, fill: object, dtype: Any) -> np.ndarray:
+    """``to_numpy(arr, fill).astype(dtype)`` without filling when nothing is null."""
+    arr = combine(arr)
+    if arr.null_count:
+        arr = pc.fill_null(arr, fill)
+    return arr.to_numpy(zero_copy_only=False).astype(dtype)
+
+
 def _setting(arr: pa.Array | pa.ChunkedArray, width: int) -> tuple[np.ndarray, np.ndarray]:
     """A list column of cards as a padded matrix, and the list lengths (see :func:`auditkit.columns.padded`).
 
@@ -56,7 +72,7 @@ def _setting(arr: pa.Array | pa.ChunkedArray, width: int) -> tuple[np.ndarray, n
     are filled as ``width``-byte items, others by an element mask; a list longer than ``width``
     falls back to the general helper (which cuts it).
     """
-    n = lengths(arr)
+    n = _lengths(arr)
     if n.max(initial=0) > width:
         return padded(arr, width)
     values = flat_values(arr).to_numpy(zero_copy_only=False).astype(np.int8, copy=False)
@@ -135,6 +151,8 @@ class PaiGowCtx:
     table: pa.Table
     config: Config
     n: int
+    events_flat: pa.Array  # the child rows of ``events`` and ``hands``
+    hands_flat: pa.Array
     # events, flattened in round order
     ev_type: np.ndarray
     ev_round: np.ndarray
@@ -189,22 +207,30 @@ class PaiGowCtx:
     # ---- lazily read columns --------------------------------------------------------
     @cached_property
     def status(self) -> np.ndarray:
-        """Each round's status as strings (for messages)."""
-        return to_numpy(self.table["status"], "completed")
+        """Each round's status as strings (for messages), read through a dictionary of the few values."""
+        status = combine(self.table["status"])
+        if status.null_count:
+            status = pc.fill_null(status, "completed")
+        enc = status.dictionary_encode()
+        return np.array(enc.dictionary.to_pylist(), dtype=object)[enc.indices.to_numpy(zero_copy_only=False)]
 
     @cached_property
     def hand_cards(self) -> np.ndarray:
         """Each hand's cards as a padded int8 matrix, at least seven wide."""
-        cards = flat_values(self.table["hands"]).field("cards")
+        cards = self.hands_flat.field("cards")
         return _setting(cards, max(7, int(self.hand_len.max(initial=0))))[0]
+
+    @cached_property
+    def hand_codes(self) -> np.ndarray:
+        """Every patron card code (int8), hand after hand in round order."""
+        return flat_values(self.hands_flat.field("cards")).to_numpy(zero_copy_only=False).astype(np.int8, copy=False)
 
     @cached_property
     def card_union(self) -> tuple[np.ndarray, np.ndarray]:
         """Per round, the OR of the bits of every card dealt (dealer and patrons, see :func:`_card_bits`)
         and how many of those cards have a valid code."""
-        cards = flat_values(self.table["hands"]).field("cards")
-        codes = flat_values(cards).to_numpy(zero_copy_only=False).astype(np.int8, copy=False)
-        h_or, h_count = _union_count(codes, _bounds(self.hand_len)[_bounds(lengths(self.table["hands"]))])
+        codes = self.hand_codes
+        h_or, h_count = _union_count(codes, _bounds(self.hand_len)[_bounds(_lengths(self.table["hands"]))])
         dealer = flat_values(self.table["dealer_cards"]).to_numpy(zero_copy_only=False).astype(np.int8, copy=False)
         d_or, d_count = _union_count(dealer, _bounds(self.dealer_len))
         return h_or | d_or, h_count + d_count
@@ -336,7 +362,7 @@ class PaiGowCtx:
         t = self.table
         high, nh = _setting(t["dealer_high"], 5)
         low, nl = _setting(t["dealer_low"], 2)
-        ev = flat_values(t["events"])
+        ev = self.events_flat
         if len(ev):
             rh, rnh = _setting(ev.field("high"), 5)
             rl, rnl = _setting(ev.field("low"), 2)
@@ -385,7 +411,7 @@ class PaiGowCtx:
     @cached_property
     def hand_settings(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Each hand's recorded ``high[m,5]``, ``low[m,2]``, and whether both are complete."""
-        h = flat_values(self.table["hands"])
+        h = self.hands_flat
         high, nh = _setting(h.field("high"), 5)
         low, nl = _setting(h.field("low"), 2)
         return high, low, (nh == 5) & (nl == 2)
@@ -422,13 +448,14 @@ def _house_way_spec(config: Config, table_id: str) -> Any:
 
 def _dice_totals(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """Per row of a ``list<int8>`` dice column, the sum of its first three dice (a negative die as 0)."""
-    n = lengths(arr)
+    n = _lengths(arr)
     if n.max(initial=0) > 3:
         dice, _ = padded(arr, 3)
         return np.where(dice >= 0, dice, 0).sum(axis=1).astype(np.int64)
     values = flat_values(arr).to_numpy(zero_copy_only=False).astype(np.int8, copy=False)
-    totals = np.bincount(np.repeat(np.arange(len(n)), n), weights=np.maximum(values, 0), minlength=len(n))
-    return totals.astype(np.int64)
+    running = np.zeros(len(values) + 1, dtype=np.int64)
+    np.cumsum(np.maximum(values, 0), out=running[1:])
+    return np.diff(running[_bounds(n)])
 
 
 @preparer(GAME)
@@ -437,14 +464,15 @@ def prepare(table: pa.Table, config: Config) -> PaiGowCtx:
     n = table.num_rows
     events = table["events"]
     ev = flat_values(events)
-    ev_round = parents(events)
-    starts = np.concatenate([[0], np.cumsum(lengths(events))[:-1]]).astype(np.int64)
+    ev_lens = _lengths(events)
+    ev_round = np.repeat(np.arange(n, dtype=np.int64), ev_lens)
+    starts = _bounds(ev_lens)[:-1]
     m = len(ev)
     if m:
         ev_type = to_numpy(pc.index_in(ev.field("type"), value_set=_EVENT_VALUES), -1).astype(np.int8)
-        ev_count = to_numpy(ev.field("count"), 1).astype(np.int64)
-        ev_exposed = to_numpy(ev.field("exposed"), False).astype(bool)
-        ev_misdeal = to_numpy(ev.field("misdeal"), False).astype(bool)
+        ev_count = _numpy(ev.field("count"), 1, np.int64)
+        ev_exposed = _numpy(ev.field("exposed"), False, bool)
+        ev_misdeal = _numpy(ev.field("misdeal"), False, bool)
         ev_dice_total = _dice_totals(ev.field("dice"))
     else:
         ev_type = np.empty(0, np.int8)
@@ -453,20 +481,21 @@ def prepare(table: pa.Table, config: Config) -> PaiGowCtx:
     hands = table["hands"]
     h = flat_values(hands)
     cards = h.field("cards")
-    dealer_len = lengths(table["dealer_cards"])
+    dealer_len = _lengths(table["dealer_cards"])
     dealer_cards, _ = _setting(table["dealer_cards"], max(7, int(dealer_len.max(initial=0))))
     return PaiGowCtx(
-        table=table, config=config, n=n,
+        table=table, config=config, n=n, events_flat=ev, hands_flat=h,
         ev_type=ev_type, ev_round=ev_round, ev_pos=np.arange(m, dtype=np.int64) - starts[ev_round],
         ev_count=ev_count, ev_exposed=ev_exposed, ev_misdeal=ev_misdeal, ev_dice_total=ev_dice_total,
-        hand_round=parents(hands), hand_seat=to_numpy(h.field("seat"), -1).astype(np.int64),
-        hand_len=lengths(cards),
-        hand_wager=to_numpy(h.field("wager"), 0.0).astype(np.float64),
-        hand_net=to_numpy(h.field("net"), 0.0).astype(np.float64),
+        hand_round=np.repeat(np.arange(n, dtype=np.int64), _lengths(hands)),
+        hand_seat=_numpy(h.field("seat"), -1, np.int64),
+        hand_len=_lengths(cards),
+        hand_wager=_numpy(h.field("wager"), 0.0, np.float64),
+        hand_net=_numpy(h.field("net"), 0.0, np.float64),
         dealer_cards=dealer_cards, dealer_len=dealer_len,
         dice_total=_dice_totals(table["dice"]),
-        first_position=to_numpy(table["first_position"], 0).astype(np.int64),
-        cards_remaining=to_numpy(table["cards_remaining"], -1).astype(np.int64),
+        first_position=_numpy(table["first_position"], 0, np.int64),
+        cards_remaining=_numpy(table["cards_remaining"], -1, np.int64),
     )
 
 
@@ -658,15 +687,20 @@ def cards_remaining(ctx: PaiGowCtx) -> Hits:
 def void_nets(ctx: PaiGowCtx) -> Hits:
     unit = float(ctx.config.money["rounding_unit"])
     off_round = ctx.is_void | ctx.is_dead
-    w = flat_values(ctx.table["wagers"])
-    w_round = parents(ctx.table["wagers"])
-    seats = np.concatenate([ctx.hand_seat, to_numpy(w.field("seat"), -1).astype(np.int64) if len(w)
-                            else np.empty(0, np.int64)])
-    nets = np.concatenate([ctx.hand_net, to_numpy(w.field("net"), 0.0).astype(np.float64) if len(w)
-                           else np.empty(0)])
-    rounds = np.concatenate([ctx.hand_round, w_round])
-    bad = off_round[rounds] & paytables.money_differs(nets, np.zeros(len(nets)), unit)
-    idx = np.flatnonzero(bad)
+    h = np.flatnonzero(off_round[ctx.hand_round])  # hands, then other wagers, of void or dead rounds
+    h = h[paytables.money_differs(ctx.hand_net[h], np.zeros(len(h)), unit)]
+    w_round = np.repeat(np.arange(ctx.n, dtype=np.int64), _lengths(ctx.table["wagers"]))
+    w = np.flatnonzero(off_round[w_round])
+    w_seat, w_net = np.empty(0, np.int64), np.empty(0)
+    if len(w):
+        wagers = flat_values(ctx.table["wagers"])
+        w_seat, w_net = _numpy(wagers.field("seat"), -1, np.int64)[w], _numpy(wagers.field("net"), 0.0, np.float64)[w]
+        keep = paytables.money_differs(w_net, np.zeros(len(w)), unit)
+        w, w_seat, w_net = w[keep], w_seat[keep], w_net[keep]
+    seats = np.concatenate([ctx.hand_seat[h], w_seat])
+    nets = np.concatenate([ctx.hand_net[h], w_net])
+    rounds = np.concatenate([ctx.hand_round[h], w_round[w]])
+    idx = np.arange(len(rounds))
     order = np.argsort(rounds[idx], kind="stable")
     idx = idx[order]
     msgs = np.array([f"void: {ctx.status[rounds[i]]} round pays seat {seats[i]} net {_amount(nets[i])}"
@@ -726,6 +760,36 @@ def integrity(ctx: PaiGowCtx) -> Hits:
     # a round's cards as bits of a uint64: a card repeats when their OR has fewer bits than there are cards
     union, count = ctx.card_union
     rows = np.flatnonzero(np.bitwise_count(union) != count)
+    return Hits(rows=rows, message=_integrity_messages(ctx, rows))
+
+
+def _integrity_messages(ctx: PaiGowCtx, rows: np.ndarray) -> np.ndarray:
+    """``integrity: 7h dealt to dealer and seat 3`` for each flagged round (a loop over those only)."""
+    msgs = np.empty(len(rows), dtype=object)
+    dealer = ctx.table["dealer_cards"]
+    dealer_codes = flat_values(dealer)
+    if dealer_codes.null_count or flat_values(ctx.hands_flat.field("cards")).null_count \
+            or ctx.hands_flat.field("seat").null_count:
+        return _integrity_messages_rows(ctx, rows)
+    d_codes = dealer_codes.to_numpy(zero_copy_only=False)
+    d_at = _bounds(ctx.dealer_len)
+    h_at = _bounds(_lengths(ctx.table["hands"]))
+    c_at = _bounds(ctx.hand_len)
+    for i, r in enumerate(rows):
+        holders: dict[int, list[str]] = {}  # where each card of the round went
+        for c in d_codes[d_at[r]:d_at[r + 1]].tolist():
+            holders.setdefault(c, []).append("dealer")
+        for k in range(h_at[r], h_at[r + 1]):
+            who = f"seat {ctx.hand_seat[k]}"
+            for c in ctx.hand_codes[c_at[k]:c_at[k + 1]].tolist():
+                holders.setdefault(c, []).append(who)
+        parts = [f"{cards_str([c])} dealt to {' and '.join(h)}" for c, h in holders.items() if len(h) > 1]
+        msgs[i] = "integrity: " + "; ".join(parts)
+    return msgs
+
+
+def _integrity_messages_rows(ctx: PaiGowCtx, rows: np.ndarray) -> np.ndarray:
+    """:func:`_integrity_messages` from the rounds as Python rows (when some card or seat is null)."""
     msgs = np.empty(len(rows), dtype=object)
     for i, rec in enumerate(ctx.table.select(["dealer_cards", "hands"]).take(pa.array(rows)).to_pylist()):
         holders: dict[int, list[str]] = {}  # flagged rounds only: where each repeated card went
@@ -736,4 +800,4 @@ def integrity(ctx: PaiGowCtx) -> Hits:
                 holders.setdefault(c, []).append(f"seat {h['seat']}")
         parts = [f"{cards_str([c])} dealt to {' and '.join(h)}" for c, h in holders.items() if len(h) > 1]
         msgs[i] = "integrity: " + "; ".join(parts)
-    return Hits(rows=rows, message=msgs)
+    return msgs
