@@ -235,17 +235,29 @@ def _front_slot(g: np.ndarray, way: HouseWay) -> tuple[np.ndarray, np.ndarray]:
     return slot, kind
 
 
+_KEEP_W = np.zeros((7, 21))
+_KEEP_W[_KEEP, np.arange(21)[:, None]] = _W
+"""Base-14 weight of each sorted position in the five-card hand of each of the 21 settings (0: in front)."""
+_KEEP_ONE = (_KEEP_W > 0).astype(np.float64)
+_LOW_W = np.zeros((7, 21))
+_LOW_W[_LOW[:, 0], np.arange(21)] = 14
+_LOW_W[_LOW[:, 1], np.arange(21)] += 1
+_SUITED = np.array([sum(((k >> (3 * j)) & 7) > 0 for j in range(4)) <= 1 for k in range(8**4)])
+"""By base-8 suit counts, whether the real cards share one suit (or there are none)."""
+
+
 def _candidates(r: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Scores of the 21 settings of sorted seven-card rows: five-card [m, 21] and two-card [m, 21]."""
-    idx = np.zeros((len(r), 21), dtype=np.int32)
-    suits = np.zeros((len(r), 21), dtype=np.int32)
-    sbit = np.where(s >= 0, np.left_shift(1, np.maximum(s, 0)), 0)
-    for k in range(5):
-        idx += r[:, _KEEP[:, k]] * _W[k]
-        suits |= sbit[:, _KEEP[:, k]]
-    idx += np.where((suits & (suits - 1)) == 0, PLANE, 0).astype(np.int32)
-    hi = score_table()[idx].astype(np.int64)
-    lo = _R2[r[:, _LOW[:, 0]] * 14 + r[:, _LOW[:, 1]]]
+    """Scores of the 21 settings of sorted seven-card rows: five-card [m, 21] and two-card [m, 21].
+
+    The base-14 rank indexes and the suit counts of all 21 hands are one small matrix product each
+    (exact in float64).
+    """
+    rf = r.astype(np.float64)
+    idx = np.einsum("ij,jk->ik", rf, _KEEP_W).astype(np.int32)  # einsum: no BLAS threads for tiny products
+    suit_counts = np.einsum("ij,jk->ik", np.where(s >= 0, np.exp2(3.0 * s), 0.0), _KEEP_ONE).astype(np.intp)
+    idx += _SUITED.take(suit_counts).astype(np.int32) * PLANE
+    hi = score_table().take(idx).astype(np.int64)
+    lo = _R2.take(np.einsum("ij,jk->ik", rf, _LOW_W).astype(np.intp))
     return hi, lo
 
 

@@ -52,9 +52,12 @@ def dice_position(dice_total: np.ndarray) -> np.ndarray:
 def _lengths(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """:func:`auditkit.columns.lengths`, read from the list offsets when no list is null."""
     chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
-    if not chunks or any(c.null_count or not isinstance(c, pa.ListArray) for c in chunks):
+    if not chunks or not all(isinstance(c, pa.ListArray) for c in chunks):
         return lengths(arr)
-    return np.concatenate([np.diff(c.offsets.to_numpy()) for c in chunks]).astype(np.int64)
+    out = np.concatenate([np.diff(c.offsets.to_numpy()) for c in chunks]).astype(np.int64)
+    if any(c.null_count for c in chunks):
+        out[np.concatenate([c.is_null().to_numpy(zero_copy_only=False) for c in chunks])] = 0
+    return out
 
 
 def _numpy(arr: pa.Array | pa.ChunkedArray, fill: object, dtype: Any) -> np.ndarray:
@@ -453,6 +456,12 @@ def _dice_totals(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
         dice, _ = padded(arr, 3)
         return np.where(dice >= 0, dice, 0).sum(axis=1).astype(np.int64)
     values = flat_values(arr).to_numpy(zero_copy_only=False).astype(np.int8, copy=False)
+    three = n == 3
+    if len(values) == 3 * int(three.sum()):  # every list empty or of three dice
+        v = np.maximum(values.reshape(-1, 3), 0).astype(np.int64)
+        totals = np.zeros(len(n), dtype=np.int64)
+        totals[three] = v[:, 0] + v[:, 1] + v[:, 2]
+        return totals
     running = np.zeros(len(values) + 1, dtype=np.int64)
     np.cumsum(np.maximum(values, 0), out=running[1:])
     return np.diff(running[_bounds(n)])
