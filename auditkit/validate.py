@@ -53,37 +53,27 @@ def _as_array(value: Any, n: int, dtype: Any = object) -> np.ndarray:
     return np.full(n, value, dtype=dtype)
 
 
-def _hits_frame(hits: Hits, rule: Rule, meta: pd.DataFrame, game: str, date: Any) -> pd.DataFrame:
-    """One rule's hits with their rounds' metadata; ``meta`` holds the hit rows only, indexed by row."""
+def _hit_columns(hits: Hits, rule: Rule) -> dict[str, np.ndarray]:
+    """One rule's hits as arrays, merged to one finding per round when a rule hit a round twice."""
     n = len(hits)
     rows = np.asarray(hits.rows, dtype=np.int64)
-    m = meta.loc[rows].reset_index(drop=True)
     seat = hits.seat
-    frame = pd.DataFrame({
+    cols = {
         "row": rows,
-        "round_id": m["round_id"].to_numpy(),
-        "game": game,
-        "table_id": m["table_id"].to_numpy(),
-        "dealer_id": m["dealer_id"].to_numpy(),
-        "started_at": m["started_at"].to_numpy(),
-        "utc_offset": m["utc_offset"].to_numpy(),
-        "rule_id": rule.rule_id,
-        "citation": rule.citation,
-        "severity": rule.severity,
+        "rule_id": np.full(n, rule.rule_id, dtype=object),
+        "citation": np.full(n, rule.citation, dtype=object),
+        "severity": np.full(n, rule.severity, dtype=object),
         "message": _as_array(hits.message, n).astype(object),
         "expected": _as_array(hits.expected, n).astype(object),
         "recorded": _as_array(hits.recorded, n).astype(object),
         "discrepancy": _as_array(hits.discrepancy, n, np.float64).astype(np.float64),
         "seats": (pd.Series(seat).astype("Int64").astype(str).replace("<NA>", "").to_numpy(dtype=object)
                   if seat is not None else np.full(n, "", dtype=object)),
-        "shoe_id": m["shoe_id"].to_numpy(),
-        "date": m["date"].to_numpy() if "date" in m else (date if date is not None else ""),
-        "source_file": m["source_file"].to_numpy(),
-        "source_line": m["source_line"].to_numpy(),
-    })
-    if frame["row"].duplicated().any():
-        frame = _merge_per_round(frame)
-    return frame
+    }
+    if len(np.unique(rows)) < n:  # rare: several seats of one round, say
+        merged = _merge_per_round(pd.DataFrame(cols))
+        cols = {k: merged[k].to_numpy() for k in cols}
+    return cols
 
 
 def _join(values: pd.Series) -> str:
@@ -104,10 +94,10 @@ def _merge_per_round(frame: pd.DataFrame) -> pd.DataFrame:
     return first.reset_index()
 
 
-def _local_time(utc: pd.Series, offset: pd.Series) -> np.ndarray:
+def _local_time(utc: np.ndarray, offset: np.ndarray) -> np.ndarray:
     """ISO 8601 local times with their offset, as the log wrote them (``2025-06-02T09:21:45-05:00``)."""
-    off = offset.fillna(0).astype(np.int64).to_numpy()
-    local = pd.to_datetime(utc, utc=True).dt.tz_localize(None) + pd.to_timedelta(off, unit="min")
+    off = np.nan_to_num(np.asarray(offset, dtype=np.float64)).astype(np.int64)
+    local = pd.to_datetime(pd.Series(utc), utc=True).dt.tz_localize(None) + pd.to_timedelta(off, unit="min")
     sign = np.where(off < 0, "-", "+")
     hh = pd.Series(np.abs(off) // 60).astype(str).str.zfill(2).to_numpy()
     mm = pd.Series(np.abs(off) % 60).astype(str).str.zfill(2).to_numpy()
@@ -115,25 +105,34 @@ def _local_time(utc: pd.Series, offset: pd.Series) -> np.ndarray:
     return np.char.add(local.dt.strftime("%Y-%m-%dT%H:%M:%S").to_numpy().astype(str), suffix).astype(object)
 
 
+def _findings(table: pa.Table, found: list[tuple[Rule, Hits]], game: str, date: str | None) -> pd.DataFrame:
+    """One findings frame for all rules' hits on a table: the metadata of the hit rounds only is
+    read from Arrow, and one DataFrame is built, so a batch with a few findings costs little."""
+    parts = [_hit_columns(h, r) for r, h in found]
+    cols = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    uniq, inv = np.unique(cols["row"], return_inverse=True)
+    names = [c for c in META + ["date"] if c in table.column_names]
+    meta = table.select(names).take(pa.array(uniq))
+    m = {c: meta[c].to_numpy(zero_copy_only=False) for c in names}
+    n = len(inv)
+    out = {
+        "round_id": m["round_id"][inv], "game": np.full(n, game, dtype=object),
+        "table_id": m["table_id"][inv], "dealer_id": m["dealer_id"][inv],
+        "started_at": _local_time(m["started_at"], m["utc_offset"])[inv],
+        **{k: cols[k] for k in ("rule_id", "citation", "severity", "message", "expected", "recorded")},
+        "discrepancy": cols["discrepancy"].round(6),
+        "seats": cols["seats"], "shoe_id": m["shoe_id"][inv],
+        "date": m["date"][inv] if "date" in m else np.full(n, date or "", dtype=object),
+        "source_file": m["source_file"][inv], "source_line": m["source_line"][inv].astype(np.int64),
+    }
+    return pa.Table.from_pydict(out, schema=FINDINGS).to_pandas()  # the dtypes of stored findings
+
+
 def _finish(frames: list[pd.DataFrame]) -> pd.DataFrame:
     frames = [f for f in frames if len(f)]
     if not frames:
         return empty_findings()
-    out = pd.concat(frames, ignore_index=True)
-    if "utc_offset" in out:  # local time as the log wrote it, formatted once for all rules
-        out["started_at"] = _local_time(out["started_at"], out["utc_offset"])
-    out["discrepancy"] = out["discrepancy"].astype(np.float64).round(6)
-    return out[COLUMNS]
-
-
-def _meta(table: pa.Table, hits: list[Hits]) -> pd.DataFrame:
-    """Metadata of the rounds that some rule hit, indexed by their row in ``table`` (only those rows
-    are converted to pandas: a batch with a few findings costs little more than a clean one)."""
-    rows = np.unique(np.concatenate([np.asarray(h.rows, dtype=np.int64) for h in hits]))
-    cols = [c for c in META + ["date"] if c in table.column_names]
-    meta = table.select(cols).take(pa.array(rows)).to_pandas()
-    meta.index = rows
-    return meta
+    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
 
 def check_rounds(table: pa.Table, game: str, config: Config, rules: Sequence[Rule] | None = None,
@@ -144,10 +143,7 @@ def check_rounds(table: pa.Table, game: str, config: Config, rules: Sequence[Rul
         return empty_findings()
     ctx = PREPARERS[game](table, config)
     found = [(r, h) for r in rules if len(h := r.func(ctx))]
-    if not found:
-        return empty_findings()
-    meta = _meta(table, [h for _, h in found])
-    return _finish([_hits_frame(h, r, meta, game, date) for r, h in found])
+    return _findings(table, found, game, date) if found else empty_findings()
 
 
 def check_shoes(table: pa.Table, game: str, config: Config, rules: Sequence[Rule] | None = None,
@@ -172,10 +168,7 @@ def check_shoes(table: pa.Table, game: str, config: Config, rules: Sequence[Rule
                                                  for k, v in vars(hits).items() if k != "rows"})
         if len(hits):
             found.append((r, hits))
-    if not found:
-        return empty_findings()
-    meta = _meta(table, [h for _, h in found])
-    return _finish([_hits_frame(h, r, meta, game, date) for r, h in found])
+    return _findings(table, found, game, date) if found else empty_findings()
 
 
 def shoe_columns(rules: Iterable[Rule]) -> list[str]:
