@@ -82,6 +82,11 @@ def shoe_excess(table: pa.Table, columns: list[str], decks: np.ndarray) -> tuple
         return np.empty(0, np.int64), np.empty(0, object)
     group = shoe_groups(table)[row]
     key = group.astype(np.int64) * 64 + code
+    # only the (shoe, card) pairs dealt more often than the shoe holds need their copies numbered
+    suspect = np.bincount(key)[key] > decks[row]
+    if not suspect.any():
+        return np.empty(0, np.int64), np.empty(0, object)
+    code, row, key = code[suspect], row[suspect], key[suspect]
     order = np.argsort(key, kind="stable")  # stable: keeps dealing order within a (shoe, card)
     k = key[order]
     start = np.ones(len(k), dtype=bool)
