@@ -238,8 +238,8 @@ def rank2_columns(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 _V = np.arange((FIVE_ACES + 1) << 8)
-_HIGH_KEY = np.where(_V >> 8 == HIGH_CARD, _V, np.where(_V >> 8 == PAIR, (_V >> 4) << 4, (_V >> 8) << 8))
-_LOW_KEY = np.where(_V >> 8 == PAIR, (_V >> 4) << 4, _V)[:(PAIR + 1) << 8]
+_HIGH_KEY = np.where(_V >> 8 == HIGH_CARD, _V, np.where(_V >> 8 == PAIR, (_V >> 4) << 4, (_V >> 8) << 8)).astype(np.int16)
+_LOW_KEY = np.where(_V >> 8 == PAIR, (_V >> 4) << 4, _V)[:(PAIR + 1) << 8].astype(np.int16)
 """:func:`fouled_scores`' comparison keys by ``score >> 12`` of a five-card and of a two-card score."""
 
 

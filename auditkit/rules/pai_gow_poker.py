@@ -365,14 +365,12 @@ class PaiGowCtx:
         t = self.table
         high, nh = _setting(t["dealer_high"], 5)
         low, nl = _setting(t["dealer_low"], 2)
-        ev = self.events_flat
-        if len(ev):
-            rh, rnh = _setting(ev.field("high"), 5)
-            rl, rnl = _setting(ev.field("low"), 2)
-            idx = self.last(self.is_type(RESET), np.arange(len(self.ev_type), dtype=np.int64))
-            has = idx >= 0
-            high[has], nh[has] = rh[idx[has]], rnh[idx[has]]
-            low[has], nl[has] = rl[idx[has]], rnl[idx[has]]
+        idx = self.last(self.is_type(RESET), np.arange(len(self.ev_type), dtype=np.int64))
+        has = np.flatnonzero(idx >= 0)
+        if len(has):  # the settings of the rounds' last reset events only
+            at = pa.array(idx[has])
+            high[has], nh[has] = _setting(self.events_flat.field("high").take(at), 5)
+            low[has], nl[has] = _setting(self.events_flat.field("low").take(at), 2)
         return high, low, (nh == 5) & (nl == 2)
 
     @cached_property
