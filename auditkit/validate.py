@@ -16,6 +16,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .columns import combine, to_numpy
 from .paytables import Config
 from .rules.registry import PREPARERS, Hits, Rule, rules_for
 from .schema import FINDINGS, GAMES, schema_for
@@ -28,6 +29,7 @@ __all__ = ["collect", "validate_partitions", "validate_into_store", "check_round
 
 META = ["round_id", "table_id", "dealer_id", "started_at", "utc_offset", "shoe_id", "source_file", "source_line"]
 SHOE_KEY = ["table_id", "shoe_id", "round_seq", "started_at", "round_id"]
+"""The columns every shoe rule gets: rounds are grouped by table and shoe, in round_seq order."""
 COLUMNS = [f.name for f in FINDINGS]
 
 
@@ -148,7 +150,7 @@ def check_rounds(table: pa.Table, game: str, config: Config, rules: Sequence[Rul
 
 def check_shoes(table: pa.Table, game: str, config: Config, rules: Sequence[Rule] | None = None,
                 emit: np.ndarray | None = None, date: str | None = None) -> pd.DataFrame:
-    """Findings of the shoe rules over rounds sorted by table, shoe and round_seq.
+    """Findings of the shoe rules over rounds grouped by table and shoe, in round_seq order.
 
     ``emit`` marks the rounds whose findings are wanted (the others are context
     carried from an earlier day); by default all.
@@ -156,9 +158,10 @@ def check_shoes(table: pa.Table, game: str, config: Config, rules: Sequence[Rule
     rules = select_rules(game, "shoe") if rules is None else rules
     if table.num_rows == 0 or not rules:
         return empty_findings()
-    order = pc.sort_indices(table, sort_keys=[(k, "ascending") for k in SHOE_KEY])
-    table = table.take(order)
-    keep = None if emit is None else np.asarray(emit)[order.to_numpy()]
+    order = _shoe_order(table)
+    if not (order[1:] > order[:-1]).all():
+        table = table.take(pa.array(order))
+    keep = None if emit is None else np.asarray(emit)[order]
     found = []
     for r in rules:
         hits = r.func(table, config)
@@ -266,6 +269,16 @@ def validate_store(store: "Store", config: Config | None = None, **kwargs: Any) 
     """Stream findings frames over a store (see :func:`validate_partitions` for the options)."""
     for _game, _date, frame in validate_partitions(store, config, **kwargs):
         yield frame
+
+
+def _shoe_order(table: pa.Table) -> np.ndarray:
+    """Row order that puts each shoe's rounds together, by round_seq, then time, then input order.
+
+    Shoes are numbered by first appearance (integers sort much faster than the strings)."""
+    shoe = pc.dictionary_encode(combine(_shoe_key(table))).indices.to_numpy(zero_copy_only=False)
+    seq = to_numpy(table["round_seq"], 0).astype(np.int64)
+    when = to_numpy(table["started_at"].cast(pa.int64()), 0)
+    return np.lexsort((when, seq, shoe))
 
 
 def _shoe_key(table: pa.Table) -> pa.Array:

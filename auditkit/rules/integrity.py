@@ -72,7 +72,7 @@ def flat_cards(table: pa.Table, columns: list[str]) -> tuple[np.ndarray, np.ndar
 def shoe_excess(table: pa.Table, columns: list[str], decks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rounds where a card's copy count in its shoe first exceeds ``decks`` (per round), with messages.
 
-    ``table`` is sorted by table, shoe and round_seq; ``decks`` gives each round's
+    ``table`` is grouped by table and shoe, in round_seq order; ``decks`` gives each round's
     deck count. Returns the rows and, per row, a message naming the excess cards.
     """
     code, row = flat_cards(table, columns)

@@ -73,7 +73,7 @@ PREPARERS: dict[str, Callable[[pa.Table, Any], Any]] = {}
 def rule(rule_id: str, *, games: Sequence[str], citation: str, severity: str, summary: str,
          scope: str = "round", columns: Sequence[str] = ()) -> Callable:
     """Register a check. Round rules take the game's context; shoe rules take
-    ``(table, config)`` where ``table`` holds ``columns`` sorted by table, shoe and round_seq."""
+    ``(table, config)`` where ``table`` holds ``columns`` grouped by table and shoe, in round_seq order."""
     if severity not in SEVERITIES:
         raise ValueError(f"severity {severity!r} not in {SEVERITIES}")
     if scope not in ("round", "shoe"):
