@@ -1,15 +1,16 @@
 """Benchmark of the baccarat checks (a script, not a test).
 
 Simulates N rounds (default 10 million) in a child process into a temporary
-folder of Parquet files partitioned by date
-(``rounds/game=baccarat/date=<d>/part-<k>.parquet``), then times
+store (``rounds/game=baccarat/date=<d>/part-*.parquet``, through
+:class:`auditkit.store.Store`), then times
 
 (a) the round checks alone: ``auditkit.validate.check_rounds`` on batches of
     about ``--batch`` rounds read from the files (reading not timed), and (a')
     the same batches through the preparer and rule functions only (without the
     engine's findings frames);
-(b) end to end: reading the files and running the round checks, then the
-    shoe checks ((e), shoe composition) day by day with the previous day carried.
+(b) end to end: :func:`auditkit.validate.collect` over the store, as
+    ``auditkit validate STORE`` runs it: batches read and checked, then the
+    shoe checks ((e), shoe composition) day by day with the previous day's open shoes.
 
 Prints rounds per second (wall clock and CPU time: the machine may be shared)
 and the peak resident memory of the checking process (``resource.getrusage``).
@@ -20,6 +21,7 @@ and the peak resident memory of the checking process (``resource.getrusage``).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import multiprocessing as mp
 import resource
 import shutil
@@ -38,16 +40,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from auditkit.paytables import Config  # noqa: E402
 from auditkit.rules.registry import PREPARERS  # noqa: E402
 from auditkit.simulate.baccarat import simulate  # noqa: E402
-from auditkit.validate import check_rounds, check_shoes, select_rules, shoe_columns  # noqa: E402
+from auditkit.store import SourceRecord, Store  # noqa: E402
+from auditkit.validate import check_rounds, collect, select_rules  # noqa: E402
 
 GAME = "baccarat"
 CHUNK = 500_000
 
 
+SHA = hashlib.sha256(b"bench_baccarat").hexdigest()
+
+
 def write_rounds(root: Path, n_rounds: int, tables: int, fault_rate: float, seed: int) -> tuple[int, int]:
-    """Simulate in chunks and write one Parquet file per chunk and local date; returns (rounds, faults)."""
+    """Simulate in chunks into a store, one part per chunk and local date; returns (rounds, faults)."""
+    store = Store(root)
     start = date(2025, 6, 1)
     written = faults = 0
+    partitions: set[str] = set()
     k = 0
     while written < n_rounds:
         n = min(CHUNK, n_rounds - written)
@@ -57,14 +65,15 @@ def write_rounds(root: Path, n_rounds: int, tables: int, fault_rate: float, seed
         cuts = np.flatnonzero(np.r_[True, local_day[1:] != local_day[:-1], True])  # rows sorted by time
         for a, b in zip(cuts[:-1], cuts[1:]):
             d = (date(1970, 1, 1) + timedelta(days=int(local_day[a]))).isoformat()
-            folder = root / "rounds" / f"game={GAME}" / f"date={d}"
-            folder.mkdir(parents=True, exist_ok=True)
-            pq.write_table(table.slice(a, b - a), folder / f"part-{k}.parquet", compression="zstd")
+            store.write_rounds(GAME, d, table.slice(a, b - a), SHA)
+            partitions.add(f"{GAME}/{d}")
         written += n
         faults += len(truth)
         start = date(1970, 1, 1) + timedelta(days=int(local_day[-1]) + 1)
         k += 1
         del table, truth
+    store.commit_source(SourceRecord(sha256=SHA, path="<simulated>", size=0, format="simulated", stored=written,
+                                     games={GAME: written}, partitions=sorted(partitions)))
     return written, faults
 
 
@@ -75,8 +84,8 @@ def _child(root: str, n: int, tables: int, fault_rate: float, seed: int, out: mp
 
 
 def day_files(root: Path) -> list[tuple[str, list[Path]]]:
-    folder = root / "rounds" / f"game={GAME}"
-    return [(p.name[5:], sorted(p.glob("*.parquet"))) for p in sorted(folder.glob("date=*"))]
+    store = Store(root)
+    return [(d, store.parts(GAME, d)) for d in store.dates(GAME)]
 
 
 def batches(days: list[tuple[str, list[Path]]], size: int, columns: list[str] | None = None):
@@ -143,25 +152,14 @@ def main() -> None:
         print(f"(a') preparer and rule functions only: {rounds / wall / 1e6:.2f} M rounds/s wall, "
               f"{rounds / cpu / 1e6:.2f} M rounds/s CPU")
 
-        # (b) end to end: read, round checks, then shoe checks by day with the previous day carried
-        shoe_rules = select_rules(GAME, "shoe")
-        cols = shoe_columns(shoe_rules)
+        # (b) end to end through the engine: the store read batch by batch, round checks, shoe checks by day
         t0, c0 = time.perf_counter(), time.process_time()
-        found_r = sum(len(check_rounds(b, GAME, config, rules)) for b in batches(days, args.batch))
-        t_rounds = time.perf_counter() - t0
-        found_s, carry = 0, None
-        for d, files in days:
-            day = pa.concat_tables([pq.read_table(f, columns=cols) for f in files])
-            emit = np.ones(day.num_rows, bool)
-            if carry is not None:
-                emit = np.r_[np.zeros(carry.num_rows, bool), emit]
-                day = pa.concat_tables([carry, day])
-            found_s += len(check_shoes(day, GAME, config, shoe_rules, emit=emit, date=d))
-            carry = day.filter(pa.array(emit))
+        findings, checked = collect(Store(root), config, games=[GAME], batch_size=args.batch)
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-        print(f"(b) end to end: {rounds / wall / 1e6:.2f} M rounds/s wall, {rounds / cpu / 1e6:.2f} M rounds/s CPU "
-              f"({wall:.1f} s wall of which reading + round checks {t_rounds:.1f} s), "
-              f"{found_r + found_s:,} findings ({found_s:,} from shoe checks)")
+        shoe = int(findings["rule_id"].isin([r.rule_id for r in select_rules(GAME, "shoe")]).sum())
+        print(f"(b) end to end (auditkit.validate.collect over the store): {checked / wall / 1e6:.2f} M rounds/s wall, "
+              f"{checked / cpu / 1e6:.2f} M rounds/s CPU ({wall:.1f} s wall), {len(findings):,} findings "
+              f"({shoe:,} from shoe checks)")
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         print(f"peak RSS of the checking process: {rss / 1024:.0f} MiB")
     finally:
