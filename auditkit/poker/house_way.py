@@ -238,34 +238,34 @@ def _front_slot(g: np.ndarray, way: HouseWay) -> tuple[np.ndarray, np.ndarray]:
 _KEEP_W = np.zeros((7, 21))
 _KEEP_W[_KEEP, np.arange(21)[:, None]] = _W
 """Base-14 weight of each sorted position in the five-card hand of each of the 21 settings (0: in front)."""
-_KEEP_ONE = (_KEEP_W > 0).astype(np.float64)
 _LOW_W = np.zeros((7, 21))
 _LOW_W[_LOW[:, 0], np.arange(21)] = 14
 _LOW_W[_LOW[:, 1], np.arange(21)] += 1
+_SETTINGS_W = np.zeros((14, 63), dtype=np.float32)
+_SETTINGS_W[:7, :21] = _KEEP_W           # ranks -> base-14 index of the five-card hand
+_SETTINGS_W[7:, 21:42] = _KEEP_W > 0     # base-8 suit counts -> those of the five-card hand
+_SETTINGS_W[:7, 42:] = _LOW_W            # ranks -> index of the two-card hand in _R2
+"""One matrix product gives the indexes of all 21 settings; every value is an integer below 2**20,
+exact in float32."""
+_POW8 = np.array([1, 8, 64, 512, 0], dtype=np.float32)  # by suit 0..3, -1 (the joker) -> 0
 _SUITED = np.array([sum(((k >> (3 * j)) & 7) > 0 for j in range(4)) <= 1 for k in range(8**4)])
 """By base-8 suit counts, whether the real cards share one suit (or there are none)."""
 
 
 def _candidates(r: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Scores of the 21 settings of sorted seven-card rows: five-card [m, 21] and two-card [m, 21].
-
-    The base-14 rank indexes and the suit counts of all 21 hands are one small matrix product each
-    (exact in float64).
-    """
-    rf = r.astype(np.float64)
-    idx = np.einsum("ij,jk->ik", rf, _KEEP_W).astype(np.int32)  # einsum: no BLAS threads for tiny products
-    suit_counts = np.einsum("ij,jk->ik", np.where(s >= 0, np.exp2(3.0 * s), 0.0), _KEEP_ONE).astype(np.intp)
-    idx += _SUITED.take(suit_counts).astype(np.int32) * PLANE
-    hi = score_table().take(idx).astype(np.int64)
-    lo = _R2.take(np.einsum("ij,jk->ik", rf, _LOW_W).astype(np.intp))
-    return hi, lo
+    """Scores of the 21 settings of sorted seven-card rows: five-card [m, 21] and two-card [m, 21]."""
+    x = np.empty((len(r), 14), dtype=np.float32)
+    x[:, :7] = r
+    x[:, 7:] = _POW8.take(s)
+    y = np.einsum("ij,jk->ik", x, _SETTINGS_W).astype(np.int32)  # not BLAS: its threads spin on a busy machine
+    idx = y[:, :21] + _SUITED.take(y[:, 21:42]).astype(np.int32) * PLANE
+    return score_table().take(idx).astype(np.int64), _R2.take(y[:, 42:])
 
 
 # Perfect hash of seven ranks sorted low to high (a_0 <= .. <= a_6, joker 13): the combination
 # b_i = a_i + i of 0..19 indexes C(20, 7) patterns, sum of C(b_i, i + 1) (combinatorial number system).
 _CNS = np.array([[comb(v + i, i + 1) for v in range(14)] for i in range(7)], dtype=np.int32)
 _N_PATTERNS = comb(20, 7)
-_POW8 = np.array([1, 8, 64, 512, 0], dtype=np.int16)                 # by suit 0..3, -1 (joker) -> 0
 _SUIT_COUNT = np.array([[(k >> (3 * j)) & 7 for j in range(4)] for k in range(8**4)]).max(axis=1)
 _FLUSH = np.stack([_SUIT_COUNT >= 5, _SUIT_COUNT >= 4])               # [joker?, suit key]: a flush is possible
 _PATTERNS: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}

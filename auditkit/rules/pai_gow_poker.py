@@ -404,7 +404,12 @@ class PaiGowCtx:
         rows = np.flatnonzero(checked)
         if len(rows):
             codes, tables = self.table_codes
-            for way, sel in _house_ways(self.config, codes[rows], tables):
+            ways = _house_ways(self.config, codes[rows], tables)
+            if len(ways) == 1:  # one house way: set every row (no gathers), keep the checked ones
+                high, low = set_hands(self.dealer_cards[:, :7], ways[0][0])
+                high[~checked] = NO_CARD
+                low[~checked] = NO_CARD
+            for way, sel in ways if len(ways) > 1 else []:
                 r = rows[sel]
                 high[r], low[r] = set_hands(self.dealer_cards[r, :7], way)
         return high, low, checked
@@ -614,14 +619,14 @@ def dealer_house_way(ctx: PaiGowCtx) -> Hits:
 
     hw_high, hw_low, checked = ctx.house_way
     high, low, ok = ctx.dealer_final
-    rows = np.flatnonzero(checked)
-    # the final setting splits the dealer's own seven cards ...
-    own = _same_seven(np.concatenate([high[rows], low[rows]], axis=1), ctx.dealer_cards[rows, :7])
+    # every row is compared (no gathers), the checked ones judged: the final setting splits the
+    # dealer's own seven cards ...
+    own = _same_seven(np.concatenate([high, low], axis=1), ctx.dealer_cards[:, :7])
     # ... and is worth what the house way is worth (a suit swapped between equal ranks is the same setting)
     d_hi, d_lo = ctx.dealer_scores
-    hw_hi, hw_lo = _scores(hw_high[rows], hw_low[rows])
-    same = (d_hi[rows] == hw_hi) & (d_lo[rows] == hw_lo)
-    rows = rows[~(ok[rows] & own & same)]
+    hw_hi, hw_lo = _scores(hw_high, hw_low)
+    same = (d_hi == hw_hi) & (d_lo == hw_lo)
+    rows = np.flatnonzero(checked & ~(ok & own & same))
     reset = ctx.any_event(ctx.is_type(RESET))
     msgs, exp, rec = (np.empty(len(rows), dtype=object) for _ in range(3))
     for i, r in enumerate(rows):
