@@ -153,12 +153,16 @@ def rank5_columns(cols: list[np.ndarray]) -> np.ndarray:
     valid = (c[0] <= 52) & (c[4] >= 0)
     s = [x & 3 for x in c]
     suited = (s[1] == s[2]) & (s[2] == s[3]) & (s[3] == s[4]) & ((s[0] == s[1]) | (c[0] == 52))
-    idx = (c[0] >> 2).astype(np.int32) * _WEIGHTS[0]
-    for k in range(1, 5):
-        idx += (c[k] >> 2).astype(np.int32) * _WEIGHTS[k]
-    idx += suited.astype(np.int32) * PLANE
-    out = score_table().take(np.where(valid, idx, 0))
-    out[~valid] = -1
+    # index = suited * 14**5 + the base-14 number of the ranks, by Horner's rule in the narrowest ints
+    r = [(x >> 2).view(np.uint8) for x in c]  # 0..13 where valid
+    a = suited.view(np.uint8) * np.uint8(BASE) + r[0]
+    a = a.astype(np.uint16) * np.uint16(BASE) + r[1]
+    a = a * np.uint16(BASE) + r[2]
+    idx = a.astype(np.int32) * BASE + r[3]
+    idx = idx * BASE + r[4]
+    out = score_table().take(idx, mode="clip")  # an invalid row's index may be anything: cleared below
+    if not valid.all():
+        out[~valid] = -1
     return out
 
 
