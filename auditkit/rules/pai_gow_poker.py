@@ -749,11 +749,15 @@ def paytable(ctx: PaiGowCtx) -> Hits:
     pay, commission = ctx.param_of("win", r), ctx.param_of("commission", r)
     wager = ctx.hand_wager
     won = wager * pay * (1.0 - commission)
-    exact = np.where(wins == 2, won, np.where(wins == 0, -wager, 0.0))
+    if np.isfinite(won).all() and np.isfinite(wager).all():
+        # the payout by arithmetic (exact, up to the sign of a zero, which the comparison ignores)
+        exact = won * (wins == 2) - wager * (wins == 0)
+    else:
+        exact = _exact(wins, won, wager)
     unit = float(ctx.config.money["rounding_unit"])
     net = ctx.hand_net
     b = np.flatnonzero(use & paytables.money_differs(net, exact, unit))
-    expected = paytables.money_round(exact[b], unit, ctx.config.money["rounding"])
+    expected = paytables.money_round(_exact(wins[b], won[b], wager[b]), unit, ctx.config.money["rounding"])
     outcome = np.array(["loss", "push", "win"], dtype=object)
     msgs = np.array([
         f"paytable: seat {ctx.hand_seat[i]} {outcome[wins[i]]}{' (fouled)' if p_foul[i] else ''} on "
@@ -763,6 +767,11 @@ def paytable(ctx: PaiGowCtx) -> Hits:
                 expected=np.array([_amount(x) for x in expected], dtype=object),
                 recorded=np.array([_amount(x) for x in net[b]], dtype=object),
                 discrepancy=net[b] - expected, seat=ctx.hand_seat[b])
+
+
+def _exact(wins: np.ndarray, won: np.ndarray, wager: np.ndarray) -> np.ndarray:
+    """The exact net of hands that won both (``won``), one (0) or none (``-wager``) of their hands."""
+    return np.where(wins == 2, won, np.where(wins == 0, -wager, 0.0))
 
 
 # ---- integrity -------------------------------------------------------------------------------
