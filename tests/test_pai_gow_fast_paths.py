@@ -11,7 +11,14 @@ from auditkit.paytables import Config
 from auditkit.poker import five_card as F
 from auditkit.poker.house_way import set_hands
 from auditkit.rules.pai_gow_poker import (
-    _card_bits, _dice_totals, _lengths, _row_bits, _same_seven, _setting, _union_count, _bounds,
+    _bounds,
+    _card_bits,
+    _dice_totals,
+    _lengths,
+    _row_bits,
+    _same_seven,
+    _setting,
+    _union_count,
 )
 from auditkit.simulate.pai_gow_poker import simulate
 from auditkit.validate import check_rounds

@@ -615,8 +615,6 @@ def _card_counts(ctx: PaiGowCtx, r: int) -> str:
 # Compared by value: the final setting must split the dealer's seven cards and score as
 # the house way's setting does in both hands (suits of equal ranks may be swapped).
 def dealer_house_way(ctx: PaiGowCtx) -> Hits:
-    from ..poker.five_card import rank2, rank5
-
     hw_high, hw_low, checked = ctx.house_way
     high, low, ok = ctx.dealer_final
     # every row is compared (no gathers), the checked ones judged: the final setting splits the
