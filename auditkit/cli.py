@@ -76,7 +76,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from .ingest.sources import ingest_paths
-    from .report import format_summary, write_csv, write_findings_parquet
+    from .report import format_summary, write_csv, write_findings_parquet, write_summaries
     from .store import Store
     from .validate import collect
 
@@ -97,6 +97,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     write_csv(findings, args.out)
     if args.parquet:
         write_findings_parquet(findings, args.parquet)
+    if args.summaries:
+        write_summaries(findings, args.summaries)
     print(format_summary(findings, checked))
     print(f"report: {args.out}")
     return EXIT_FINDINGS if len(findings) else EXIT_CLEAN
@@ -152,6 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("paths", nargs="+", help="log files or folders, or one store folder")
     s.add_argument("--out", required=True, help="violation report CSV")
     s.add_argument("--parquet", help="also write the findings as Parquet here")
+    s.add_argument("--summaries", metavar="DIR", help="also write summaries by citation, table, dealer and day here")
     s.add_argument("--config", help="paytable and house-rules TOML (defaults: the rules catalog's)")
     s.add_argument("--game", action="append", choices=GAMES, help="only these games (repeatable)")
     s.add_argument("--citation", action="append", help="only these citations (repeatable)")

@@ -401,14 +401,10 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
         partial = job.output / day / f".{run_id}.partial"
         partial.mkdir(parents=True)
         names = {"findings_csv": "findings.csv", "findings_parquet": "findings.parquet",
-                 "summary_citation": "summary_by_citation.csv", "summary_table": "summary_by_table.csv",
-                 "summary_dealer": "summary_by_dealer.csv", "quarantine": "quarantine.csv",
-                 "record": "run.json"}
+                 "quarantine": "quarantine.csv", "record": "run.json"}
         rep.write_csv(findings, partial / names["findings_csv"])
         rep.write_findings_parquet(findings, partial / names["findings_parquet"])
-        rep.write_csv(rep.summary_by_citation(findings), partial / names["summary_citation"])
-        rep.write_csv(rep.summarize(findings, ["game", "table_id"]), partial / names["summary_table"])
-        rep.write_csv(rep.summarize(findings, ["game", "dealer_id"]), partial / names["summary_dealer"])
+        names.update(rep.write_summaries(findings, partial))
         q = store.quarantine()
         rep.write_csv(q[q["sha256"].isin({r.sha256 for r in pending})], partial / names["quarantine"])
 
@@ -592,12 +588,7 @@ def _report(args: argparse.Namespace) -> int:
     findings = sort_findings(store.findings(args.game or None, start, end))
     findings = select_findings(findings, tables=args.table, citations=args.citation, severity=args.severity,
                                dealers=args.dealer)
-    if args.summary:
-        by = {"citation": None, "table": ["game", "table_id"], "dealer": ["game", "dealer_id"],
-              "day": ["game", "date"]}[args.summary]
-        out = rep.summary_by_citation(findings) if by is None else rep.summarize(findings, by)
-    else:
-        out = findings
+    out = rep.summarize(findings, rep.SUMMARIES[args.summary]) if args.summary else findings
     rep.write_csv(out, args.out)
     if args.parquet:
         rep.write_findings_parquet(findings, args.parquet)
@@ -608,6 +599,7 @@ def _report(args: argparse.Namespace) -> int:
 
 def add_subcommands(sub: argparse._SubParsersAction) -> None:
     """Register ``run`` and ``report`` on the CLI's subparsers."""
+    from .report import SUMMARIES
     from .schema import GAMES
 
     s = sub.add_parser("run", help="run a scheduled job: ingest what is new, validate it, write dated reports",
@@ -633,7 +625,7 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--citation", action="append", help="only these citations (repeatable)")
     s.add_argument("--dealer", action="append", help="only these dealer ids (repeatable)")
     s.add_argument("--severity", choices=list(SEVERITY_RANK), help="only findings at or above this severity")
-    s.add_argument("--summary", choices=["citation", "table", "dealer", "day"],
+    s.add_argument("--summary", choices=list(SUMMARIES),
                    help="write counts and money by this instead of the findings")
     s.add_argument("--parquet", help="also write the selected findings as Parquet here")
     s.set_defaults(func=cmd_report)

@@ -18,7 +18,7 @@ from .schema import FINDINGS
 from .store import atomic_path, write_parquet_atomic
 
 __all__ = ["safe_cell", "spreadsheet_safe", "write_csv", "write_findings_parquet", "summarize",
-           "summary_by_citation", "format_summary", "payout_totals"]
+           "summary_by_citation", "format_summary", "payout_totals", "write_summaries", "SUMMARIES"]
 
 _DANGER = ("=", "+", "-", "@", "\t", "\r", "\n")
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
@@ -80,7 +80,21 @@ def summarize(findings: pd.DataFrame, by: str | list[str]) -> pd.DataFrame:
 
 def summary_by_citation(findings: pd.DataFrame) -> pd.DataFrame:
     """Findings per game, citation and rule, with severity."""
-    return summarize(findings, ["game", "citation", "rule_id", "severity"])
+    return summarize(findings, SUMMARIES["citation"])
+
+
+SUMMARIES = {"citation": ["game", "citation", "rule_id", "severity"], "table": ["game", "table_id"],
+             "dealer": ["game", "dealer_id"], "day": ["game", "date"]}
+"""The summaries a run writes: ``summary_by_<name>.csv`` grouped by these columns."""
+
+
+def write_summaries(findings: pd.DataFrame, folder: str | Path) -> dict[str, str]:
+    """Write the summaries by citation, table, dealer and day as CSV files; returns their names."""
+    names = {}
+    for name, keys in SUMMARIES.items():
+        names[f"summary_{name}"] = f"summary_by_{name}.csv"
+        write_csv(summarize(findings, keys), Path(folder) / names[f"summary_{name}"])
+    return names
 
 
 def format_summary(findings: pd.DataFrame, rounds_checked: int | None = None) -> str:

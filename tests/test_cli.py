@@ -98,3 +98,14 @@ def test_rules_lists_every_citation_of_the_catalog(capsys):
     for citation in ["68 IAC 10-10-14(b)(5)", "68 IAC 10-10-14(e)", "68 IAC 10-2-4(a)(3)", "68 IAC 10-11-6(d)(1)",
                      "68 IAC 10-9-17(i)", "outcome", "loss", "paytable", "void", "integrity"]:
         assert f"`{citation}`" in out
+
+
+def test_summaries_by_citation_table_dealer_and_day(examples, tmp_path):
+    out = tmp_path / "sum"
+    assert main(["validate", str(examples), "--out", str(tmp_path / "r.csv"), "--summaries", str(out)]) == 1
+    total = len(pd.read_csv(tmp_path / "r.csv"))
+    for name in ("citation", "table", "dealer", "day"):
+        frame = pd.read_csv(out / f"summary_by_{name}.csv")
+        assert frame["findings"].sum() == total, name
+    day = pd.read_csv(out / "summary_by_day.csv")
+    assert set(day["date"]) == {"2025-06-02"}
