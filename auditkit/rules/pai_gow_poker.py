@@ -50,22 +50,23 @@ def dice_position(dice_total: np.ndarray) -> np.ndarray:
 
 
 def _lengths(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """:func:`auditkit.columns.lengths`, read from the list offsets when no list is null."""
+    """:func:`auditkit.columns.lengths` (0 for a null list), read from the list offsets (int32 then)."""
     chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
     if not chunks or not all(isinstance(c, pa.ListArray) for c in chunks):
         return lengths(arr)
-    out = np.concatenate([np.diff(c.offsets.to_numpy()) for c in chunks]).astype(np.int64)
+    out = np.concatenate([np.diff(c.offsets.to_numpy()) for c in chunks])
     if any(c.null_count for c in chunks):
         out[np.concatenate([c.is_null().to_numpy(zero_copy_only=False) for c in chunks])] = 0
     return out
 
 
 def _numpy(arr: pa.Array | pa.ChunkedArray, fill: object, dtype: Any) -> np.ndarray:
-    """``to_numpy(arr, fill).astype(dtype)`` without filling when nothing is null."""
+    """``to_numpy(arr, fill).astype(dtype)`` without filling when nothing is null, and without a copy
+    when the type matches (then a read-only view of the Arrow buffer)."""
     arr = combine(arr)
     if arr.null_count:
         arr = pc.fill_null(arr, fill)
-    return arr.to_numpy(zero_copy_only=False).astype(dtype)
+    return arr.to_numpy(zero_copy_only=False).astype(dtype, copy=False)
 
 
 def _setting(arr: pa.Array | pa.ChunkedArray, width: int) -> tuple[np.ndarray, np.ndarray]:
@@ -119,7 +120,7 @@ def _union_count(codes: np.ndarray, bounds: np.ndarray) -> tuple[np.ndarray, np.
     """
     u = codes.view(np.uint8)
     union = np.zeros(len(bounds) - 1, dtype=np.uint64)
-    count = np.diff(bounds) if (u <= 52).all() else np.diff(np.r_[0, np.cumsum(u <= 52)][bounds])
+    count = np.diff(bounds) if u.max(initial=0) <= 52 else np.diff(np.r_[0, np.cumsum(u <= 52)][bounds])
     some = np.flatnonzero(bounds[1:] > bounds[:-1])
     starts, ends = bounds[some], bounds[some + 1]
     buf = np.empty(_CHUNK, dtype=np.uint64)
@@ -135,9 +136,9 @@ def _union_count(codes: np.ndarray, bounds: np.ndarray) -> tuple[np.ndarray, np.
     return union, count
 
 
-def _bounds(lens: np.ndarray) -> np.ndarray:
+def _bounds(lens: np.ndarray, dtype: Any = np.int64) -> np.ndarray:
     """``[0, cumsum(lens)]``: where each list of a flattened column starts, then the end."""
-    out = np.zeros(len(lens) + 1, dtype=np.int64)
+    out = np.zeros(len(lens) + 1, dtype=dtype)
     np.cumsum(lens, out=out[1:])
     return out
 
@@ -233,7 +234,7 @@ class PaiGowCtx:
         """Per round, the OR of the bits of every card dealt (dealer and patrons, see :func:`_card_bits`)
         and how many of those cards have a valid code."""
         codes = self.hand_codes
-        h_or, h_count = _union_count(codes, _bounds(self.hand_len)[_bounds(_lengths(self.table["hands"]))])
+        h_or, h_count = _union_count(codes, _bounds(self.hand_len, np.int32)[_bounds(_lengths(self.table["hands"]))])
         dealer = flat_values(self.table["dealer_cards"]).to_numpy(zero_copy_only=False).astype(np.int8, copy=False)
         d_or, d_count = _union_count(dealer, _bounds(self.dealer_len))
         return h_or | d_or, h_count + d_count
@@ -499,8 +500,8 @@ def prepare(table: pa.Table, config: Config) -> PaiGowCtx:
         table=table, config=config, n=n, events_flat=ev, hands_flat=h,
         ev_type=ev_type, ev_round=ev_round, ev_pos=np.arange(m, dtype=np.int64) - starts[ev_round],
         ev_count=ev_count, ev_exposed=ev_exposed, ev_misdeal=ev_misdeal, ev_dice_total=ev_dice_total,
-        hand_round=np.repeat(np.arange(n, dtype=np.int64), _lengths(hands)),
-        hand_seat=_numpy(h.field("seat"), -1, np.int64),
+        hand_round=np.repeat(np.arange(n, dtype=np.int32), _lengths(hands)),
+        hand_seat=_numpy(h.field("seat"), -1, np.int32),
         hand_len=_lengths(cards),
         hand_wager=_numpy(h.field("wager"), 0.0, np.float64),
         hand_net=_numpy(h.field("net"), 0.0, np.float64),
