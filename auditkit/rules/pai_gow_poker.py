@@ -599,16 +599,19 @@ def out_of_order_unexposed(ctx: PaiGowCtx) -> Hits:
 @rule("paigow.e", games=(GAME,), citation="68 IAC 10-9-17(e)", severity="high",
       summary="A player or the dealer dealt other than seven cards: all hands void, cards reshuffled")
 def wrong_card_count(ctx: PaiGowCtx) -> Hits:
-    return _void_reshuffle(ctx, "e", lambda rows: [_card_counts(ctx, r) for r in rows])
+    return _void_reshuffle(ctx, "e", lambda rows: _card_counts(ctx, rows))
 
 
-def _card_counts(ctx: PaiGowCtx, r: int) -> str:
-    """``hands of 8 and 6 cards`` for one flagged round."""
-    a, b = np.searchsorted(ctx.hand_round, [r, r + 1])
-    parts = [str(c) for c in ctx.hand_len[a:b] if c != 7]
-    if ctx.dealer_len[r] != 7:
-        parts.append(f"dealer {ctx.dealer_len[r]}")
-    return f"hands of {' and '.join(parts)} cards"
+def _card_counts(ctx: PaiGowCtx, rows: np.ndarray) -> list[str]:
+    """``hands of 8 and 6 cards`` for each flagged round (a loop over those only)."""
+    at = _bounds(np.bincount(ctx.hand_round, minlength=ctx.n))  # each round's first hand, then the end
+    out = []
+    for r in rows:
+        parts = [str(c) for c in ctx.hand_len[at[r]:at[r + 1]] if c != 7]
+        if ctx.dealer_len[r] != 7:
+            parts.append(f"dealer {ctx.dealer_len[r]}")
+        out.append(f"hands of {' and '.join(parts)} cards")
+    return out
 
 
 @rule("paigow.f", games=(GAME,), citation="68 IAC 10-9-17(f)", severity="high",
