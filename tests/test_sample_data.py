@@ -22,10 +22,8 @@ def test_sample_data_findings_match_ground_truth(tmp_path):
 
 def test_sample_data_is_what_the_generator_writes(tmp_path):
     write_samples(tmp_path)
-    for path in sorted((tmp_path).rglob("*.*")):
-        rel = path.relative_to(tmp_path)
-        if path.suffix == ".gz":  # gzip headers hold a time stamp: compare the content
-            import gzip
-            assert gzip.decompress(path.read_bytes()) == gzip.decompress((SAMPLE / rel).read_bytes()), rel
-        else:
-            assert path.read_bytes() == (SAMPLE / rel).read_bytes(), rel
+    written = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*.*"))
+    assert written == sorted(p.relative_to(SAMPLE) for p in (SAMPLE / "logs").rglob("*.*")) + \
+        sorted(p.relative_to(SAMPLE) for p in (SAMPLE / "truth").rglob("*.*"))
+    for rel in written:
+        assert (tmp_path / rel).read_bytes() == (SAMPLE / rel).read_bytes(), rel

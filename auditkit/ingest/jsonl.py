@@ -9,6 +9,7 @@ corrupt or truncated ends with one quarantine entry saying where it broke.
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import zlib
 from collections.abc import Iterator
@@ -161,9 +162,11 @@ def write_jsonl(records: Iterator[dict[str, Any]] | list[dict[str, Any]], path: 
 
     n = 0
     with atomic_path(Path(path)) as tmp:
-        opener = gzip.open if str(path).endswith(".gz") else open
-        with opener(tmp, "wt", encoding="utf-8") as fh:
-            for rec in records:
-                fh.write(json.dumps(rec, separators=(", ", ": ")) + "\n")
-                n += 1
+        with open(tmp, "wb") as raw:
+            # gzip with no time stamp: the same records give the same bytes
+            binary = gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) if str(path).endswith(".gz") else raw
+            with io.TextIOWrapper(binary, encoding="utf-8", newline="\n") as fh:
+                for rec in records:
+                    fh.write(json.dumps(rec, separators=(", ", ": ")) + "\n")
+                    n += 1
     return n
