@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from ..schema import GAMES
 
-__all__ = ["simulate", "simulate_to_jsonl"]
+if TYPE_CHECKING:
+    from ..store import Store
+
+__all__ = ["simulate", "simulate_to_jsonl", "simulate_into_store"]
 
 MODULES = {"baccarat": "baccarat", "mini_baccarat": "baccarat", "blackjack": "blackjack",
            "three_card_poker": "three_card_poker", "pai_gow_poker": "pai_gow_poker"}
@@ -41,3 +45,41 @@ def simulate_to_jsonl(game: str, n_rounds: int, out: Path, truth: Path | None = 
     if truth is not None:
         write_csv(pd.DataFrame(faults)[["round_id", "citation"]], truth)
     return n, len(faults)
+
+
+def simulate_into_store(store: "Store", game: str, n_rounds: int, *, seed: int = 0, fault_rate: float = 0.0,
+                        chunk: int = 500_000, start: str = "2025-06-01", **kwargs: Any) -> tuple[int, pd.DataFrame]:
+    """Simulate rounds straight into a store (no log in between), ``chunk`` rounds at a time.
+
+    Each chunk is split by gaming day, written as parts and committed as one
+    simulated source; the next chunk starts on the day after the last one, so
+    round and shoe ids never repeat. Returns (rounds stored, ground truth). For
+    benchmarks and test stores; logs go through ``auditkit ingest``.
+    """
+    import hashlib
+    from datetime import date, timedelta
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from ..store import SourceRecord
+
+    day, done, truths = date.fromisoformat(start), 0, []
+    for k in range(0, n_rounds, chunk):
+        n = min(chunk, n_rounds - k)
+        table, truth = simulate(game, n, seed=seed + k // chunk, fault_rate=fault_rate, start=day.isoformat(),
+                                **kwargs)
+        local = pc.add(table["started_at"], pc.multiply(table["utc_offset"].cast(pa.int64()), 60_000_000)
+                       .cast(pa.duration("us")))
+        days = pc.strftime(local, format="%Y-%m-%d")
+        names = sorted(pc.unique(days).to_pylist())
+        sha = hashlib.sha256(f"simulated {game} seed {seed} chunk {k} of {n_rounds}".encode()).hexdigest()
+        for d in names:
+            store.write_rounds(game, d, table.filter(pc.equal(days, d)), sha)
+        store.commit_source(SourceRecord(sha256=sha, path=f"<simulated {game}, chunk {k // chunk}>", size=0,
+                                         format="simulated", stored=n, games={game: n},
+                                         partitions=[f"{game}/{d}" for d in names]))
+        truths.append(truth)
+        done += n
+        day = date.fromisoformat(names[-1]) + timedelta(days=1)
+    return done, pd.concat(truths, ignore_index=True) if truths else pd.DataFrame(columns=["round_id", "citation"])
