@@ -89,6 +89,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
             report = ingest_paths(args.paths, store)
             print(report.summary(), file=sys.stderr)
             _report_quarantine(report, store)
+            if args.quarantine_report:
+                write_csv(store.quarantine(), args.quarantine_report)
         bar = _progress(store.count() if sys.stderr.isatty() else None, "validate", not args.no_progress)
         findings, checked = collect(store, config, games=args.game or None, citations=args.citation or None,
                                     progress=bar.update if bar else None)
@@ -155,6 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", required=True, help="violation report CSV")
     s.add_argument("--parquet", help="also write the findings as Parquet here")
     s.add_argument("--summaries", metavar="DIR", help="also write summaries by citation, table, dealer and day here")
+    s.add_argument("--quarantine-report", metavar="CSV", help="write every quarantined line (file, line, reason, raw) here")
     s.add_argument("--config", help="paytable and house-rules TOML (defaults: the rules catalog's)")
     s.add_argument("--game", action="append", choices=GAMES, help="only these games (repeatable)")
     s.add_argument("--citation", action="append", help="only these citations (repeatable)")

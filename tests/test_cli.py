@@ -109,3 +109,13 @@ def test_summaries_by_citation_table_dealer_and_day(examples, tmp_path):
         assert frame["findings"].sum() == total, name
     day = pd.read_csv(out / "summary_by_day.csv")
     assert set(day["date"]) == {"2025-06-02"}
+
+
+def test_validate_writes_the_quarantine_report(tmp_path):
+    log = tmp_path / "bad.jsonl"
+    log.write_text('{"round_id": "Q1"}\n=cmd|calc\n')
+    q = tmp_path / "q.csv"
+    assert main(["validate", str(log), "--out", str(tmp_path / "r.csv"), "--quarantine-report", str(q)]) == 0
+    rows = pd.read_csv(q)
+    assert list(rows["line"]) == [1, 2] and "missing required field" in rows["reason"].iloc[0]
+    assert rows["raw"].iloc[1] == "'=cmd|calc"  # spreadsheet-safe
