@@ -38,6 +38,7 @@ import pyarrow.dataset as ds
 
 from .cards import BACCARAT_POINTS, BLACKJACK_POINTS, RANK
 from .columns import flat_values, padded, parents, to_numpy
+from .report import payout_totals
 from .report import summarize as _summarize
 from .schema import BACCARAT_GAMES, schema_for
 from .store import Store
@@ -154,14 +155,6 @@ def by_day(findings: pd.DataFrame, by: str | list[str] | None = None) -> pd.Data
 
 
 # ---- money ---------------------------------------------------------------------------------
-def payout_totals(findings: pd.DataFrame) -> dict[str, float]:
-    """Overpaid and underpaid (both positive amounts), their difference ``net`` and the findings behind them."""
-    d = findings["discrepancy"].astype(np.float64)
-    over, under = float(d[d > 0].sum()), float(-d[d < 0].sum())
-    return {"overpaid": round(over, 2), "underpaid": round(under, 2), "net": round(over - under, 2),
-            "overpaid_findings": int((d > 0).sum()), "underpaid_findings": int((d < 0).sum())}
-
-
 def money_findings(findings: pd.DataFrame) -> pd.DataFrame:
     """The findings with a nonzero discrepancy, with ``direction`` (overpaid / underpaid) and ``amount`` (> 0)."""
     d = findings["discrepancy"].astype(np.float64)

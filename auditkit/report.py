@@ -57,9 +57,12 @@ def write_findings_parquet(findings: pd.DataFrame, path: str | Path) -> Path:
 
 
 def payout_totals(findings: pd.DataFrame) -> dict[str, float]:
-    """Money the findings show: overpaid (recorded above expected) and underpaid, separately."""
+    """Money the findings show, never netted: overpaid (recorded above expected) and underpaid, both
+    positive, their difference ``net``, and how many findings are behind each."""
     d = findings["discrepancy"].astype(np.float64)
-    return {"overpaid": float(d[d > 0].sum().round(2)), "underpaid": float(-d[d < 0].sum().round(2))}
+    over, under = float(d[d > 0].sum()), float(-d[d < 0].sum())
+    return {"overpaid": round(over, 2), "underpaid": round(under, 2), "net": round(over - under, 2),
+            "overpaid_findings": int((d > 0).sum()), "underpaid_findings": int((d < 0).sum())}
 
 
 def summarize(findings: pd.DataFrame, by: str | list[str]) -> pd.DataFrame:

@@ -44,7 +44,8 @@ def test_clean_run_writes_header_only(tmp_path):
 def test_summaries_and_payout_totals():
     f = pd.DataFrame({"round_id": ["a", "a", "b", "c"], "table_id": ["T1", "T1", "T1", "T2"],
                       "rule_id": ["x", "y", "x", "x"], "discrepancy": [10.0, 0.0, -2.5, -1.25]})
-    assert payout_totals(f) == {"overpaid": 10.0, "underpaid": 3.75}
+    assert payout_totals(f) == {"overpaid": 10.0, "underpaid": 3.75, "net": 6.25, "overpaid_findings": 1,
+                                "underpaid_findings": 2}
     s = summarize(f, "table_id").set_index("table_id")
     assert s.loc["T1", "findings"] == 3 and s.loc["T1", "rounds"] == 2
     assert s.loc["T1", "overpaid"] == 10.0 and s.loc["T1", "underpaid"] == 2.5
