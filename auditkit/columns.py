@@ -23,8 +23,16 @@ def combine(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
 
 
 def lengths(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """Length of each list (0 for null) as int64."""
-    return pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    """Length of each list (0 for null), read from the list offsets."""
+    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+    if not chunks:
+        return np.empty(0, np.int64)
+    if not all(isinstance(c, pa.ListArray) for c in chunks):  # large or fixed-size lists
+        return pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    out = np.concatenate([np.diff(c.offsets.to_numpy()) for c in chunks])
+    if any(c.null_count for c in chunks):
+        out[np.concatenate([c.is_null().to_numpy(zero_copy_only=False) for c in chunks])] = 0
+    return out
 
 
 def parents(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:

@@ -49,17 +49,6 @@ def dice_position(dice_total: np.ndarray) -> np.ndarray:
     return (np.asarray(dice_total, dtype=np.int64) - 1) % 7 + 1
 
 
-def _lengths(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """:func:`auditkit.columns.lengths` (0 for a null list), read from the list offsets (int32 then)."""
-    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
-    if not chunks or not all(isinstance(c, pa.ListArray) for c in chunks):
-        return lengths(arr)
-    out = np.concatenate([np.diff(c.offsets.to_numpy()) for c in chunks])
-    if any(c.null_count for c in chunks):
-        out[np.concatenate([c.is_null().to_numpy(zero_copy_only=False) for c in chunks])] = 0
-    return out
-
-
 def _numpy(arr: pa.Array | pa.ChunkedArray, fill: object, dtype: Any) -> np.ndarray:
     """``to_numpy(arr, fill).astype(dtype)`` without filling when nothing is null, and without a copy
     when the type matches (then a read-only view of the Arrow buffer)."""
@@ -76,7 +65,7 @@ def _setting(arr: pa.Array | pa.ChunkedArray, width: int) -> tuple[np.ndarray, n
     are filled as ``width``-byte items, others by an element mask; a list longer than ``width``
     falls back to the general helper (which cuts it).
     """
-    n = _lengths(arr)
+    n = lengths(arr)
     if n.max(initial=0) > width:
         return padded(arr, width)
     values = flat_values(arr).to_numpy(zero_copy_only=False).astype(np.int8, copy=False)
@@ -234,7 +223,7 @@ class PaiGowCtx:
         """Per round, the OR of the bits of every card dealt (dealer and patrons, see :func:`_card_bits`)
         and how many of those cards have a valid code."""
         codes = self.hand_codes
-        h_or, h_count = _union_count(codes, _bounds(self.hand_len, np.int32)[_bounds(_lengths(self.table["hands"]))])
+        h_or, h_count = _union_count(codes, _bounds(self.hand_len, np.int32)[_bounds(lengths(self.table["hands"]))])
         dealer = flat_values(self.table["dealer_cards"]).to_numpy(zero_copy_only=False).astype(np.int8, copy=False)
         d_or, d_count = _union_count(dealer, _bounds(self.dealer_len))
         return h_or | d_or, h_count + d_count
@@ -455,7 +444,7 @@ def _house_way_spec(config: Config, table_id: str) -> Any:
 
 def _dice_totals(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """Per row of a ``list<int8>`` dice column, the sum of its first three dice (a negative die as 0)."""
-    n = _lengths(arr)
+    n = lengths(arr)
     if n.max(initial=0) > 3:
         dice, _ = padded(arr, 3)
         return np.where(dice >= 0, dice, 0).sum(axis=1).astype(np.int64)
@@ -477,7 +466,7 @@ def prepare(table: pa.Table, config: Config) -> PaiGowCtx:
     n = table.num_rows
     events = table["events"]
     ev = flat_values(events)
-    ev_lens = _lengths(events)
+    ev_lens = lengths(events)
     ev_round = np.repeat(np.arange(n, dtype=np.int64), ev_lens)
     starts = _bounds(ev_lens)[:-1]
     m = len(ev)
@@ -494,15 +483,15 @@ def prepare(table: pa.Table, config: Config) -> PaiGowCtx:
     hands = table["hands"]
     h = flat_values(hands)
     cards = h.field("cards")
-    dealer_len = _lengths(table["dealer_cards"])
+    dealer_len = lengths(table["dealer_cards"])
     dealer_cards, _ = _setting(table["dealer_cards"], max(7, int(dealer_len.max(initial=0))))
     return PaiGowCtx(
         table=table, config=config, n=n, events_flat=ev, hands_flat=h,
         ev_type=ev_type, ev_round=ev_round, ev_pos=np.arange(m, dtype=np.int64) - starts[ev_round],
         ev_count=ev_count, ev_exposed=ev_exposed, ev_misdeal=ev_misdeal, ev_dice_total=ev_dice_total,
-        hand_round=np.repeat(np.arange(n, dtype=np.int32), _lengths(hands)),
+        hand_round=np.repeat(np.arange(n, dtype=np.int32), lengths(hands)),
         hand_seat=_numpy(h.field("seat"), -1, np.int32),
-        hand_len=_lengths(cards),
+        hand_len=lengths(cards),
         hand_wager=_numpy(h.field("wager"), 0.0, np.float64),
         hand_net=_numpy(h.field("net"), 0.0, np.float64),
         dealer_cards=dealer_cards, dealer_len=dealer_len,
@@ -703,7 +692,7 @@ def void_nets(ctx: PaiGowCtx) -> Hits:
     off_round = ctx.is_void | ctx.is_dead
     h = np.flatnonzero(off_round[ctx.hand_round])  # hands, then other wagers, of void or dead rounds
     h = h[paytables.money_differs(ctx.hand_net[h], np.zeros(len(h)), unit)]
-    w_round = np.repeat(np.arange(ctx.n, dtype=np.int64), _lengths(ctx.table["wagers"]))
+    w_round = np.repeat(np.arange(ctx.n, dtype=np.int64), lengths(ctx.table["wagers"]))
     w = np.flatnonzero(off_round[w_round])
     w_seat, w_net = np.empty(0, np.int64), np.empty(0)
     if len(w):
@@ -788,31 +777,6 @@ def integrity(ctx: PaiGowCtx) -> Hits:
 
 def _integrity_messages(ctx: PaiGowCtx, rows: np.ndarray) -> np.ndarray:
     """``integrity: 7h dealt to dealer and seat 3`` for each flagged round (a loop over those only)."""
-    msgs = np.empty(len(rows), dtype=object)
-    dealer = ctx.table["dealer_cards"]
-    dealer_codes = flat_values(dealer)
-    if dealer_codes.null_count or flat_values(ctx.hands_flat.field("cards")).null_count \
-            or ctx.hands_flat.field("seat").null_count:
-        return _integrity_messages_rows(ctx, rows)
-    d_codes = dealer_codes.to_numpy(zero_copy_only=False)
-    d_at = _bounds(ctx.dealer_len)
-    h_at = _bounds(_lengths(ctx.table["hands"]))
-    c_at = _bounds(ctx.hand_len)
-    for i, r in enumerate(rows):
-        holders: dict[int, list[str]] = {}  # where each card of the round went
-        for c in d_codes[d_at[r]:d_at[r + 1]].tolist():
-            holders.setdefault(c, []).append("dealer")
-        for k in range(h_at[r], h_at[r + 1]):
-            who = f"seat {ctx.hand_seat[k]}"
-            for c in ctx.hand_codes[c_at[k]:c_at[k + 1]].tolist():
-                holders.setdefault(c, []).append(who)
-        parts = [f"{cards_str([c])} dealt to {' and '.join(h)}" for c, h in holders.items() if len(h) > 1]
-        msgs[i] = "integrity: " + "; ".join(parts)
-    return msgs
-
-
-def _integrity_messages_rows(ctx: PaiGowCtx, rows: np.ndarray) -> np.ndarray:
-    """:func:`_integrity_messages` from the rounds as Python rows (when some card or seat is null)."""
     msgs = np.empty(len(rows), dtype=object)
     for i, rec in enumerate(ctx.table.select(["dealer_cards", "hands"]).take(pa.array(rows)).to_pylist()):
         holders: dict[int, list[str]] = {}  # flagged rounds only: where each repeated card went
