@@ -108,12 +108,12 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=10_000_000)
     ap.add_argument("--tables", type=int, default=40, help="baccarat tables dealing (about 24,000 rounds a day each 20)")
     ap.add_argument("--fault-rate", type=float, default=0.0001)
-    ap.add_argument("--batch", type=int, default=131_072)
+    ap.add_argument("--batch-size", type=int, default=131_072, help="rounds per checked batch")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--keep", type=Path, help="write the files here and keep them")
+    ap.add_argument("--store", type=Path, help="keep the store here (default: a temporary folder)")
     args = ap.parse_args()
 
-    root = args.keep or Path(tempfile.mkdtemp(prefix="bench-baccarat-"))
+    root = args.store or Path(tempfile.mkdtemp(prefix="bench-baccarat-"))
     try:
         q: mp.Queue = mp.get_context("spawn").Queue()
         proc = mp.get_context("spawn").Process(target=_child, args=(str(root), args.rounds, args.tables,
@@ -132,7 +132,7 @@ def main() -> None:
         # (a) round checks alone
         wall = cpu = 0.0
         found = 0
-        for batch in batches(days, args.batch):
+        for batch in batches(days, args.batch_size):
             t0, c0 = time.perf_counter(), time.process_time()
             found += len(check_rounds(batch, GAME, config, rules))
             wall += time.perf_counter() - t0
@@ -142,7 +142,7 @@ def main() -> None:
 
         # (a') the same batches through the preparer and rule functions only (no findings frames)
         wall = cpu = 0.0
-        for batch in batches(days, args.batch):
+        for batch in batches(days, args.batch_size):
             t0, c0 = time.perf_counter(), time.process_time()
             ctx = PREPARERS[GAME](batch, config)
             for r in rules:
@@ -154,7 +154,7 @@ def main() -> None:
 
         # (b) end to end through the engine: the store read batch by batch, round checks, shoe checks by day
         t0, c0 = time.perf_counter(), time.process_time()
-        findings, checked = collect(Store(root), config, games=[GAME], batch_size=args.batch)
+        findings, checked = collect(Store(root), config, games=[GAME], batch_size=args.batch_size)
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         shoe = int(findings["rule_id"].isin([r.rule_id for r in select_rules(GAME, "shoe")]).sum())
         print(f"(b) end to end (auditkit.validate.collect over the store): {checked / wall / 1e6:.2f} M rounds/s wall, "
@@ -163,7 +163,7 @@ def main() -> None:
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         print(f"peak RSS of the checking process: {rss / 1024:.0f} MiB")
     finally:
-        if args.keep is None:
+        if args.store is None:
             shutil.rmtree(root, ignore_errors=True)
 
 

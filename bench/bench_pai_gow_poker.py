@@ -61,11 +61,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=2_000_000)
     ap.add_argument("--tables", type=int, default=200, help="tables per day (360 rounds each a day)")
-    ap.add_argument("--batch", type=int, default=131_072, help="rounds per checked batch")
+    ap.add_argument("--batch-size", type=int, default=131_072, help="rounds per checked batch")
     ap.add_argument("--fault-rate", type=float, default=0.01)
-    ap.add_argument("--dir", type=Path, default=None, help="store folder (default: a temporary one)")
+    ap.add_argument("--tmp", type=Path, default=None, help="folder for the temporary store")
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
+    with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
         t0 = time.perf_counter()
         store, faults = build_store(Path(tmp), args.rounds, args.tables, args.fault_rate)
         dt = time.perf_counter() - t0
@@ -78,7 +78,7 @@ def main() -> None:
         found = rounds = hands = batches = 0
         per_batch = []
         for date in store.dates(GAME):
-            for batch in store.scan(GAME, date, batch_size=args.batch):
+            for batch in store.scan(GAME, date, batch_size=args.batch_size):
                 w0, c0 = time.perf_counter(), time.process_time()
                 f = check_rounds(batch, GAME, config, date=date)
                 dw, dc = time.perf_counter() - w0, time.process_time() - c0
@@ -95,7 +95,7 @@ def main() -> None:
 
         # end to end: read the store and check
         w0, c0 = time.perf_counter(), time.process_time()
-        n_findings = sum(len(f) for f in validate_store(store, config, games=[GAME], batch_size=args.batch))
+        n_findings = sum(len(f) for f in validate_store(store, config, games=[GAME], batch_size=args.batch_size))
         dw, dc = time.perf_counter() - w0, time.process_time() - c0
         print(f"end to end (read + check): {rounds:,} rounds, {n_findings:,} findings; wall {dw:.2f} s "
               f"= {rounds / dw:,.0f} rounds/s, CPU {dc:.2f} s = {rounds / dc:,.0f} rounds/s per core")

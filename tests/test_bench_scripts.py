@@ -1,0 +1,22 @@
+"""The benchmark scripts still run (on a few rounds; their timings are not tested)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+@pytest.mark.parametrize("script, args, says", [
+    ("bench_baccarat.py", ["--rounds", "3000", "--fault-rate", "0.01"], "end to end"),
+    ("bench_blackjack.py", ["--rounds", "1500"], "end to end"),
+    ("bench_three_card_poker.py", ["--rounds", "3000"], "0 missed, 0 extra"),
+    ("bench_pai_gow_poker.py", ["--rounds", "2000"], "end to end"),
+    ("bench_ingest.py", ["--rounds", "2000"], "lines/s"),
+])
+def test_bench_script_runs(script, args, says):
+    done = subprocess.run([sys.executable, str(BENCH / script), *args], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert says in done.stdout and "WARNING" not in done.stdout
