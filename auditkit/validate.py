@@ -1,8 +1,9 @@
 """The validation engine: run every registered rule over batches of rounds.
 
 Round rules run batch by batch; shoe rules (cut card, shoe composition) run over
-one gaming day of narrow columns at a time, with the rounds of shoes still open
-at the end of a day carried into the next, so memory stays bounded by a day.
+one gaming day of narrow columns at a time, with the previous day's rounds of the
+shoes dealt again that day (a shoe may cross midnight), so memory stays bounded
+by a batch and a day whatever the number of rounds.
 Findings are one row per round and rule (see :data:`auditkit.schema.FINDINGS`).
 """
 
@@ -24,8 +25,9 @@ from .schema import FINDINGS, GAMES, schema_for
 if TYPE_CHECKING:
     from .store import Store
 
-__all__ = ["collect", "validate_partitions", "validate_into_store", "check_rounds", "check_shoes", "validate_records", "validate_tables", "validate_store",
-           "empty_findings", "select_rules", "SHOE_KEY"]
+__all__ = ["collect", "validate_partitions", "validate_into_store", "validate_store", "validate_records",
+           "validate_tables", "check_rounds", "check_shoes", "shoe_columns", "empty_findings", "select_rules",
+           "sort_findings", "SHOE_KEY"]
 
 META = ["round_id", "table_id", "dealer_id", "started_at", "utc_offset", "shoe_id", "source_file", "source_line"]
 SHOE_KEY = ["table_id", "shoe_id", "round_seq", "started_at", "round_id"]
@@ -166,9 +168,7 @@ def check_shoes(table: pa.Table, game: str, config: Config, rules: Sequence[Rule
     for r in rules:
         hits = r.func(table, config)
         if keep is not None and len(hits):
-            sel = keep[hits.rows]
-            hits = Hits(rows=hits.rows[sel], **{k: (v[sel] if isinstance(v, np.ndarray) else v)
-                                                 for k, v in vars(hits).items() if k != "rows"})
+            hits = hits.subset(keep[hits.rows])
         if len(hits):
             found.append((r, hits))
     return _findings(table, found, game, date) if found else empty_findings()

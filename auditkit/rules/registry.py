@@ -48,6 +48,11 @@ class Hits:
             message = message[mask]
         return cls(rows=rows, message=message, **cut)
 
+    def subset(self, keep: np.ndarray) -> "Hits":
+        """The hits where the boolean array ``keep`` (aligned with ``rows``) is True."""
+        return Hits(rows=self.rows[keep], **{k: (v[keep] if isinstance(v, np.ndarray) else v)
+                                             for k, v in vars(self).items() if k != "rows"})
+
     def __len__(self) -> int:
         return len(self.rows)
 
