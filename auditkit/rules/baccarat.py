@@ -41,6 +41,7 @@ GAMES = ("baccarat", "mini_baccarat")
 SECTION = "68 IAC 10-10-14"
 OUTCOMES = ("player", "banker", "tie")
 """Outcome codes 0, 1, 2 (index in this tuple); -1 for a recorded value that is none of them."""
+_OUTCOME_SET = pa.array(OUTCOMES)
 PAY_KEYS = ("player", "banker", "banker_commission", "banker_six", "tie")
 """Paytable settings of the ``[baccarat]`` configuration section."""
 
@@ -187,6 +188,12 @@ def _num(arr: pa.Array | pa.ChunkedArray, fill: object) -> np.ndarray:
     if arr.null_count:
         arr = pc.fill_null(arr, fill)
     return arr.to_numpy(zero_copy_only=False)
+
+
+def _bet_kind(bet: pa.Array, dtype: np.dtype) -> np.ndarray:
+    """Kind of each wager: 0 player, 1 banker, 2 tie, 3 any other bet (or none)."""
+    kind = pc.fill_null(pc.index_in(bet, value_set=_OUTCOME_SET), 3)
+    return pc.cast(kind, pa.from_numpy_dtype(dtype)).to_numpy(zero_copy_only=False)
 
 
 def _take_str(arr: pa.Array | pa.ChunkedArray, rows: np.ndarray) -> np.ndarray:
@@ -434,23 +441,26 @@ def paytable(ctx: BaccaratCtx) -> Hits:
         return Hits(rows=np.empty(0, np.int64), message="")
     col = combine(col)
     per_round = np.diff(col.offsets.to_numpy()) if not col.null_count else lengths(col)
-    kind = _num(pc.index_in(w.field("bet"), value_set=pa.array(OUTCOMES)), -1).astype(np.int8)
+    state, factor = _settlement(ctx)
+    kind = _bet_kind(w.field("bet"), state.dtype)
     amount = _num(w.field("amount"), 0.0).astype(np.float64, copy=False)
     net = _num(w.field("net"), 0.0).astype(np.float64, copy=False)
-    state, factor, check = _settlement(ctx)
-    slot = np.repeat(state * 4, per_round) + (kind & 3)  # kind -1 (another bet) is column 3
-    exact = amount * factor.ravel()[slot]
-    if ctx.settled.all():
-        void = None
-        checked = kind >= 0
-    else:
-        void = np.repeat(~ctx.completed, per_round)
-        checked = check.ravel()[slot]
+    slot = np.repeat(state, per_round)  # a small integer dtype: one byte per wager in most batches
+    slot <<= 2
+    slot |= kind
+    flat_factor = factor.ravel()
+    # money_differs(net, amount * factor, unit), in place on one temporary; an unchecked wager's
+    # factor is NaN, and NaN compares False
+    diff = flat_factor[slot]
+    np.multiply(amount, diff, out=diff)
+    np.subtract(net, diff, out=diff)
+    np.abs(diff, out=diff)
     unit = float(ctx.config.money["rounding_unit"])
-    sel = np.flatnonzero(checked & money_differs(net, exact, unit))
+    sel = np.flatnonzero(diff >= unit - 1e-9)
     if not len(sel):
         return Hits(rows=np.empty(0, np.int64), message="")
-    expected = money_round(exact[sel], unit, ctx.config.money["rounding"])
+    exact = amount[sel] * flat_factor[slot[sel]]
+    expected = money_round(exact, unit, ctx.config.money["rounding"])
     seat = _num(w.field("seat").take(pa.array(sel)), -1).astype(np.int64)
     bets = _take_str(w.field("bet"), sel)
     rows = np.repeat(np.arange(ctx.n), per_round)[sel] if len(sel) > 1000 else \
@@ -458,7 +468,7 @@ def paytable(ctx: BaccaratCtx) -> Hits:
     status = _take_str(ctx.table["status"], rows)
     msg = np.empty(len(sel), object)
     for k, (j, i) in enumerate(zip(sel, rows)):  # flagged wagers only
-        if void is not None and void[j]:
+        if not ctx.completed[i]:
             why = f"round {status[k]}: the wager is returned"
         else:
             why = f"player {int(ctx.pf[i])} v banker {int(ctx.bf[i])} ({OUTCOMES[ctx.dealt[i]]})"
@@ -469,19 +479,20 @@ def paytable(ctx: BaccaratCtx) -> Hits:
                 discrepancy=net[sel] - expected, seat=seat)
 
 
-def _settlement(ctx: BaccaratCtx) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """How each round settles, as a state per round and two small tables over (state, bet kind).
+def _settlement(ctx: BaccaratCtx) -> tuple[np.ndarray, np.ndarray]:
+    """How each round settles: a state per round and the net per unit staked over (state, bet kind).
 
     States: 0 player win, 1 banker win, 2 tie, 3 banker win on a 6, 4 void or dead (every wager
-    returned), 5 not settled (cards missing); times 6 per distinct table when tables have their own
-    paytable. Kinds: player, banker, tie, other. ``factor`` is the net per unit staked, ``check``
-    says whether such a wager is checked (other bets only in void rounds).
+    returned), 5 not settled (cards missing); plus 6 per distinct table when tables have their own
+    paytable. Kinds: player, banker, tie, other. ``factor`` is NaN for a wager that is not
+    checked (other bets outside void rounds, every bet of a round that cannot be settled). The
+    state's dtype leaves room for ``state * 4 + kind`` (one byte unless many tables override).
     """
     overrides = any("baccarat" in body for body in ctx.config.data.get("tables", {}).values())
     if overrides:  # look each distinct table of the batch up once
         enc = pc.dictionary_encode(combine(ctx.table["table_id"]))
         uniques = np.asarray(enc.dictionary.to_pylist(), dtype=object)
-        tcode = _num(enc.indices, 0).astype(np.int64)
+        tcode = _num(enc.indices, 0)
         par = {k: ctx.config.param("baccarat", k, uniques) for k in PAY_KEYS}
     else:
         uniques, tcode = [None], None
@@ -496,18 +507,18 @@ def _settlement(ctx: BaccaratCtx) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     factor[:, 1, 1] = banker
     factor[:, 3] = factor[:, 1]
     factor[:, 3, 1] = banker * par["banker_six"]
-    check = np.zeros((6, 4), bool)
-    check[:4, :3] = True
-    check[4] = True
-    state = ctx.dealt.astype(np.int64)
+    factor[:, :4, 3] = np.nan  # other bets are checked in void and dead rounds only
+    factor[:, 5] = np.nan
+    dtype = np.uint8 if factor.size <= 256 else np.int32
+    state = ctx.dealt.astype(dtype)
     if (par["banker_six"] != 1.0).any():
         state[(state == 1) & (ctx.bf == 6)] = 3
     if not ctx.settled.all():
         state[~ctx.settled] = 5
         state[~ctx.completed] = 4
     if tcode is not None:
-        state += 6 * tcode
-    return state, factor.reshape(-1, 4), np.tile(check, (len(uniques), 1))
+        state += (6 * tcode).astype(dtype)
+    return state, factor.reshape(-1, 4)
 
 
 # ---- integrity ----------------------------------------------------------------------------
