@@ -56,6 +56,9 @@ BANKER_DRAWS_AFTER_PLAYER[6, 6:8] = True                 # (b)(8): 6-7
 #                                                          (b)(4): 7 stands; 8-9 are naturals
 
 _FLAT_TABLE = BANKER_DRAWS_AFTER_PLAYER.ravel()
+# [player drew (0/1), banker two-card total, player third-card value], flat: the tableau without
+# naturals (player stood: the banker draws on 0-5)
+_BANKER_MUST = np.stack([np.repeat(np.arange(10) <= 5, 10).reshape(10, 10), BANKER_DRAWS_AFTER_PLAYER]).ravel()
 
 # Subsection governing the banker's action: [player drew (0/1), banker two-card total]
 _B_SUB = np.array([
@@ -151,7 +154,8 @@ class HandCards:
 def _hand(col: pa.ChunkedArray | pa.Array) -> tuple[HandCards, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """A hand column: its cards, card counts, two-card totals, third-card values and final totals.
 
-    Works on the list offsets directly (one gather per card position, never a loop per round).
+    Works on the list offsets directly (one gather per card position, never a loop per round);
+    the offsets are read in place and the per-round arrays are one byte wide.
     """
     arr = combine(col)
     if arr.null_count:  # a null hand reads as no card
@@ -159,27 +163,46 @@ def _hand(col: pa.ChunkedArray | pa.Array) -> tuple[HandCards, np.ndarray, np.nd
         off = np.concatenate([[0], np.cumsum(n)]).astype(np.int64)
         vals = m[np.arange(m.shape[1]) < n[:, None]].astype(np.int8)
     else:
-        off = arr.offsets.to_numpy().astype(np.int64)
+        off = arr.offsets.to_numpy()
         lo = int(off[0])  # a slice of a longer array: read only its own cards
         vals = arr.values.slice(lo, int(off[-1]) - lo).to_numpy(zero_copy_only=False).astype(np.int8, copy=False)
-        off -= lo
+        if lo:
+            off = off - lo
     n = np.diff(off)
-    pv = np.concatenate([BACCARAT_POINTS[vals], np.zeros(4, np.int8)])
-    start = off[:-1]
+    pv = np.zeros(len(vals) + 4, np.int8)  # point values, padded for the gathers past the last card
+    if len(vals) and (int(vals.min()) < -len(BACCARAT_POINTS) or int(vals.max()) >= len(BACCARAT_POINTS)):
+        pv[:len(vals)] = BACCARAT_POINTS[vals]  # raises IndexError on a code that is no card
+    else:
+        np.take(BACCARAT_POINTS, vals, out=pv[:len(vals)], mode="wrap")  # as BACCARAT_POINTS[vals]
+    at = off[:-1].astype(np.intp)  # index of each hand's first, then second, then third card
+    first = pv[at]
+    at += 1
+    two = pv[at]
+    at += 1
+    third = pv[at]
     shortest = int(n.min(initial=3))
-    pts = []
-    for k in range(3):  # card positions
-        v = pv[start + k]
-        pts.append(v if k < shortest else np.where(n > k, v, 0).astype(np.int8))
-    two = (pts[0] + pts[1]) % 10
-    final = (two + pts[2]) % 10
+    if shortest < 3:  # a card past the end of a hand counts 0
+        if shortest < 2:
+            first *= n >= 1
+            two *= n >= 2
+        third *= n >= 3
+    two += first
+    _mod10(two)
+    final = two + third
+    _mod10(final)
     longer = np.flatnonzero(n > 3)
     if len(longer):  # a hand of four or more cards ((d)): the outcome counts every card dealt
+        start = off[:-1]
         extra = np.zeros(len(longer), np.int64)
         for k in range(3, int(n[longer].max())):
             extra += np.where(n[longer] > k, pv[np.minimum(start[longer] + k, len(pv) - 1)], 0)
         final[longer] = (final[longer] + extra) % 10
-    return HandCards(off, vals), n, two.astype(np.int8), pts[2], final.astype(np.int8)
+    return HandCards(off, vals), n, two, third, final
+
+
+def _mod10(total: np.ndarray) -> None:
+    """``total %= 10`` in place for totals 0-18 (a compare and a subtraction, no division)."""
+    total -= (total >= 10).view(np.int8) * np.int8(10)
 
 
 def _num(arr: pa.Array | pa.ChunkedArray, fill: object) -> np.ndarray:
@@ -214,11 +237,16 @@ def prepare(table: pa.Table, config: Config) -> BaccaratCtx:
     p_drew = n_p >= 3
     b_drew = n_b >= 3
     complete = (n_p >= 2) & (n_b >= 2)
-    completed = _num(pc.equal(table["status"], "completed"), False).astype(bool)
-    recorded = _num(pc.index_in(table["outcome"], value_set=pa.array(OUTCOMES)), -1).astype(np.int8)
+    completed = _num(pc.equal(table["status"], "completed"), False).astype(bool, copy=False)
+    recorded = pc.fill_null(pc.index_in(combine(table["outcome"]), value_set=_OUTCOME_SET), -1)
+    recorded = pc.cast(recorded, pa.int8()).to_numpy(zero_copy_only=False)
     natural = is_natural(p2, b2)
     p_must = player_draws(p2, b2)
-    b_must = banker_draws(p2, b2, p_drew, p3)
+    at = p_drew.view(np.uint8) * np.uint8(100)  # as banker_draws(p2, b2, p_drew, p3), by one lookup
+    at += b2.view(np.uint8) * np.uint8(10)
+    at += p3.view(np.uint8)
+    b_must = _BANKER_MUST[at]
+    b_must &= ~natural
     open_ = complete & ~natural
     b_wrong = np.flatnonzero(open_ & (b_drew != b_must))
     return BaccaratCtx(
