@@ -13,11 +13,14 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
+from auditkit.ingest.records import parse_record
 from auditkit.paytables import load_config
-from auditkit.rules.baccarat import banker_draws, outcome_of, player_draws
-from auditkit.validate import validate_records
+from auditkit.rules.baccarat import _bet_kind, _bet_kind_read, banker_draws, outcome_of, player_draws
+from auditkit.schema import schema_for
+from auditkit.validate import validate_records, validate_tables
 from conftest import example_records, expected_findings
 
 SEC = "68 IAC 10-10-14"
@@ -387,6 +390,80 @@ def test_paytable_configured(tmp_path):
     f = check(recs, {"b7_full": None, "b7_commission": "paytable", "b6_half": None, "b6_full": "paytable",
                      "tie_std_table": None, "tie_high_table": None, "tie_high_table_8": "paytable"}, config=ez)
     assert f.set_index("round_id").loc["b6_full", "discrepancy"] == pytest.approx(50)
+
+
+def test_paytable_bets_that_look_like_main_bets():
+    """Bets are told apart by their whole name: ``pxxxxx``, ``bunker``, ``tix`` and ``Tie`` are other bets
+    (not checked in a settled round, net 0 in a void one); a main bet beside them is still checked."""
+    pwin, tie = (["9s", "Kd"], ["2c", "5d"]), (["Ks", "6s"], ["Kc", "6c"])
+    look = [W(1, "pxxxxx", 10, 10), W(2, "bunker", 10, 9.5), W(3, "tix", 5, 40), W(4, "Tie", 5, 45),
+            W(5, "p", 5, 7), W(6, "players", 10, 10), W(7, "t", 5, 40)]
+    recs = [rnd(*pwin, rid="others_ok", wagers=look),
+            rnd(*tie, rid="others_tie_ok", wagers=look),
+            rnd(*pwin, rid="others_and_bad_tie", wagers=look + [W(8, "tie", 5, 40)]),
+            rnd(*tie, rid="others_and_bad_player", wagers=look + [W(8, "player", 10, 10)]),
+            rnd(*pwin, rid="void_others_paid", status="void", wagers=look),
+            rnd(*pwin, rid="void_others_ok", status="void", wagers=[{**x, "net": 0} for x in look])]
+    f = check(recs, {"others_ok": None, "others_tie_ok": None, "others_and_bad_tie": "paytable",
+                     "others_and_bad_player": "paytable", "void_others_paid": "paytable",
+                     "void_others_ok": None}).set_index("round_id")
+    assert f.loc["others_and_bad_tie", "seats"] == "8"
+    assert f.loc["others_and_bad_tie", "discrepancy"] == pytest.approx(45)
+    assert f.loc["others_and_bad_player", "discrepancy"] == pytest.approx(10)
+    assert f.loc["void_others_paid", "seats"] == "1,2,3,4,5,6,7"
+    assert f.loc["void_others_paid", "discrepancy"] == pytest.approx(10 + 9.5 + 40 + 45 + 7 + 10 + 40)
+
+
+def test_paytable_empty_and_null_bets():
+    """A table built directly (not from a log) may hold empty or null bet names, last in the batch too:
+    such wagers are other bets, checked only in void rounds."""
+    pwin = (["9s", "Kd"], ["2c", "5d"])
+    recs = [rnd(*pwin, rid="settled", wagers=[W(1, "player", 10, 10), W(2, "x", 5, 5), W(3, "x", 5, 5)]),
+            rnd(*pwin, rid="void", status="void", wagers=[W(1, "player", 10, 0), W(2, "x", 5, 5), W(3, "x", 5, 5)])]
+    rows = []
+    for rec in recs:
+        _game, date, row = parse_record(rec)
+        row["wagers"][1]["bet"], row["wagers"][2]["bet"] = None, ""
+        rows.append(row | {"source_file": "<records>", "source_line": len(rows) + 1, "date": date})
+    table = pa.Table.from_pylist(rows, schema=schema_for("baccarat").append(pa.field("date", pa.string())))
+    f = validate_tables({"baccarat": table})
+    assert list(zip(f["round_id"], f["citation"], f["seats"])) == [("void", "paytable", "2,3")]
+    assert f["discrepancy"].iloc[0] == pytest.approx(10)
+
+
+def test_paytable_bet_kind_read_from_bytes():
+    """The paytable's quick reading of bet names (length and first byte) gives every player, banker and
+    tie bet its kind, in sliced arrays and with empty names at the very end of the text buffer."""
+    names = ["player", "banker", "tie", None, "pxxxxx", "tix", "Player", "", "banker", "tie", ""]
+    text = "".join(x or "" for x in names).encode()
+    offsets = np.cumsum([0] + [len(x or "") for x in names]).astype(np.int32)
+    valid = pa.array([x is not None for x in names]).buffers()[1]
+    bets = pa.Array.from_buffers(pa.string(), len(names), [valid, pa.py_buffer(offsets.tobytes()),
+                                                            pa.py_buffer(text)], null_count=1)
+    for arr in (bets, bets.slice(2), bets.slice(1, 7), bets.slice(9)):
+        exact = _bet_kind(arr, np.dtype(np.uint8))
+        read = _bet_kind_read(arr, np.dtype(np.uint8))
+        main = exact < 3
+        assert (read[main] == exact[main]).all()
+        assert list(exact) == [{"player": 0, "banker": 1, "tie": 2}.get(x, 3) for x in arr.to_pylist()]
+    assert list(_bet_kind_read(bets, np.dtype(np.int32))[:3]) == [0, 1, 2]
+
+
+def test_paytable_configured_many_tables(tmp_path):
+    """Per-table paytables over more tables than fit a one-byte settlement code (24 tables)."""
+    (tmp_path / "t.toml").write_text('[tables."T1*".baccarat]\ntie = 9.0\n')
+    cfg = load_config(tmp_path / "t.toml")
+    tie = (["Ks", "6s"], ["Kc", "6c"])
+    recs, want = [], {}
+    for k in range(24):
+        table = f"T{k:02d}"
+        nine = table.startswith("T1")
+        recs += [rnd(*tie, rid=f"{table}_9", table=table, wagers=[W(1, "tie", 10, 90), W(2, "player", 10, 0)]),
+                 rnd(*tie, rid=f"{table}_8", table=table, wagers=[W(1, "tie", 10, 80), W(2, "banker", 10, 0)])]
+        want |= {f"{table}_9": None if nine else "paytable", f"{table}_8": "paytable" if nine else None}
+    f = check(recs, want, config=cfg).set_index("round_id")
+    assert f.loc["T12_8", "discrepancy"] == pytest.approx(-10)
+    assert f.loc["T05_9", "discrepancy"] == pytest.approx(10)
 
 
 # ---- integrity ------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 
 from ..cards import BACCARAT_POINTS, JOKER, cards_str
 from ..columns import combine, flat_values, lengths, padded
-from ..paytables import Config, money_differs, money_round
+from ..paytables import Config, money_round
 from .integrity import shoe_excess, shoe_groups
 from .registry import Hits, preparer, rule
 
@@ -42,6 +42,7 @@ SECTION = "68 IAC 10-10-14"
 OUTCOMES = ("player", "banker", "tie")
 """Outcome codes 0, 1, 2 (index in this tuple); -1 for a recorded value that is none of them."""
 _OUTCOME_SET = pa.array(OUTCOMES)
+_FIRST_BYTE = np.array([ord(o[0]) for o in OUTCOMES], np.uint8)  # p, b, t: with the length 6, 6, 3
 PAY_KEYS = ("player", "banker", "banker_commission", "banker_six", "tie")
 """Paytable settings of the ``[baccarat]`` configuration section."""
 
@@ -217,6 +218,33 @@ def _bet_kind(bet: pa.Array, dtype: np.dtype) -> np.ndarray:
     """Kind of each wager: 0 player, 1 banker, 2 tie, 3 any other bet (or none)."""
     kind = pc.fill_null(pc.index_in(bet, value_set=_OUTCOME_SET), 3)
     return pc.cast(kind, pa.from_numpy_dtype(dtype)).to_numpy(zero_copy_only=False)
+
+
+def _bet_kind_read(bet: pa.Array, dtype: np.dtype) -> np.ndarray | None:
+    """Kind of each wager as ``_bet_kind`` reads it, from the length and first byte of the bet only.
+
+    Every ``player``, ``banker`` and ``tie`` bet reads as its kind; another bet or a null may read
+    as one of them too (``pxxxxx`` as player), so a wager flagged on this reading is read again
+    with ``_bet_kind``. None when the bets are not a plain string column.
+    """
+    bufs = bet.buffers()
+    if bet.type != pa.string() or len(bufs) < 3 or bufs[1] is None:
+        return None
+    off = np.frombuffer(bufs[1], np.int32, len(bet) + 1, bet.offset * 4)
+    data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None else np.empty(0, np.uint8)
+    kind = np.full(len(bet), 3, dtype)
+    if not len(data):
+        return kind  # every bet empty or null: none is a player, banker or tie bet
+    length = np.diff(off)
+    at = off[:-1].astype(np.intp)
+    if int(at[-1]) >= len(data):  # empty strings at the very end: any byte will do, their length is 0
+        np.minimum(at, len(data) - 1, out=at)
+    first = data[at]
+    six = length == 6
+    kind -= ((first == _FIRST_BYTE[0]) & six).view(np.uint8) * np.uint8(3)
+    kind -= ((first == _FIRST_BYTE[1]) & six).view(np.uint8) * np.uint8(2)
+    kind -= ((first == _FIRST_BYTE[2]) & (length == 3)).view(np.uint8)
+    return kind
 
 
 def _take_str(arr: pa.Array | pa.ChunkedArray, rows: np.ndarray) -> np.ndarray:
@@ -470,7 +498,10 @@ def paytable(ctx: BaccaratCtx) -> Hits:
     col = combine(col)
     per_round = np.diff(col.offsets.to_numpy()) if not col.null_count else lengths(col)
     state, factor = _settlement(ctx)
-    kind = _bet_kind(w.field("bet"), state.dtype)
+    kind = _bet_kind_read(w.field("bet"), state.dtype)
+    read_again = kind is not None
+    if kind is None:
+        kind = _bet_kind(w.field("bet"), state.dtype)
     amount = _num(w.field("amount"), 0.0).astype(np.float64, copy=False)
     net = _num(w.field("net"), 0.0).astype(np.float64, copy=False)
     slot = np.repeat(state, per_round)  # a small integer dtype: one byte per wager in most batches
@@ -485,9 +516,15 @@ def paytable(ctx: BaccaratCtx) -> Hits:
     np.abs(diff, out=diff)
     unit = float(ctx.config.money["rounding_unit"])
     sel = np.flatnonzero(diff >= unit - 1e-9)
+    if read_again and len(sel):  # the flagged wagers' kinds read exactly (no other wager can be flagged)
+        kind_sel = _bet_kind(w.field("bet").take(pa.array(sel)), slot.dtype)
+        exact = amount[sel] * flat_factor[(slot[sel] & ~np.array(3, slot.dtype)) | kind_sel]
+        keep = np.abs(net[sel] - exact) >= unit - 1e-9
+        sel, exact = sel[keep], exact[keep]
+    else:
+        exact = amount[sel] * flat_factor[slot[sel]]
     if not len(sel):
         return Hits(rows=np.empty(0, np.int64), message="")
-    exact = amount[sel] * flat_factor[slot[sel]]
     expected = money_round(exact, unit, ctx.config.money["rounding"])
     seat = _num(w.field("seat").take(pa.array(sel)), -1).astype(np.int64)
     bets = _take_str(w.field("bet"), sel)
