@@ -233,8 +233,8 @@ def _bet_kind_read(bet: pa.Array, dtype: np.dtype) -> np.ndarray | None:
     off = np.frombuffer(bufs[1], np.int32, len(bet) + 1, bet.offset * 4)
     data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None else np.empty(0, np.uint8)
     kind = np.full(len(bet), 3, dtype)
-    if not len(data):
-        return kind  # every bet empty or null: none is a player, banker or tie bet
+    if not len(bet) or not len(data):
+        return kind  # no bet, or every bet empty or null: none is a player, banker or tie bet
     length = np.diff(off)
     at = off[:-1].astype(np.intp)
     if int(at[-1]) >= len(data):  # empty strings at the very end: any byte will do, their length is 0
