@@ -117,6 +117,10 @@ def _timestamp(obj: dict) -> datetime:
         raise BadRecord(f"field started_at {text!r} is not an ISO 8601 timestamp") from None
     if ts.tzinfo is None:
         raise BadRecord(f"field started_at {text!r} has no UTC offset")
+    try:
+        ts.astimezone(timezone.utc)
+    except OverflowError:  # 0001-01-01T00:00+01:00 is before year 1 in UTC
+        raise BadRecord(f"field started_at {text!r} is out of range in UTC") from None
     return ts
 
 

@@ -1,0 +1,54 @@
+"""Adversarial input: bad input gets a clear reason and nothing is lost (regressions)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from auditkit.ingest.records import BadRecord, parse_record
+from auditkit.ingest.sources import ingest_paths
+from auditkit.store import Store
+from auditkit.validate import collect, validate_records
+
+
+def _ingest(folder: Path) -> tuple[Any, Store]:
+    store = Store(folder / "store")
+    report = ingest_paths([folder / "in"], store)
+    for src in report.sources:
+        assert src.balanced, src
+    assert store.count() == report.total("stored")
+    assert len(store.quarantine()) == report.total("quarantined")
+    q = store.quarantine()
+    assert q["reason"].map(bool).all() and (q["line"] >= 1).all()
+    findings, checked = collect(store)  # the store route validates whatever was stored
+    assert checked == store.count()
+    return report, store
+
+
+# ---- regressions: crashes these properties found -----------------------------------------------
+BACCARAT = {"round_id": "R1", "game": "baccarat", "table_id": "T1", "started_at": "2025-06-02T09:21:45-05:00",
+            "shoe_id": "S1", "round_seq": 1, "player_cards": ["9c", "Qh"], "banker_cards": ["4c", "9h"],
+            "outcome": "player", "wagers": [{"seat": 1, "bet": "player", "amount": 10, "net": 10}]}
+
+
+def _log(tmp_path: Path, name: str, data: bytes) -> tuple[Any, Store]:
+    (tmp_path / "in").mkdir(exist_ok=True)
+    (tmp_path / "in" / name).write_bytes(data)
+    return _ingest(tmp_path)
+
+
+@pytest.mark.parametrize("stamp", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-05:00"])
+def test_started_at_beyond_utc_range_is_a_bad_record(tmp_path, stamp):
+    """Was OverflowError in parse_record: a time that is before year 1 or after 9999 in UTC."""
+    with pytest.raises(BadRecord, match="out of range in UTC"):
+        parse_record({**BACCARAT, "started_at": stamp})
+    report, store = _log(tmp_path, "log.jsonl", (json.dumps({**BACCARAT, "started_at": stamp}) + "\n"
+                                                 + json.dumps({**BACCARAT, "round_id": "R2"}) + "\n").encode())
+    [src] = report.sources
+    assert (src.stored, src.quarantined) == (1, 1)
+    assert store.quarantine()["reason"].iloc[0] == f"field started_at {stamp!r} is out of range in UTC"
+    assert parse_record({**BACCARAT, "started_at": "0001-01-01T00:00:00-01:00"})[1] == "0001-01-01"  # in range
