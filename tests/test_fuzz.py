@@ -52,3 +52,22 @@ def test_started_at_beyond_utc_range_is_a_bad_record(tmp_path, stamp):
     assert (src.stored, src.quarantined) == (1, 1)
     assert store.quarantine()["reason"].iloc[0] == f"field started_at {stamp!r} is out of range in UTC"
     assert parse_record({**BACCARAT, "started_at": "0001-01-01T00:00:00-01:00"})[1] == "0001-01-01"  # in range
+
+
+@pytest.mark.parametrize("field, where", [("round_id", "round_id"), ("table_id", "table_id"),
+                                          ("bet", "wagers[0].bet")])
+def test_lone_surrogate_in_a_text_field_is_a_bad_record(tmp_path, field, where):
+    """Was UnicodeEncodeError (validate_records, and ingest writing the index or quarantine): JSON may
+    escape a lone surrogate ("\\ud800"), which UTF-8 text cannot hold."""
+    rec = json.loads(json.dumps(BACCARAT))
+    (rec["wagers"][0] if field == "bet" else rec)[field] = "A\ud800"
+    with pytest.raises(BadRecord, match=rf"field {re.escape(where)} is not valid Unicode text"):
+        parse_record(rec)
+    with pytest.raises(BadRecord):
+        validate_records([rec])
+    report, store = _log(tmp_path, "log.jsonl", (json.dumps(rec) + "\n" + json.dumps({**BACCARAT, "round_id": "R2"})
+                                                 + "\n").encode())
+    assert (report.sources[0].stored, report.sources[0].quarantined) == (1, 1)
+    q = store.quarantine()
+    assert q["raw"].iloc[0] == json.dumps(rec)  # the line as written, escape included
+    assert q["round_id"].isna().iloc[0] if field == "round_id" else q["round_id"].iloc[0] == "R1"

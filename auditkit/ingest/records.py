@@ -45,9 +45,20 @@ def _str(obj: dict, key: str, where: str = "", required: bool = True) -> str | N
     v = _get(obj, key, where, required)
     if v is not None and not isinstance(v, str):
         raise BadRecord(f"field {where}{key} must be a string, got {type(v).__name__}")
+    if v is not None and not _is_unicode(v):
+        raise BadRecord(f"field {where}{key} is not valid Unicode text (a lone surrogate escape), got {v!r}")
     if required and v is not None and not v.strip():
         raise BadRecord(f"field {where}{key} is empty")
     return v
+
+
+def _is_unicode(text: str) -> bool:
+    """False for a string holding a lone surrogate (JSON ``"\\ud800"``), which UTF-8 cannot store."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _int(obj: dict, key: str, where: str = "", required: bool = True, lo: int | None = None,

@@ -101,6 +101,18 @@ def is_csv(path: Path) -> bool:
     return path.name.lower().endswith(".csv")
 
 
+def _storable(round_id: Any) -> str | None:
+    """The round id of a bad record for its quarantine entry: a string UTF-8 can hold (no lone
+    surrogate such as JSON ``"\\ud800"``), else None (the raw line keeps it)."""
+    if not isinstance(round_id, str):
+        return None
+    try:
+        round_id.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return round_id
+
+
 def _hash64(data: bytes) -> int:
     return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
 
@@ -225,7 +237,7 @@ def ingest_source(path: Path, store: Store, seen: SeenRounds | None = None, *,
         try:
             game, date, row = parse_record(obj)
         except BadRecord as exc:
-            bad(display_file, line, raw, str(exc), round_id if isinstance(round_id, str) else None)
+            bad(display_file, line, raw, str(exc), _storable(round_id))
             continue
         canon = json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
         line_hash, id_hash = _hash64(canon), _hash64(round_id.encode())
