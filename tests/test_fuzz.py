@@ -71,3 +71,24 @@ def test_lone_surrogate_in_a_text_field_is_a_bad_record(tmp_path, field, where):
     q = store.quarantine()
     assert q["raw"].iloc[0] == json.dumps(rec)  # the line as written, escape included
     assert q["round_id"].isna().iloc[0] if field == "round_id" else q["round_id"].iloc[0] == "R1"
+
+
+def test_csv_line_that_is_not_utf8_is_quarantined_alone(tmp_path):
+    """Was an unbalanced ingest (AssertionError): one bad byte made the whole CSV file, companions
+    included, a single quarantine entry at line 0 that no line accounted for."""
+    (tmp_path / "in").mkdir()
+    main = ("round_id,game,table_id,started_at,shoe_id,round_seq,player_cards,banker_cards,outcome\n"
+            "C1,baccarat,T1,2025-06-02T09:00:00-05:00,S1,1,9c Qh,4c 9h,player\n"
+            "C2,baccarat,T\xff,2025-06-02T09:01:00-05:00,S1,2,9c Qh,4c 9h,player\n"
+            "C3,baccarat,T1,2025-06-02T09:02:00-05:00,S1,3,9c Qh,4c 9h,player\n")
+    (tmp_path / "in" / "r.csv").write_bytes(b"\xef\xbb\xbf" + main.encode("latin-1"))
+    (tmp_path / "in" / "r.wagers.csv").write_bytes(b"round_id,seat,bet,amount,net\nC1,1,player,10,10\n"
+                                                   b"C3,1,pl\xe9yer,10,10\nC3,2,player,10,10\n")
+    report, store = _ingest(tmp_path)
+    [src] = report.sources
+    assert (src.lines_read, src.stored, src.quarantined, src.attached, src.blank) == (8, 2, 2, 2, 2)
+    q = store.quarantine().sort_values("line")
+    assert list(q["line"]) == [3, 3] and q["reason"].str.startswith("line is not UTF-8").all()
+    assert sorted(q["source_file"].map(lambda f: Path(f).name)) == ["r.csv", "r.wagers.csv"]
+    rows = {r["round_id"]: r for r in store.read("baccarat", "2025-06-02").to_pylist()}
+    assert sorted(rows) == ["C1", "C3"]

@@ -12,6 +12,7 @@ An empty cell is an absent field. See docs/csv.md.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 from collections.abc import Iterator
@@ -94,8 +95,13 @@ class CsvLine:
 
 
 def _lines(path: Path) -> Iterator[CsvLine]:
-    text = path.read_bytes().decode("utf-8-sig", errors="strict")
-    for n, raw in enumerate(text.splitlines(), start=1):
+    data = path.read_bytes().removeprefix(codecs.BOM_UTF8)
+    for n, raw_bytes in enumerate(data.splitlines(), start=1):
+        try:
+            raw = raw_bytes.decode("utf-8")
+        except UnicodeDecodeError as exc:  # that line alone, as in a JSONL file
+            yield CsvLine(n, raw_bytes.decode("utf-8", errors="replace"), None, f"line is not UTF-8: {exc}")
+            continue
         if not raw.strip():
             yield CsvLine(n, raw, None, None)
             continue
@@ -112,8 +118,8 @@ def read_csv_rounds(path: Path) -> Iterator[tuple[str, int, str, dict[str, Any] 
     ``record`` is a spec record for a main row (with its hands, wagers and events
     attached); a companion line yields :data:`ATTACHED` once read into its round,
     or an error when it cannot be (unknown round_id, bad row). Header lines and
-    blank lines yield ``(file, line, raw, None, None)``. Raises UnicodeDecodeError
-    or ValueError for a file that cannot be read at all.
+    blank lines yield ``(file, line, raw, None, None)``; a line that is not UTF-8
+    yields its error. Raises OSError for a file that cannot be read at all.
     """
     children: dict[str, dict[str, list[tuple[int, dict[str, Any]]]]] = {}
     child_lines: list[tuple[str, int, str, str | None, str | None, str]] = []  # file, line, raw, error, rid, kind

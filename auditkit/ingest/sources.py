@@ -169,10 +169,7 @@ class SeenRounds:
 def _lines_of(path: Path) -> Iterator[tuple[str, int, str | bytes, Any, str | None]]:
     """(file, line, raw, parsed JSON object or None, error) for every line of a source."""
     if is_csv(path):
-        try:
-            yield from read_csv_rounds(path)
-        except UnicodeDecodeError as exc:
-            yield str(path), 0, b"", None, f"file is not UTF-8 text: {exc}"
+        yield from read_csv_rounds(path)
         return
     try:
         for n, raw in read_lines(path):
