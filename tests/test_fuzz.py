@@ -92,3 +92,22 @@ def test_csv_line_that_is_not_utf8_is_quarantined_alone(tmp_path):
     assert sorted(q["source_file"].map(lambda f: Path(f).name)) == ["r.csv", "r.wagers.csv"]
     rows = {r["round_id"]: r for r in store.read("baccarat", "2025-06-02").to_pylist()}
     assert sorted(rows) == ["C1", "C3"]
+
+
+def test_json_too_deep_or_with_a_4301_digit_integer_is_read_or_quarantined(tmp_path):
+    """Was RecursionError / ValueError out of json.loads, which stopped the ingest: a line nested
+    past Python's recursion limit is a bad record ('nested too deeply'); an integer of more than
+    4,300 digits (Python's limit for int) is read as a float: harmless in an extra field, refused
+    by the field reader in a spec field."""
+    good = json.dumps(BACCARAT)[:-1]
+    lines = ["[" * 100_000,
+             good + ', "x": ' + "[" * 5000 + "]" * 5000 + "}",
+             good.replace('"R1"', '"R2"') + ', "x": ' + "9" * 5000 + "}",
+             good.replace('"R1"', '"R3"').replace('"round_seq": 1', '"round_seq": ' + "9" * 5000) + "}"]
+    report, store = _log(tmp_path, "log.jsonl", "\n".join(lines).encode())
+    [src] = report.sources
+    assert (src.lines_read, src.stored, src.quarantined) == (4, 1, 3)
+    assert store.read("baccarat", "2025-06-02")["round_id"].to_pylist() == ["R2"]
+    assert list(store.quarantine().sort_values("line")["reason"]) == [
+        "not valid JSON: nested too deeply", "not valid JSON: nested too deeply",
+        "field round_seq must be an integer, got inf"]

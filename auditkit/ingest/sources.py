@@ -166,6 +166,26 @@ class SeenRounds:
         return None
 
 
+def _parse_json(text: str) -> tuple[Any, str | None]:
+    """The JSON value of a line, or why it cannot be read."""
+    try:
+        try:
+            return json.loads(text), None
+        except json.JSONDecodeError as exc:
+            return None, f"not valid JSON: {exc.msg} at column {exc.colno}"
+        except ValueError:  # an integer of more than 4,300 digits (Python's limit): read as a float
+            return json.loads(text, parse_int=_long_int), None
+    except RecursionError:
+        return None, "not valid JSON: nested too deeply"
+
+
+def _long_int(digits: str) -> int | float:
+    try:
+        return int(digits)
+    except ValueError:
+        return float(digits)
+
+
 def _lines_of(path: Path) -> Iterator[tuple[str, int, str | bytes, Any, str | None]]:
     """(file, line, raw, parsed JSON object or None, error) for every line of a source."""
     if is_csv(path):
@@ -181,10 +201,8 @@ def _lines_of(path: Path) -> Iterator[tuple[str, int, str | bytes, Any, str | No
             except UnicodeDecodeError as exc:
                 yield str(path), n, raw, None, f"line is not UTF-8: {exc}"
                 continue
-            try:
-                yield str(path), n, raw, json.loads(text), None
-            except json.JSONDecodeError as exc:
-                yield str(path), n, raw, None, f"not valid JSON: {exc.msg} at column {exc.colno}"
+            obj, error = _parse_json(text)
+            yield str(path), n, raw, obj, error
     except LineError as exc:
         yield str(path), exc.line, b"", None, exc.reason
 
