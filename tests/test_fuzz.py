@@ -111,3 +111,24 @@ def test_json_too_deep_or_with_a_4301_digit_integer_is_read_or_quarantined(tmp_p
     assert list(store.quarantine().sort_values("line")["reason"]) == [
         "not valid JSON: nested too deeply", "not valid JSON: nested too deeply",
         "field round_seq must be an integer, got inf"]
+
+
+def test_integers_beyond_float_or_printing_range_are_bad_records(tmp_path):
+    """Was OverflowError (an amount of 10**400: math.isfinite) and ValueError (a reason printing
+    10**5000 past Python's 4,300-digit limit) out of parse_record; now BadRecord, and a JSON line
+    with a 400-digit amount is quarantined."""
+    wager = {"seat": 1, "bet": "player", "amount": 10**400, "net": 0}
+    with pytest.raises(BadRecord, match=r"field wagers\[0\]\.amount must be a number, got 1000"):
+        parse_record({**BACCARAT, "wagers": [wager]})
+    for field, value, reason in [
+            ("wagers", [{**wager, "amount": 10**5000}], "wagers[0].amount must be a number, got a number of more"),
+            ("round_seq", 10**5000, "round_seq = a number of more than 4,300 digits is too large"),
+            ("round_seq", [10**5000], "round_seq must be an integer, got a number of more"),
+            ("cut_card", 10**5000, "cut_card must be true or false, got a number of more"),
+            ("player_cards", ["9c", 10**5000], "player_cards: card a number of more than 4,300 digits is not a string")]:
+        with pytest.raises(BadRecord, match=re.escape(reason)):
+            parse_record({**BACCARAT, field: value})
+    line = json.dumps({**BACCARAT, "wagers": [{**wager, "amount": 1}]}).replace('"amount": 1', '"amount": 1' + "0" * 400)
+    report, store = _log(tmp_path, "log.jsonl", line.encode() + b"\n")
+    assert report.sources[0].quarantined == 1
+    assert store.quarantine()["reason"].iloc[0].startswith("field wagers[0].amount must be a number, got 1000")

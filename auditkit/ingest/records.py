@@ -67,12 +67,12 @@ def _int(obj: dict, key: str, where: str = "", required: bool = True, lo: int | 
     if v is None:
         return None
     if isinstance(v, bool) or not (isinstance(v, int) or (isinstance(v, float) and v.is_integer())):
-        raise BadRecord(f"field {where}{key} must be an integer, got {v!r}")
+        raise BadRecord(f"field {where}{key} must be an integer, got {_show(v)}")
     v = int(v)
     if (lo is not None and v < lo) or (hi is not None and v > hi):
-        raise BadRecord(f"field {where}{key} = {v} is out of range [{lo}, {hi}]")
+        raise BadRecord(f"field {where}{key} = {_show(v)} is out of range [{lo}, {hi}]")
     if not -2**31 <= v < 2**31:
-        raise BadRecord(f"field {where}{key} = {v} is too large")
+        raise BadRecord(f"field {where}{key} = {_show(v)} is too large")
     return v
 
 
@@ -80,11 +80,27 @@ def _money(obj: dict, key: str, where: str = "", required: bool = True, signed: 
     v = _get(obj, key, where, required)
     if v is None:
         return None
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        raise BadRecord(f"field {where}{key} must be a number, got {v!r}")
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not _finite(v):
+        raise BadRecord(f"field {where}{key} must be a number, got {_show(v)}")
     if not signed and v < 0:
-        raise BadRecord(f"field {where}{key} = {v} is a negative amount")
+        raise BadRecord(f"field {where}{key} = {_show(v)} is a negative amount")
     return float(v)
+
+
+def _finite(v: int | float) -> bool:
+    """False for NaN, infinities and integers beyond a float's range (10**400)."""
+    try:
+        return math.isfinite(v)
+    except OverflowError:
+        return False
+
+
+def _show(value: Any) -> str:
+    """``repr`` of a value for a reason (an integer of more than 4,300 digits cannot be printed)."""
+    try:
+        return repr(value)
+    except ValueError:
+        return "a number of more than 4,300 digits"
 
 
 def _bool(obj: dict, key: str, where: str = "", default: bool = False) -> bool:
@@ -92,7 +108,7 @@ def _bool(obj: dict, key: str, where: str = "", default: bool = False) -> bool:
     if v is None:
         return default
     if not isinstance(v, bool):
-        raise BadRecord(f"field {where}{key} must be true or false, got {v!r}")
+        raise BadRecord(f"field {where}{key} must be true or false, got {_show(v)}")
     return v
 
 
@@ -102,6 +118,9 @@ def _cards(obj: dict, key: str, where: str = "", required: bool = True) -> list[
         return None
     if not isinstance(v, list):
         raise BadRecord(f"field {where}{key} must be a list of cards, got {type(v).__name__}")
+    for card in v:
+        if not isinstance(card, str):
+            raise BadRecord(f"field {where}{key}: card {_show(card)} is not a string")
     try:
         return parse_cards(v)
     except CardError as exc:
@@ -192,7 +211,7 @@ def _events(obj: dict, game: str) -> list[dict]:
 def _dice(obj: dict, where: str = "") -> list[int]:
     v = _get(obj, "dice", where, True)
     if not isinstance(v, list) or len(v) != 3:
-        raise BadRecord(f"field {where}dice must be a list of 3 integers, got {v!r}")
+        raise BadRecord(f"field {where}dice must be a list of 3 integers, got {_show(v)}")
     return [_int({"die": d}, "die", f"{where}dice[{i}].", lo=1, hi=6) for i, d in enumerate(v)]
 
 
