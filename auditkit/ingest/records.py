@@ -87,7 +87,7 @@ def _money(obj: dict, key: str, where: str = "", required: bool = True, signed: 
     return float(v)
 
 
-def _finite(v: int | float) -> bool:
+def _finite(v: float) -> bool:
     """False for NaN, infinities and integers beyond a float's range (10**400)."""
     try:
         return math.isfinite(v)
