@@ -46,7 +46,8 @@ def write_csv(frame: pd.DataFrame, path: str | Path) -> Path:
     """Write a frame as spreadsheet-safe UTF-8 CSV, atomically (a header alone when empty)."""
     path = Path(path)
     with atomic_path(path) as tmp:
-        spreadsheet_safe(frame).to_csv(tmp, index=False, float_format="%.2f", lineterminator="\n")
+        # CRLF rows (RFC 4180, what spreadsheets expect); it also makes every Python quote a cell with a bare CR
+        spreadsheet_safe(frame).to_csv(tmp, index=False, float_format="%.2f", lineterminator="\r\n")
     return path
 
 

@@ -24,7 +24,6 @@ import gzip
 import io
 import json
 import re
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -536,9 +535,6 @@ def test_csv_line_that_is_not_utf8_is_quarantined_alone(tmp_path):
     assert sorted(rows) == ["C1", "C3"]
 
 
-@pytest.mark.xfail(sys.version_info < (3, 11, 9), strict=True,
-                   reason="CPython < 3.11.9's csv writer leaves a bare \\r unquoted under lineterminator='\\n' "
-                          "(gh-67044); auditkit.report.write_csv has no workaround yet")
 def test_reports_keep_a_bare_carriage_return_in_its_cell(tmp_path):
     """A table_id or a quarantined line holding a bare \\r (a JSON "\\r" escape, a log with old Mac line
     ends) stays in its cell of the violation report and of the quarantine report."""

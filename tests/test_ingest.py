@@ -241,3 +241,10 @@ def test_csv_layout_round_trips_every_game(tmp_path, game):
         ta = a.read(game, d).drop_columns(drop).sort_by("round_id")
         tb = b.read(game, d).drop_columns(drop).sort_by("round_id")
         assert ta.equals(tb)
+
+
+def test_amount_beyond_ten_trillion_is_a_bad_record(tmp_path):
+    r = rec(wagers=[{"seat": 1, "bet": "player", "amount": 1e300, "net": 0}])
+    report, store = ingest_text(tmp_path, line(r) + "\n")
+    [(n, why)] = reasons(store)
+    assert "out of range" in why and report.sources[0].stored == 0

@@ -24,6 +24,10 @@ PAI_GOW_EVENTS = ("face_up_card", "no_roll", "roll", "card_out_of_order", "deale
                   "reshuffle")
 
 
+MAX_AMOUNT = 10**13
+"""The largest amount read (ten trillion): every cent below it is exact in a float64."""
+
+
 class BadRecord(ValueError):
     """A line that cannot be read as a round; the message says why."""
 
@@ -84,6 +88,8 @@ def _money(obj: dict, key: str, where: str = "", required: bool = True, signed: 
         raise BadRecord(f"field {where}{key} must be a number, got {_show(v)}")
     if not signed and v < 0:
         raise BadRecord(f"field {where}{key} = {_show(v)} is a negative amount")
+    if abs(v) > MAX_AMOUNT:
+        raise BadRecord(f"field {where}{key} = {_show(v)} is out of range (at most {MAX_AMOUNT:,.0f})")
     return float(v)
 
 
