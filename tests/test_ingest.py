@@ -248,3 +248,11 @@ def test_amount_beyond_ten_trillion_is_a_bad_record(tmp_path):
     report, store = ingest_text(tmp_path, line(r) + "\n")
     [(n, why)] = reasons(store)
     assert "out of range" in why and report.sources[0].stored == 0
+
+
+def test_companion_without_its_main_file_is_reported(tmp_path):
+    (tmp_path / "lost.wagers.csv").write_text("round_id,seat,bet,amount,net\nR1,1,player,10,10\n")
+    (tmp_path / "x.jsonl").write_text(line(rec()) + "\n")
+    report = ingest_paths([tmp_path], Store(tmp_path / "store"))
+    assert len(report.sources) == 1
+    assert any("lost.wagers.csv" in p and "without its main file" in why for p, why in report.skipped)

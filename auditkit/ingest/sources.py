@@ -26,8 +26,8 @@ from .csv import ATTACHED, companions_of, is_companion, is_round_csv, read_csv_r
 from .jsonl import LineError, read_lines
 from .records import BadRecord, parse_record
 
-__all__ = ["IngestReport", "SeenRounds", "discover", "ingest_paths", "ingest_source", "source_sha256", "is_csv",
-           "InputError"]
+__all__ = ["IngestReport", "SeenRounds", "discover", "orphan_companions", "ingest_paths", "ingest_source",
+           "source_sha256", "is_csv", "InputError"]
 
 log = logging.getLogger("auditkit.ingest")
 FLUSH_ROWS = 25_000  # rows buffered as Python objects before a part is written (bounds memory)
@@ -82,6 +82,18 @@ def discover(paths: Iterable[str | Path], exclude: Iterable[Path] = ()) -> list[
             raise InputError(f"no such file or folder: {p}")
     skip = tuple(Path(x).resolve() for x in exclude)
     return [p for p in dict.fromkeys(found) if not any(p.resolve().is_relative_to(x) for x in skip)]
+
+
+def orphan_companions(paths: Iterable[str | Path]) -> list[Path]:
+    """CSV companion files (``X.hands.csv``...) under ``paths`` whose main file ``X.csv`` is missing."""
+    out = []
+    for raw in paths:
+        p = Path(raw)
+        files = sorted(p.rglob("*.csv")) if p.is_dir() else [p]
+        for f in files:
+            if f.is_file() and is_companion(f) and not f.with_name(f.name.rsplit(".", 2)[0] + ".csv").exists():
+                out.append(f)
+    return out
 
 
 def source_sha256(path: Path) -> str:
@@ -287,6 +299,11 @@ def ingest_paths(paths: Iterable[str | Path], store: Store, *, exclude: Iterable
     called after each file (for progress)."""
     report = IngestReport()
     seen: SeenRounds | None = None
+    for orphan in orphan_companions(paths):  # nothing to attach its rows to: say so, read nothing
+        why = "CSV companion file without its main file (X.csv); not read"
+        report.skipped.append((str(orphan), why))
+        report.files.append({"path": str(orphan), "status": f"skipped: {why}"})
+        log.warning("skip %s: %s", orphan, why)
     for path in discover(paths, exclude):
         entry: dict[str, Any] = {"path": str(path)}
         if is_csv(path) and not is_round_csv(path):
