@@ -30,13 +30,14 @@ def _setup_logging(verbose: int, quiet: bool) -> None:
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 
 
-def _progress(total: int | None, desc: str, enabled: bool):
-    """A tqdm bar on a terminal, nothing otherwise."""
+def progress_bar(total: int | None, desc: str, unit: str = " rounds", enabled: bool = True):
+    """A tqdm bar on stderr when it is a terminal; None otherwise (cron, pipes, logs)."""
     if not enabled or not sys.stderr.isatty():
         return None
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, unit=" rounds", unit_scale=True, file=sys.stderr, leave=False)
+    return tqdm(total=total, desc=desc, unit=unit, unit_scale=unit.strip() == "rounds", file=sys.stderr,
+                leave=False)
 
 
 def _report_quarantine(report, store) -> None:
@@ -91,7 +92,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
             _report_quarantine(report, store)
             if args.quarantine_report:
                 write_csv(store.quarantine(), args.quarantine_report)
-        bar = _progress(store.count() if sys.stderr.isatty() else None, "validate", not args.no_progress)
+        bar = progress_bar(store.count() if sys.stderr.isatty() else None, "validate",
+                           enabled=not args.no_progress)
         findings, checked = collect(store, config, games=args.game or None, citations=args.citation or None,
                                     progress=bar.update if bar else None)
         if bar:

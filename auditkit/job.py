@@ -287,14 +287,6 @@ def _now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def _bar(total: int | None, desc: str, unit: str, enabled: bool):
-    if not enabled or not sys.stderr.isatty():
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc=desc, unit=unit, unit_scale=unit.strip() == "rounds", file=sys.stderr, leave=False)
-
-
 @dataclass
 class RunResult:
     """What a run did: its exit status, record and output folder."""
@@ -316,16 +308,6 @@ def _ingest(files: list[Path], store, bar, exclude: tuple[Path, ...] = ()) -> tu
         bar.total = len(discover(files, exclude))
     report = ingest_paths(files, store, exclude=exclude, on_file=(lambda _p: bar.update(1)) if bar is not None else None)
     return report.files, report.sources
-
-
-def _with_next_days(store, parts: set[tuple[str, str]]) -> set[tuple[str, str]]:
-    """The partitions plus the stored day after each (as validate_into_store redoes them)."""
-    out = set(parts)
-    for game, day in parts:
-        later = [d for d in store.dates(game) if d > day]
-        if later:
-            out.add((game, later[0]))
-    return out
 
 
 def _partition_findings(store, parts: set[tuple[str, str]]):
@@ -351,7 +333,8 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
     from . import __version__
     from . import report as rep
     from .store import Store
-    from .validate import validate_into_store
+    from .cli import progress_bar
+    from .validate import validate_into_store, with_next_days
 
     fail_on = fail_on or job.fail_on
     config = job.config()
@@ -368,7 +351,7 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
         _clean_partials(job.output, job.name)
         validated = _load_state(job)
 
-        bar = _bar(None, "ingest", " files", progress)
+        bar = progress_bar(None, "ingest", " files", progress)
         inputs, new = _ingest(files, store, bar, exclude=(job.output, job.store))
         if bar is not None:
             bar.close()
@@ -385,9 +368,9 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
         checked = 0
         parts: set[tuple[str, str]] = set()
         if touched:
-            parts = _with_next_days(store, touched)  # type: ignore[arg-type]
-            total = sum(_rows(store, g, d) for g, d in parts) if progress and sys.stderr.isatty() else None
-            bar = _bar(total, "validate", " rounds", progress)
+            parts = with_next_days(store, touched)  # type: ignore[arg-type]
+            total = sum(store.count(g, d) for g, d in parts) if progress and sys.stderr.isatty() else None
+            bar = progress_bar(total, "validate", " rounds", progress)
             _n, checked = validate_into_store(store, config, only=touched, games=job.games or None,
                                               citations=job.citations or None,
                                               progress=bar.update if bar is not None else None)
@@ -475,12 +458,6 @@ def _render_notebooks(job: Job, store, parts: set[tuple[str, str]], folder: Path
     except Exception as exc:  # noqa: BLE001 - any failure of an optional report
         log.error("notebooks not rendered: %s", exc)
         return [f"failed: {exc}"]
-
-
-def _rows(store, game: str, day: str) -> int:
-    import pyarrow.parquet as pq
-
-    return sum(pq.ParquetFile(p).metadata.num_rows for p in store.parts(game, day))
 
 
 def _fsync_dir(path: Path) -> None:

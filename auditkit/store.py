@@ -216,11 +216,11 @@ class Store:
         """One partition's rounds (only the given columns)."""
         return self._dataset(game, date).to_table(columns=columns)
 
-    def count(self, game: str | None = None) -> int:
-        """Number of stored rounds (of one game, or all)."""
+    def count(self, game: str | None = None, date: str | None = None) -> int:
+        """Number of stored rounds (of one game, or all; of one day, or all), from the files' metadata."""
         total = 0
         for g in [game] if game else self.games():
-            for d in self.dates(g):
+            for d in [date] if date else self.dates(g):
                 total += sum(pq.ParquetFile(p).metadata.num_rows for p in self.parts(g, d))
         return total
 

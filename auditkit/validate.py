@@ -25,7 +25,7 @@ from .schema import FINDINGS, GAMES, schema_for
 if TYPE_CHECKING:
     from .store import Store
 
-__all__ = ["collect", "validate_partitions", "validate_into_store", "validate_store", "validate_records",
+__all__ = ["collect", "validate_partitions", "validate_into_store", "with_next_days", "validate_store", "validate_records",
            "validate_tables", "check_rounds", "check_shoes", "shoe_columns", "empty_findings", "select_rules",
            "sort_findings", "SHOE_KEY"]
 
@@ -291,6 +291,16 @@ def _with_date(table: pa.Table, date: str) -> pa.Table:
     return table.append_column("date", pa.array([date] * table.num_rows, pa.string()))
 
 
+def with_next_days(store: "Store", parts: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    """The (game, date) partitions plus the stored day after each: its shoe rules read the day before."""
+    out = set(parts)
+    for game, date in parts:
+        later = [d for d in store.dates(game) if d > date]
+        if later:
+            out.add((game, later[0]))
+    return out
+
+
 def validate_into_store(store: "Store", config: Config | None = None, *,
                         only: set[tuple[str, str]] | None = None, **kwargs: Any) -> tuple[int, int]:
     """Validate partitions and replace their stored findings; returns (findings, rounds checked).
@@ -299,11 +309,7 @@ def validate_into_store(store: "Store", config: Config | None = None, *,
     shoe rules read the day before).
     """
     if only is not None:
-        only = set(only)
-        for game, date in list(only):
-            later = [d for d in store.dates(game) if d > date]
-            if later:
-                only.add((game, later[0]))
+        only = with_next_days(store, only)
     checked = 0
 
     def count(n: int) -> None:
