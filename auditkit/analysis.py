@@ -36,9 +36,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from .cards import BACCARAT_POINTS, BLACKJACK_POINTS, RANK
+from .cards import BACCARAT_POINTS, BLACKJACK_POINTS
 from .columns import flat_values, padded, parents, to_numpy
 from .report import payout_totals
+from .rules.blackjack import hand_totals
 from .report import summarize as _summarize
 from .schema import BACCARAT_GAMES, schema_for
 from .store import Store
@@ -524,25 +525,19 @@ def _baccarat_events(t: pa.Table) -> tuple[np.ndarray, np.ndarray]:
     return ok, outcome_of(pf, bf)
 
 
-def _bj_totals(cards: np.ndarray) -> np.ndarray:
-    hard = BLACKJACK_POINTS[cards].sum(axis=1, dtype=np.int16)
-    ace = (RANK[cards] == 12).any(axis=1)
-    return np.where(ace & (hard + 10 <= 21), hard + 10, hard)
-
-
 def _blackjack_events(t: pa.Table, probs: dict[int, float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(rounds the dealer had to play out, dealer busted, P(bust | upcard))."""
     d, n_d = padded(t["dealer_cards"])
     if d.shape[1] < 2:
         d = np.concatenate([d, np.full((len(d), 2 - d.shape[1]), -1, np.int8)], axis=1)
-    dealer_total = _bj_totals(d)
+    dealer_total = hand_totals(d)[0]
     dealer_bj = (n_d == 2) & (dealer_total == 21)
     h = flat_values(t["hands"])
     owner = parents(t["hands"])
     hc, hn = padded(h.field("cards"))
     if hc.shape[1] == 0:
         hc = np.full((len(hn), 1), -1, np.int8)
-    htot = _bj_totals(hc)
+    htot = hand_totals(hc)[0]
     natural = (hn == 2) & (htot == 21) & ~to_numpy(h.field("split"), False).astype(bool)
     live = (htot <= 21) & ~to_numpy(h.field("surrendered"), False).astype(bool) & ~natural & (hn >= 2)
     any_live = np.bincount(owner[live], minlength=t.num_rows) > 0
