@@ -105,21 +105,32 @@ def preparer(*games: str) -> Callable:
 
 
 def rules_for(game: str, scope: str | None = None) -> list[Rule]:
-    """The rules that apply to a game, in registration order."""
+    """The rules that apply to a game, in catalog order."""
+    return [r for r in _ordered() if game in r.games and (scope is None or r.scope == scope)]
+
+
+def _ordered() -> list[Rule]:
+    """Every rule in a fixed order, whatever order the rule modules were imported in:
+    by module (baccarat, blackjack, three card poker, pai gow poker), then as registered."""
     _load()
-    return [r for r in RULES.values() if game in r.games and (scope is None or r.scope == scope)]
+    rank = {m: i for i, m in enumerate(MODULES)}
+    position = {rule_id: i for i, rule_id in enumerate(RULES)}
+    return sorted(RULES.values(), key=lambda r: (rank.get(r.func.__module__.rsplit(".", 1)[-1], len(rank)),
+                                                 position[r.rule_id]))
 
 
 def catalog(game: str | None = None):
     """The registered rules as a table (game, rule_id, citation, severity, summary, scope)."""
     import pandas as pd
 
-    _load()
     rows = [{"games": ", ".join(r.games), "rule_id": r.rule_id, "citation": r.citation, "severity": r.severity,
-             "summary": r.summary, "scope": r.scope} for r in RULES.values() if game is None or game in r.games]
+             "summary": r.summary, "scope": r.scope} for r in _ordered() if game is None or game in r.games]
     return pd.DataFrame(rows, columns=["games", "rule_id", "citation", "severity", "summary", "scope"])
+
+
+MODULES = ("baccarat", "blackjack", "three_card_poker", "pai_gow_poker")
 
 
 def _load() -> None:
     """Import every rule module so that their rules are registered."""
-    from . import baccarat, blackjack, integrity, pai_gow_poker, three_card_poker  # noqa: F401
+    from . import baccarat, blackjack, pai_gow_poker, three_card_poker  # noqa: F401
