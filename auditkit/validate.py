@@ -244,13 +244,17 @@ def validate_partitions(store: "Store", config: Config | None = None, *, games: 
             if not wanted:
                 continue
             frames = []
+            cols = shoe_columns(shoe_rules)
+            shoe_parts = []  # the shoe pass's narrow columns, kept from the batches already read
             for batch in store.scan(game, date, batch_size=batch_size):
                 frames.append(check_rounds(batch, game, config, round_rules, date))
+                if shoe_rules:
+                    shoe_parts.append(batch.select(cols))
                 if progress:
                     progress(batch.num_rows)
             if shoe_rules:
-                cols = shoe_columns(shoe_rules)
-                day = _with_date(store.read(game, date, columns=cols), date)
+                day = _with_date(pa.concat_tables(shoe_parts) if shoe_parts else
+                                 store.read(game, date, columns=cols), date)
                 prior = None
                 if i > 0:
                     before = all_dates[i - 1]
