@@ -253,13 +253,13 @@ def validate_partitions(store: "Store", config: Config | None = None, *, games: 
                 if progress:
                     progress(batch.num_rows)
             if shoe_rules:
-                day = _with_date(pa.concat_tables(shoe_parts) if shoe_parts else
-                                 store.read(game, date, columns=cols), date)
+                # no date column: only this day's rounds are emitted, and check_shoes stamps them with it
+                day = pa.concat_tables(shoe_parts) if shoe_parts else store.read(game, date, columns=cols)
                 prior = None
                 if i > 0:
                     before = all_dates[i - 1]
                     prior = previous[1] if previous and previous[0] == before else \
-                        _with_date(store.read(game, before, columns=cols), before)
+                        store.read(game, before, columns=cols)
                 if prior is not None:  # only the shoes dealt again today need yesterday's rounds
                     prior = prior.filter(pc.is_in(_shoe_key(prior), value_set=pc.unique(_shoe_key(day))))
                 both = pa.concat_tables([prior, day]) if prior is not None else day
@@ -289,10 +289,6 @@ def _shoe_key(table: pa.Table) -> pa.Array:
     """``table_id`` and ``shoe_id`` joined, per round (null shoe ids join as empty)."""
     return pc.binary_join_element_wise(pc.fill_null(table["table_id"], ""), pc.fill_null(table["shoe_id"], ""),
                                        "\x1f")
-
-
-def _with_date(table: pa.Table, date: str) -> pa.Table:
-    return table.append_column("date", pa.array([date] * table.num_rows, pa.string()))
 
 
 def with_next_days(store: "Store", parts: set[tuple[str, str]]) -> set[tuple[str, str]]:
