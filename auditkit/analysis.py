@@ -25,7 +25,6 @@ Definitions used throughout:
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,12 +35,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from .cards import BACCARAT_POINTS, BLACKJACK_POINTS
+from . import games as registered
 from .columns import flat_values, padded, parents, to_numpy
+from .games.baccarat.theory import baccarat_probabilities
+from .games.blackjack.theory import blackjack_bust_probabilities, blackjack_bust_probability
+from .games.three_card_poker.theory import tcp_dealer_qualify_probability
 from .report import payout_totals
-from .rules.blackjack import hand_totals
 from .report import summarize as _summarize
-from .schema import BACCARAT_GAMES, schema_for
+from .schema import schema_for
 from .store import Store
 
 __all__ = [
@@ -50,7 +51,7 @@ __all__ = [
     "money_findings", "discrepancy_bins", "largest_discrepancies", "cumulative_payouts", "heatmap_frame",
     "with_rates",
     "drill_down", "rounds_behind", "baccarat_probabilities", "tcp_dealer_qualify_probability",
-    "blackjack_bust_probabilities", "blackjack_bust_probability", "EVENTS", "outcome_counts",
+    "blackjack_bust_probabilities", "blackjack_bust_probability", "outcome_counts",
     "expected_vs_observed", "funnel_limits", "hold",
 ]
 
@@ -377,174 +378,8 @@ def rounds_behind(store: StoreLike, findings: pd.DataFrame, columns: Sequence[st
     return out
 
 
-# ---- exact theoretical probabilities ----------------------------------------------------------
-def _shoe_counts(decks: int) -> np.ndarray:
-    counts = np.full(10, 4 * decks, dtype=np.int64)  # baccarat values 0..9, blackjack values 1..10 below
-    counts[0] = 16 * decks
-    return counts
-
-
-@functools.lru_cache(maxsize=32)
-def _baccarat_exact(counts: tuple[int, ...]) -> tuple[float, float, float]:
-    from .rules.baccarat import banker_draws, outcome_of, player_draws
-
-    c = np.asarray(counts, dtype=np.float64)
-    total = c.sum()
-    v = np.indices((10,) * 6).reshape(6, -1)  # every sequence of six point values
-    w = np.ones(v.shape[1])
-    for i in range(6):  # dealt without replacement: weight of each sequence
-        used = sum((v[j] == v[i]).astype(np.float64) for j in range(i))
-        w *= np.clip(c[v[i]] - used, 0, None) / (total - i)
-    p1, b1, p2, b2, x5, x6 = v
-    p2t, b2t = (p1 + p2) % 10, (b1 + b2) % 10
-    p_draw = player_draws(p2t, b2t)
-    p3 = np.where(p_draw, x5, 0)
-    b_draw = banker_draws(p2t, b2t, p_draw, p3)
-    b3 = np.where(b_draw, np.where(p_draw, x6, x5), 0)
-    out = outcome_of((p2t + p3) % 10, (b2t + b3) % 10)
-    probs = np.bincount(out, weights=w, minlength=3) / w.sum()
-    return float(probs[0]), float(probs[1]), float(probs[2])
-
-
-def baccarat_probabilities(decks: int = 8, counts: Sequence[int] | None = None) -> dict[str, float]:
-    """Exact probabilities of player, banker and tie for the first round of a full shoe.
-
-    Computed by weighting every sequence of six point values by its
-    probability without replacement and playing it through the tableau of
-    68 IAC 10-10-14(b). ``counts`` gives the cards of each point value 0..9
-    for a shoe of other make-up (tests use it for a biased shoe). Eight decks:
-    player 0.446247, banker 0.458597, tie 0.095156.
-    """
-    c = _shoe_counts(decks) if counts is None else np.asarray(counts, dtype=np.int64)
-    if c.shape != (10,):
-        raise ValueError("counts: ten numbers of cards, point values 0..9")
-    p, b, t = _baccarat_exact(tuple(int(x) for x in c))
-    return {"player": p, "banker": b, "tie": t}
-
-
-@functools.lru_cache(maxsize=1)
-def tcp_dealer_qualify_probability() -> float:
-    """Probability that the dealer's three cards qualify (queen high or better): 15,380 of 22,100 hands.
-
-    Counted by evaluating all C(52, 3) hands; the 6,720 that do not qualify are
-    high-card hands below a queen (112 rank sets without a straight, times 60
-    suit patterns without a flush).
-    """
-    from itertools import combinations
-
-    from .poker.three_card import evaluate, qualifies
-
-    hands = np.array(list(combinations(range(52), 3)), dtype=np.int8)
-    _cat, score = evaluate(hands)
-    return float(qualifies(score).sum() / len(hands))
-
-
-@functools.lru_cache(maxsize=8)
-def blackjack_bust_probabilities(decks: int = 6, hits_soft_17: bool = False) -> dict[int, float]:
-    """P(dealer busts | upcard value, no dealer blackjack), exact for a full shoe less the upcard.
-
-    Upcard values 2..10 and 1 for the ace. The dealer draws to 17, standing on
-    soft 17 unless ``hits_soft_17``; the hole card and draws come from the
-    shoe less the upcard, without replacement; rounds where the dealer holds a
-    blackjack are left out (the dealer never draws then).
-    """
-    base = [4 * decks] * 9 + [16 * decks]  # values 1..10 at index 0..9
-
-    @functools.lru_cache(maxsize=None)
-    def bust(counts: tuple[int, ...], hard: int, ace: bool) -> float:
-        soft = ace and hard + 10 <= 21
-        total = hard + 10 if soft else hard
-        if total > 21:
-            return 1.0
-        if total >= 18 or (total == 17 and not (soft and hits_soft_17)):
-            return 0.0
-        n = sum(counts)
-        p = 0.0
-        for i, k in enumerate(counts):
-            if k:
-                nxt = counts[:i] + (k - 1,) + counts[i + 1:]
-                p += k / n * bust(nxt, hard + i + 1, ace or i == 0)
-        return p
-
-    out = {}
-    for up in range(1, 11):
-        shoe = list(base)
-        shoe[up - 1] -= 1
-        n = sum(shoe)
-        num = den = 0.0
-        for i, k in enumerate(shoe):  # the hole card
-            hole = i + 1
-            if not k or {up, hole} == {1, 10}:
-                continue  # none left, or a dealer blackjack
-            nxt = list(shoe)
-            nxt[i] -= 1
-            num += k / n * bust(tuple(nxt), up + hole, up == 1 or hole == 1)
-            den += k / n
-        out[up] = num / den
-    bust.cache_clear()
-    return out
-
-
-def blackjack_bust_probability(decks: int = 6, hits_soft_17: bool = False) -> float:
-    """P(dealer busts | no dealer blackjack) over all upcards, exact.
-
-    Six decks: 0.2960 standing on soft 17, 0.3000 hitting it (about 0.282 and
-    0.286 of all rounds, dealer blackjacks counted as not busting).
-    """
-    probs = blackjack_bust_probabilities(decks, hits_soft_17)
-    weights = {up: (16 if up == 10 else 4) * decks for up in probs}
-    # weight of each upcard times P(no blackjack | upcard)
-    n = 52 * decks
-    w = {up: weights[up] / n * (1 - (weights[10] / (n - 1) if up == 1 else weights[1] / (n - 1) if up == 10 else 0))
-         for up in probs}
-    return sum(w[u] * probs[u] for u in probs) / sum(w.values())
-
-
 # ---- observed outcomes ------------------------------------------------------------------------
-EVENTS: dict[str, tuple[str, ...]] = {
-    "baccarat": ("player", "banker", "tie"),
-    "mini_baccarat": ("player", "banker", "tie"),
-    "three_card_poker": ("dealer_qualifies",),
-    "blackjack": ("dealer_busts",),
-}
-"""Outcome events compared with theory, per game (pai gow poker has none: the dealer's
-setting follows the house way, so no outcome has a fixed probability)."""
-
 GRAIN = ["game", "date", "table_id", "dealer_id", "shoe_id"]
-
-
-def _baccarat_events(t: pa.Table) -> tuple[np.ndarray, np.ndarray]:
-    """(valid rounds, outcome code 0/1/2) of the cards as dealt."""
-    from .rules.baccarat import outcome_of
-
-    p, n_p = padded(t["player_cards"], 3)
-    b, n_b = padded(t["banker_cards"], 3)
-    pf = BACCARAT_POINTS[p].sum(axis=1) % 10
-    bf = BACCARAT_POINTS[b].sum(axis=1) % 10
-    ok = (n_p >= 2) & (n_b >= 2) & (n_p <= 3) & (n_b <= 3)
-    return ok, outcome_of(pf, bf)
-
-
-def _blackjack_events(t: pa.Table, probs: dict[int, float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(rounds the dealer had to play out, dealer busted, P(bust | upcard))."""
-    d, n_d = padded(t["dealer_cards"])
-    if d.shape[1] < 2:
-        d = np.concatenate([d, np.full((len(d), 2 - d.shape[1]), -1, np.int8)], axis=1)
-    dealer_total = hand_totals(d)[0]
-    dealer_bj = (n_d == 2) & (dealer_total == 21)
-    h = flat_values(t["hands"])
-    owner = parents(t["hands"])
-    hc, hn = padded(h.field("cards"))
-    if hc.shape[1] == 0:
-        hc = np.full((len(hn), 1), -1, np.int8)
-    htot = hand_totals(hc)[0]
-    natural = (hn == 2) & (htot == 21) & ~to_numpy(h.field("split"), False).astype(bool)
-    live = (htot <= 21) & ~to_numpy(h.field("surrendered"), False).astype(bool) & ~natural & (hn >= 2)
-    any_live = np.bincount(owner[live], minlength=t.num_rows) > 0
-    up = BLACKJACK_POINTS[d[:, 0]].astype(np.int64)
-    ok = any_live & ~dealer_bj & (n_d >= 2) & (up >= 1)
-    p = np.array([probs.get(int(u), np.nan) for u in range(11)])[np.clip(up, 0, 10)]
-    return ok, dealer_total > 21, p
 
 
 def outcome_counts(store: StoreLike, start: str | None = None, end: str | None = None, *,
@@ -566,40 +401,17 @@ def outcome_counts(store: StoreLike, start: str | None = None, end: str | None =
     st = open_store(store)
     frames = []
     for game in _as_list(games) or st.games():
-        if game not in EVENTS:
+        theory = registered.get(game).analysis()
+        if theory is None or not theory.EVENTS:
             continue
-        cols = ["table_id", "dealer_id", "shoe_id", "status"] + {
-            "baccarat": ["player_cards", "banker_cards"], "mini_baccarat": ["player_cards", "banker_cards"],
-            "three_card_poker": ["dealer_cards"], "blackjack": ["dealer_cards", "hands"]}[game]
-        if game in BACCARAT_GAMES:
-            probs = baccarat_probabilities(int(config.get(game, "decks")))
-        elif game == "blackjack":
-            bj = blackjack_bust_probabilities(int(config.get(game, "decks")),
-                                              bool(config.get(game, "dealer_hits_soft_17")))
+        cols = ["table_id", "dealer_id", "shoe_id", "status", *theory.EVENT_COLUMNS]
         for date, t in iter_rounds(st, game, start, end, tables=tables, dealers=dealers, columns=cols):
             completed = to_numpy(pc.equal(t["status"], "completed"), False).astype(bool)
             keys = pd.DataFrame({c: t[c].to_numpy(zero_copy_only=False) for c in ("table_id", "dealer_id", "shoe_id")})
             keys[["dealer_id", "shoe_id"]] = keys[["dealer_id", "shoe_id"]].fillna("")
-            if game in BACCARAT_GAMES:
-                ok, code = _baccarat_events(t)
-                ok &= completed
-                for k, event in enumerate(EVENTS[game]):
-                    p = probs[event]
-                    frames.append(_group(keys[ok], game, date, event, code[ok] == k, np.full(ok.sum(), p)))
-            elif game == "three_card_poker":
-                from .poker.three_card import evaluate, qualifies
-
-                d, n_d = padded(t["dealer_cards"], 3)
-                ok = completed & (n_d == 3)
-                _c, score = evaluate(d)
-                ok &= score >= 0
-                p = tcp_dealer_qualify_probability()
-                frames.append(_group(keys[ok], game, date, "dealer_qualifies", qualifies(score[ok]),
-                                     np.full(ok.sum(), p)))
-            else:
-                ok, busted, p = _blackjack_events(t, bj)
-                ok &= completed
-                frames.append(_group(keys[ok], game, date, "dealer_busts", busted[ok], p[ok]))
+            for event, ok, hit, p in theory.events(t, config, game):
+                ok = ok & completed
+                frames.append(_group(keys[ok], game, date, event, hit[ok], p[ok]))
     cols = GRAIN + ["event", "trials", "observed", "expected", "variance"]
     frames = [f for f in frames if len(f)]
     if not frames:
@@ -646,7 +458,7 @@ def expected_vs_observed(counts: pd.DataFrame, by: str | Sequence[str] = "table_
     g["p_value"] = [stats.binomtest(int(k), int(n), float(min(max(p, 1e-12), 1 - 1e-12))).pvalue
                     for k, n, p in zip(g["observed"], g["trials"], g["expected_rate"])]  # one per group
     g["chi2_p"] = np.nan
-    bac = g["game"].isin(BACCARAT_GAMES)
+    bac = g["game"].isin([n for x in registered.games() if x.analysis() and x.analysis().EXCLUSIVE for n in x.names])
     if bac.any():
         wide = g[bac].pivot_table(index=["game", *keys], columns="event", values=["observed", "expected"],
                                   aggfunc="sum", dropna=False)
@@ -698,7 +510,7 @@ def funnel_limits(p: float, n_max: int, levels: Sequence[float] = (0.95, 0.998),
 
 # ---- hold -------------------------------------------------------------------------------------
 def _stakes_and_nets(t: pa.Table, game: str) -> tuple[np.ndarray, np.ndarray]:
-    """Per round: sum of stakes and sum of patron nets (wagers list and hands)."""
+    """Per round: sum of stakes and sum of patron nets (the wagers list, and the game's hands)."""
     n = t.num_rows
     stake = np.zeros(n)
     net = np.zeros(n)
@@ -706,22 +518,18 @@ def _stakes_and_nets(t: pa.Table, game: str) -> tuple[np.ndarray, np.ndarray]:
     def add(values: pa.Array, owner: np.ndarray, into: np.ndarray) -> None:
         into += np.bincount(owner, weights=to_numpy(values, 0.0).astype(np.float64), minlength=n)
 
-    if "wagers" in t.column_names:
-        w = flat_values(t["wagers"])
-        owner = parents(t["wagers"])
-        add(w.field("amount"), owner, stake)
-        add(w.field("net"), owner, net)
-    if "hands" in t.column_names:
-        h = flat_values(t["hands"])
-        owner = parents(t["hands"])
-        if game == "three_card_poker":
-            for f in ("ante", "play", "pair_plus"):
-                add(h.field(f), owner, stake)
-            for f in ("net_ante", "net_play", "net_pair_plus", "ante_bonus"):
-                add(h.field(f), owner, net)
-        else:
-            add(h.field("wager"), owner, stake)
-            add(h.field("net"), owner, net)
+    w = flat_values(t["wagers"])
+    owner = parents(t["wagers"])
+    add(w.field("amount"), owner, stake)
+    add(w.field("net"), owner, net)
+    theory = registered.get(game).analysis()
+    for col in theory.STAKE_COLUMNS if theory else ():
+        owner = parents(t[col])
+        stakes, nets = theory.stakes_and_nets(flat_values(t[col]))
+        for f in stakes:
+            add(f, owner, stake)
+        for f in nets:
+            add(f, owner, net)
     return stake, net
 
 
@@ -737,7 +545,8 @@ def hold(store: StoreLike, start: str | None = None, end: str | None = None, *,
     keys = list(by)
     frames = []
     for game in _as_list(games) or st.games():
-        cols = ["table_id", "dealer_id", "status", "wagers"] + (["hands"] if game not in BACCARAT_GAMES else [])
+        theory = registered.get(game).analysis()
+        cols = ["table_id", "dealer_id", "status", "wagers", *(theory.STAKE_COLUMNS if theory else [])]
         for date, t in iter_rounds(st, game, start, end, tables=tables, dealers=dealers, columns=cols):
             completed = to_numpy(pc.equal(t["status"], "completed"), False).astype(bool)
             stake, net = _stakes_and_nets(t, game)

@@ -140,7 +140,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .schema import GAMES
+    from .games import names
+
+    GAMES = names()
 
     p = _Parser(prog="auditkit", description="Audit casino table-game hand histories against 68 IAC 10.")
     p.add_argument("--version", action="version", version=f"auditkit {__version__}")

@@ -131,7 +131,9 @@ def _path(raw: dict[str, Any], key: str, base: Path, where: Path, required: bool
 
 def load_job(path: str | Path) -> Job:
     """Read and check a job file; JobError says what is wrong."""
-    from .schema import GAMES
+    from .games import names
+
+    GAMES = names()
     from .store import safe_component
 
     path = Path(path).resolve()
@@ -577,7 +579,9 @@ def _report(args: argparse.Namespace) -> int:
 def add_subcommands(sub: argparse._SubParsersAction) -> None:
     """Register ``run`` and ``report`` on the CLI's subparsers."""
     from .report import SUMMARIES
-    from .schema import GAMES
+    from .games import names
+
+    GAMES = names()
 
     s = sub.add_parser("run", help="run a scheduled job: ingest what is new, validate it, write dated reports",
                        description="Exit 0: clean or nothing new; 1: findings at or above fail_on; "

@@ -14,14 +14,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from . import games
 from .store import atomic_path
 
 __all__ = ["NOTEBOOK_DIR", "NOTEBOOKS", "execute", "render", "export_html", "render_all"]
 
 NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
 """The notebooks of a source checkout."""
-NOTEBOOKS = ("01_overview", "02_payout_discrepancies", "03_expected_vs_observed", "10_baccarat", "11_blackjack",
-             "12_three_card_poker", "13_pai_gow_poker")
+NOTEBOOKS = ("01_overview", "02_payout_discrepancies", "03_expected_vs_observed",
+             *(g.notebook for g in games.games() if g.notebook))
+"""Every notebook: the general ones, then each game's."""
 
 
 def execute(notebook: str | Path, params: Mapping[str, Any] | None = None, out: str | Path | None = None, *,

@@ -33,8 +33,17 @@ import pyarrow.compute as pc
 
 __all__ = ["Config", "ConfigError", "load_config", "merge_config", "money_round", "money_differs"]
 
-GAME_SECTION = {"mini_baccarat": "baccarat"}
 ROUNDINGS = {"half_up": ROUND_HALF_UP, "down": ROUND_DOWN, "up": ROUND_UP}
+
+
+def section_of(game: str) -> str:
+    """The configuration section of a game (mini baccarat reads ``[baccarat]``); the name itself if unknown."""
+    from . import games
+
+    try:
+        return games.get(game).section_name
+    except KeyError:
+        return game
 
 
 class ConfigError(ValueError):
@@ -70,7 +79,7 @@ class Config:
     # ---- lookups -------------------------------------------------------------
     def section(self, game: str, table_id: str | None = None) -> dict[str, Any]:
         """A game's settings, with the overrides of the first table section matching ``table_id``."""
-        name = GAME_SECTION.get(game, game)
+        name = section_of(game)
         base = self.data.get(name, {})
         if table_id is not None:
             over = self._table_override(name, table_id)
@@ -91,7 +100,7 @@ class Config:
         """One setting, as configured for ``table_id`` when given."""
         sec = self.section(game, table_id)
         if key not in sec:
-            raise ConfigError(f"no setting {GAME_SECTION.get(game, game)}.{key}")
+            raise ConfigError(f"no setting {section_of(game)}.{key}")
         return sec[key]
 
     def table_codes(self, table_ids: Any) -> tuple[np.ndarray, list]:

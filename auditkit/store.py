@@ -63,7 +63,8 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.dataset as ds  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
-from .schema import FINDINGS, GAMES, QUARANTINE, schema_for  # noqa: E402
+from . import games as registered  # noqa: E402
+from .schema import FINDINGS, QUARANTINE, schema_for  # noqa: E402
 
 __all__ += ["Store", "SourceRecord", "INDEX"]
 
@@ -112,7 +113,7 @@ class Store:
 
     # ---- paths --------------------------------------------------------------------------
     def _partition(self, kind: str, game: str, date: str) -> Path:
-        if game not in GAMES:
+        if game not in registered.names():
             raise ValueError(f"unknown game {game!r}")
         if not _DATE.match(date):
             raise ValueError(f"bad partition date {date!r}")
@@ -172,7 +173,7 @@ class Store:
 
     def games(self) -> list[str]:
         """Games with stored rounds."""
-        return [g for g in GAMES if (self.root / "rounds" / f"game={g}").is_dir()]
+        return [g for g in registered.names() if (self.root / "rounds" / f"game={g}").is_dir()]
 
     def dates(self, game: str, start: str | None = None, end: str | None = None) -> list[str]:
         """Days with committed rounds of a game, sorted, within [start, end] when given."""
@@ -258,7 +259,7 @@ class Store:
                  end: str | None = None) -> pd.DataFrame:
         """Stored findings, optionally of some games and days."""
         files = []
-        for g in games or GAMES:
+        for g in games or registered.names():
             folder = self.root / "findings" / f"game={g}"
             for p in folder.glob("date=*/findings.parquet"):
                 d = p.parent.name[5:]

@@ -20,7 +20,8 @@ import pyarrow.compute as pc
 from .columns import combine, to_numpy
 from .paytables import Config
 from .rules.registry import PREPARERS, Hits, Rule, rules_for
-from .schema import FINDINGS, GAMES, schema_for
+from . import games as registered
+from .schema import FINDINGS, schema_for
 
 if TYPE_CHECKING:
     from .store import Store
@@ -231,7 +232,7 @@ def validate_partitions(store: "Store", config: Config | None = None, *, games: 
     called with the number of rounds each batch checked.
     """
     config = config or Config()
-    for game in games or GAMES:
+    for game in games or registered.names():
         round_rules = select_rules(game, "round", citations)
         shoe_rules = select_rules(game, "shoe", citations)
         if not round_rules and not shoe_rules:

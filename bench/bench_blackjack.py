@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 
 from auditkit.columns import lengths
 from auditkit.paytables import Config
-from auditkit.simulate.blackjack import simulate
+from auditkit.games.blackjack.simulate import simulate
 from auditkit.store import SourceRecord, Store
 from auditkit.validate import check_rounds, check_shoes, select_rules, shoe_columns, validate_store
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from auditkit.columns import lengths
 from auditkit.paytables import Config
-from auditkit.simulate.pai_gow_poker import PER_DAY, simulate
+from auditkit.games.pai_gow_poker.simulate import PER_DAY, simulate
 from auditkit.store import SourceRecord, Store
 from auditkit.validate import check_rounds, validate_store
 

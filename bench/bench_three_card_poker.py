@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 
 from auditkit.paytables import Config
 from auditkit.rules.registry import PREPARERS
-from auditkit.simulate.three_card_poker import simulate
+from auditkit.games.three_card_poker.simulate import simulate
 from auditkit.store import SourceRecord, Store
 from auditkit.validate import check_rounds, select_rules, validate_store
 

@@ -9,7 +9,6 @@ differ from theory (player 0.3997 and banker 0.4975 against 0.4462 and 0.4586).
 from __future__ import annotations
 
 import functools
-import importlib.util
 import tempfile
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -18,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from auditkit.cards import BACCARAT_POINTS
-from auditkit.rules.baccarat import banker_draws, outcome_of, player_draws
+from auditkit.games.baccarat.rules import banker_draws, outcome_of, player_draws
 from auditkit.schema import schema_for
 
 DAYS = ("2025-06-01", "2025-06-02", "2025-06-03")
@@ -30,10 +29,10 @@ TZ = timezone(timedelta(hours=-5))
 
 
 def has_simulator(game: str) -> bool:
-    """True when ``auditkit.simulate`` has a module for ``game``."""
-    from auditkit.simulate import MODULES
+    """True when the game's package has a simulator."""
+    from auditkit import games
 
-    return importlib.util.find_spec(f"auditkit.simulate.{MODULES[game]}") is not None
+    return games.get(game).simulate is not None
 
 
 def _codes_of_value(v: int) -> np.ndarray:

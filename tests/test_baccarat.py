@@ -18,7 +18,7 @@ import pytest
 
 from auditkit.ingest.records import parse_record
 from auditkit.paytables import load_config
-from auditkit.rules.baccarat import _bet_kind, _bet_kind_read, banker_draws, outcome_of, player_draws
+from auditkit.games.baccarat.rules import _bet_kind, _bet_kind_read, banker_draws, outcome_of, player_draws
 from auditkit.schema import schema_for
 from auditkit.validate import validate_records, validate_tables
 from conftest import example_records, expected_findings

@@ -9,7 +9,7 @@ import pytest
 
 from auditkit.columns import flat_values
 from auditkit.schema import schema_for
-from auditkit.simulate.baccarat import CITATIONS, simulate
+from auditkit.games.baccarat.simulate import CITATIONS, simulate
 from auditkit.validate import validate_tables
 
 EXACT = {"player": 0.446247, "banker": 0.458597, "tie": 0.095156}

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from auditkit.paytables import Config
-from auditkit.rules.blackjack import dealer_must_draw, hand_totals
+from auditkit.games.blackjack.rules import dealer_must_draw, hand_totals
 from auditkit.validate import validate_records
 from conftest import example_records, expected_findings
 

@@ -10,7 +10,7 @@ import pytest
 from auditkit.columns import flat_values, lengths
 from auditkit.paytables import Config
 from auditkit.schema import schema_for
-from auditkit.simulate.blackjack import CITATIONS, simulate
+from auditkit.games.blackjack.simulate import CITATIONS, simulate
 from auditkit.validate import validate_tables
 
 

@@ -19,7 +19,7 @@ def test_rule_order_does_not_depend_on_import_order():
     import subprocess
     import sys
 
-    code = ("import auditkit.rules.pai_gow_poker, auditkit.rules.blackjack\n"
+    code = ("import auditkit.games.pai_gow_poker.rules, auditkit.games.blackjack.rules\n"
             "from auditkit.cli import main\nmain(['rules', '--markdown'])")
     late = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert late in (ROOT / "docs" / "rules.md").read_text()

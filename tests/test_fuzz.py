@@ -36,7 +36,9 @@ from hypothesis import strategies as st
 from auditkit.cards import NAMES
 from auditkit.cli import main
 from auditkit.ingest.csv import write_csv_rounds
-from auditkit.ingest.records import BLACKJACK_ACTIONS, PAI_GOW_EVENTS, BadRecord, parse_record
+from auditkit.games.blackjack.parse import ACTIONS as BLACKJACK_ACTIONS
+from auditkit.games.pai_gow_poker.parse import EVENTS as PAI_GOW_EVENTS
+from auditkit.ingest.records import BadRecord, parse_record
 from auditkit.ingest.sources import ingest_paths
 from auditkit.schema import FINDINGS
 from auditkit.store import Store

@@ -11,8 +11,8 @@ import pytest
 
 from auditkit.cards import JOKER, RANKS, parse_cards
 from auditkit.paytables import load_config
-from auditkit.poker.five_card import FLUSH, STRAIGHT, STRAIGHT_FLUSH, fouled, rank2, rank5
-from auditkit.poker.house_way import (
+from auditkit.games.pai_gow_poker.hands import FLUSH, STRAIGHT, STRAIGHT_FLUSH, fouled, rank2, rank5
+from auditkit.games.pai_gow_poker.house_way import (
     DEFAULT, STRUCTURES, HouseWay, HouseWayError, load_house_way, same_setting, set_hands,
 )
 from tests.conftest import example_records, expected_findings

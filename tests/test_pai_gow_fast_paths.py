@@ -9,9 +9,9 @@ import pytest
 
 from auditkit.columns import lengths, padded
 from auditkit.paytables import Config
-from auditkit.poker import five_card as F
-from auditkit.poker.house_way import set_hands
-from auditkit.rules.pai_gow_poker import (
+from auditkit.games.pai_gow_poker import hands as F
+from auditkit.games.pai_gow_poker.house_way import set_hands
+from auditkit.games.pai_gow_poker.rules import (
     _bounds,
     _card_bits,
     _dice_totals,
@@ -20,7 +20,7 @@ from auditkit.rules.pai_gow_poker import (
     _setting,
     _union_count,
 )
-from auditkit.simulate.pai_gow_poker import simulate
+from auditkit.games.pai_gow_poker.simulate import simulate
 from auditkit.validate import check_rounds
 
 GAME = "pai_gow_poker"
@@ -33,7 +33,7 @@ def deals(n: int, seed: int) -> np.ndarray:
 
 
 def test_sort_networks_sort_every_zero_one_input() -> None:
-    from auditkit.poker.house_way import _NET7
+    from auditkit.games.pai_gow_poker.house_way import _NET7
 
     for width, net in ((5, F._NET5), (7, _NET7)):
         bits = (np.arange(2**width)[:, None] >> np.arange(width)) & 1  # every 0/1 row (0-1 principle)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from auditkit.cards import JOKER, parse_cards
-from auditkit.poker.five_card import (
+from auditkit.games.pai_gow_poker.hands import (
     FIVE_ACES, FLUSH, FULL_HOUSE, HIGH_CARD, PAIR, QUADS, STRAIGHT, STRAIGHT_FLUSH, TRIPS, TWO_PAIR,
     category5, fouled, fouled_scores, rank2, rank5,
 )

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from conftest import example_records, expected_findings
 
-from auditkit.rules.pai_gow_poker import dice_position
+from auditkit.games.pai_gow_poker.rules import dice_position
 from auditkit.validate import validate_records
 
 GAME = "pai_gow_poker"
@@ -72,8 +72,8 @@ def flagged(records: list[dict], citation: str) -> set[str]:
 
 
 def _needs_evaluator() -> None:
-    pytest.importorskip("auditkit.poker.house_way")
-    pytest.importorskip("auditkit.poker.five_card")
+    pytest.importorskip("auditkit.games.pai_gow_poker.house_way")
+    pytest.importorskip("auditkit.games.pai_gow_poker.hands")
 
 
 # ---- positions -------------------------------------------------------------------------

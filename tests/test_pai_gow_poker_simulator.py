@@ -8,10 +8,10 @@ import pyarrow.compute as pc
 import pytest
 
 from auditkit.columns import flat_values, padded
-from auditkit.poker.house_way import set_hands
-from auditkit.rules.pai_gow_poker import dice_position
+from auditkit.games.pai_gow_poker.house_way import set_hands
+from auditkit.games.pai_gow_poker.rules import dice_position
 from auditkit.schema import schema_for
-from auditkit.simulate.pai_gow_poker import CITATIONS, simulate
+from auditkit.games.pai_gow_poker.simulate import CITATIONS, simulate
 from auditkit.validate import validate_tables
 
 GAME = "pai_gow_poker"

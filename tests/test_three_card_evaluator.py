@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from auditkit.cards import JOKER, NO_CARD, parse_cards
-from auditkit.poker.three_card import (
+from auditkit.games.three_card_poker.hands import (
     FLUSH, HIGH_CARD, PAIR, QUALIFY_SCORE, STRAIGHT, STRAIGHT_FLUSH, THREE_OF_A_KIND, evaluate, qualifies,
 )
 

@@ -8,9 +8,9 @@ import pandas as pd
 import pyarrow.compute as pc
 
 from auditkit.columns import flat_values, padded
-from auditkit.poker.three_card import evaluate, qualifies
+from auditkit.games.three_card_poker.hands import evaluate, qualifies
 from auditkit.schema import schema_for
-from auditkit.simulate.three_card_poker import CITATIONS, PLAY_THRESHOLD, simulate
+from auditkit.games.three_card_poker.simulate import CITATIONS, PLAY_THRESHOLD, simulate
 from auditkit.validate import validate_tables
 
 

@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from ..cards import card_str
 
-__all__ = ["read_lines", "records_from_table", "write_jsonl", "LineError"]
+__all__ = ["read_lines", "records_from_table", "write_jsonl", "LineError", "spec_cards", "spec_money", "drop_none"]
 
 
 class LineError(Exception):
@@ -52,17 +52,20 @@ def _is_gzip(path: Path) -> bool:
 
 
 # ---- stored rows back to spec records ------------------------------------------------
-def _cards(codes: list[int] | None) -> list[str] | None:
+def spec_cards(codes: list[int] | None) -> list[str] | None:
+    """Card codes back to the spec's card names."""
     return None if codes is None else [card_str(c) for c in codes]
 
 
-def _money(x: float | None) -> float | int | None:
+def spec_money(x: float | None) -> float | int | None:
+    """An amount as the spec writes it (whole amounts without a fraction)."""
     if x is None:
         return None
     return int(x) if float(x).is_integer() else x
 
 
-def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
+def drop_none(d: dict[str, Any]) -> dict[str, Any]:
+    """The items of ``d`` that are not None."""
     return {k: v for k, v in d.items() if v is not None}
 
 
@@ -73,7 +76,7 @@ def _common(row: dict[str, Any], game: str) -> dict[str, Any]:
            "shoe_id": row.get("shoe_id"), "round_seq": row.get("round_seq")}
     if row.get("status") and row["status"] != "completed":
         rec["status"] = row["status"]
-    return _drop_none(rec)
+    return drop_none(rec)
 
 
 def _events(events: list[dict] | None) -> list[dict] | None:
@@ -81,15 +84,15 @@ def _events(events: list[dict] | None) -> list[dict] | None:
         return None
     out = []
     for e in events:
-        e = _drop_none(dict(e))
+        e = drop_none(dict(e))
         for key in ("dice",):
             if key in e:
                 e[key] = list(e[key])
         for key in ("high", "low"):
             if key in e:
-                e[key] = _cards(e[key])
+                e[key] = spec_cards(e[key])
         if "amount" in e:
-            e["amount"] = _money(e["amount"])
+            e["amount"] = spec_money(e["amount"])
         out.append(e)
     return out
 
@@ -97,56 +100,18 @@ def _events(events: list[dict] | None) -> list[dict] | None:
 def _wagers(wagers: list[dict] | None) -> list[dict] | None:
     if not wagers:
         return None
-    return [{"seat": w["seat"], "bet": w["bet"], "amount": _money(w["amount"]), "net": _money(w["net"])}
+    return [{"seat": w["seat"], "bet": w["bet"], "amount": spec_money(w["amount"]), "net": spec_money(w["net"])}
             for w in wagers]
 
 
 def records_from_table(table: pa.Table, game: str) -> Iterator[dict[str, Any]]:
     """Spec round records (JSON-ready dicts) of stored rows of ``game``."""
+    from .. import games
+
+    spec = games.get(game)
     for row in table.to_pylist():
         rec = _common(row, game)
-        if game in ("baccarat", "mini_baccarat"):
-            rec["player_cards"] = _cards(row["player_cards"])
-            rec["banker_cards"] = _cards(row["banker_cards"])
-            rec["outcome"] = row["outcome"]
-            if row.get("announced_player") is not None or row.get("announced_banker") is not None:
-                rec["announced"] = _drop_none({"player": row.get("announced_player"),
-                                               "banker": row.get("announced_banker")})
-            if row.get("deal_order"):
-                rec["deal_order"] = row["deal_order"]
-            if row.get("cut_card"):
-                rec["cut_card"] = True
-        elif game == "blackjack":
-            rec["dealer_cards"] = _cards(row["dealer_cards"])
-            for k in ("table_min", "table_max"):
-                if row.get(k) is not None:
-                    rec[k] = _money(row[k])
-            rec["hands"] = [
-                {"seat": h["seat"], "hand": h["hand"], "cards": _cards(h["cards"]), "wager": _money(h["wager"]),
-                 "initial_wager": _money(h["initial_wager"]), "doubled": h["doubled"], "split": h["split"],
-                 "surrendered": h["surrendered"], "net": _money(h["net"])}
-                for h in row["hands"] or []]
-        elif game == "three_card_poker":
-            rec["dealer_cards"] = _cards(row["dealer_cards"])
-            rec["hands"] = [_drop_none({
-                "seat": h["seat"], "cards": _cards(h["cards"]), "decision": h["decision"],
-                "ante": _money(h["ante"]), "play": _money(h["play"]), "pair_plus": _money(h["pair_plus"]),
-                "net_ante": _money(h["net_ante"]), "net_play": _money(h["net_play"]),
-                "ante_bonus": _money(h["ante_bonus"]), "net_pair_plus": _money(h["net_pair_plus"])})
-                for h in row["hands"] or []]
-        elif game == "pai_gow_poker":
-            rec["dice"] = list(row["dice"])
-            rec["first_position"] = row["first_position"]
-            if row.get("cards_remaining") is not None:
-                rec["cards_remaining"] = row["cards_remaining"]
-            rec["dealer"] = _drop_none({"cards": _cards(row["dealer_cards"]), "high": _cards(row["dealer_high"]),
-                                        "low": _cards(row["dealer_low"])})
-            rec["hands"] = [_drop_none({
-                "seat": h["seat"], "position": h["position"], "cards": _cards(h["cards"]),
-                "high": _cards(h["high"]), "low": _cards(h["low"]), "wager": _money(h["wager"]),
-                "net": _money(h["net"])}) for h in row["hands"] or []]
-        else:
-            raise ValueError(f"unknown game {game!r}")
+        spec.to_record(row, rec)
         wagers = _wagers(row.get("wagers"))
         if wagers:
             rec["wagers"] = wagers

@@ -111,12 +111,15 @@ def rules_for(game: str, scope: str | None = None) -> list[Rule]:
 
 def _ordered() -> list[Rule]:
     """Every rule in a fixed order, whatever order the rule modules were imported in:
-    by module (baccarat, blackjack, three card poker, pai gow poker), then as registered."""
-    _load()
-    rank = {m: i for i, m in enumerate(MODULES)}
+    by game (as :func:`auditkit.games.games` lists them), then as registered."""
+    from .. import games
+
+    rank = {}
+    for i, g in enumerate(games.games()):
+        g.load_rules()
+        rank.update(dict.fromkeys(g.names, i))
     position = {rule_id: i for i, rule_id in enumerate(RULES)}
-    return sorted(RULES.values(), key=lambda r: (rank.get(r.func.__module__.rsplit(".", 1)[-1], len(rank)),
-                                                 position[r.rule_id]))
+    return sorted(RULES.values(), key=lambda r: (min(rank.get(g, len(rank)) for g in r.games), position[r.rule_id]))
 
 
 def catalog(game: str | None = None):
@@ -126,11 +129,3 @@ def catalog(game: str | None = None):
     rows = [{"games": ", ".join(r.games), "rule_id": r.rule_id, "citation": r.citation, "severity": r.severity,
              "summary": r.summary, "scope": r.scope} for r in _ordered() if game is None or game in r.games]
     return pd.DataFrame(rows, columns=["games", "rule_id", "citation", "severity", "summary", "scope"])
-
-
-MODULES = ("baccarat", "blackjack", "three_card_poker", "pai_gow_poker")
-
-
-def _load() -> None:
-    """Import every rule module so that their rules are registered."""
-    from . import baccarat, blackjack, pai_gow_poker, three_card_poker  # noqa: F401

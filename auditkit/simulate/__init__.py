@@ -1,37 +1,35 @@
 """Honest simulators: correct play from a real shoe or deck, plus labelled injected faults.
 
-Each game module has ``simulate(n_rounds, *, seed, fault_rate, ...) -> (table, truth)``:
+Each game package has ``simulate(n_rounds, *, seed, fault_rate, ...) -> (table, truth)``
+(its :class:`~auditkit.games.Game` names it):
 the rounds in the game's stored schema and a ground-truth frame of
 ``(round_id, citation)`` for every injected fault.
 """
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ..schema import GAMES
+from .. import games
 
 if TYPE_CHECKING:
     from ..store import Store
 
 __all__ = ["simulate", "simulate_to_jsonl", "simulate_into_store"]
 
-MODULES = {"baccarat": "baccarat", "mini_baccarat": "baccarat", "blackjack": "blackjack",
-           "three_card_poker": "three_card_poker", "pai_gow_poker": "pai_gow_poker"}
-
 
 def simulate(game: str, n_rounds: int, *, seed: int = 0, fault_rate: float = 0.0, **kwargs):
     """Simulated rounds of ``game`` and their ground truth."""
-    if game not in GAMES:
-        raise ValueError(f"unknown game {game!r}")
-    module = importlib.import_module(f"{__name__}.{MODULES[game]}")
-    if game == "mini_baccarat":
+    try:
+        spec = games.get(game)
+    except KeyError:
+        raise ValueError(f"unknown game {game!r}") from None
+    if game != spec.name:  # a variant (mini baccarat) is simulated by its game's simulator
         kwargs["game"] = game
-    return module.simulate(n_rounds, seed=seed, fault_rate=fault_rate, **kwargs)
+    return spec.simulator()(n_rounds, seed=seed, fault_rate=fault_rate, **kwargs)
 
 
 def simulate_to_jsonl(game: str, n_rounds: int, out: Path, truth: Path | None = None, *, seed: int = 0,

@@ -26,8 +26,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ..cards import JOKER
-from ..schema import BLACKJACK_HAND, EVENT, WAGER, schema_for
+from ...cards import JOKER
+from ...schema import EVENT, WAGER, schema_for
+from .schema import HAND as BLACKJACK_HAND
 
 __all__ = ["simulate", "CITATIONS"]
 

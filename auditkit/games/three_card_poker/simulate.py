@@ -22,10 +22,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..poker.three_card import (
+from .hands import (
     FLUSH, PAIR, STRAIGHT, STRAIGHT_FLUSH, THREE_OF_A_KIND, evaluate, high_card_score, qualifies,
 )
-from ..schema import TCP_HAND, schema_for
+from ...schema import schema_for
+from .schema import HAND as TCP_HAND
 
 __all__ = ["simulate", "FAULTS", "CITATIONS", "PLAY_THRESHOLD"]
 

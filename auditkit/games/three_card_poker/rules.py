@@ -1,7 +1,7 @@
 """Three card poker, patron against the dealer: 68 IAC 10-11-6.
 
 The preparer flattens the hands of a batch of rounds and derives, once, every
-fact the rules read: hand and dealer scores (:mod:`auditkit.poker.three_card`),
+fact the rules read: hand and dealer scores (:mod:`auditkit.games.three_card_poker.hands`),
 the dealer's qualification, each played hand's comparison with the dealer, the
 settlement the regulation and the posted paytable give, and, for every wager,
 whether the recorded net is right, below a regulation minimum (a finding on the
@@ -39,14 +39,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..cards import JOKER, cards_str
-from ..columns import flat_values, lengths, padded, parents, to_numpy
-from ..paytables import Config, money_differs, money_round
-from ..poker.three_card import (
+from ...cards import JOKER, cards_str
+from ...columns import flat_values, lengths, padded, parents, to_numpy
+from ...paytables import Config, money_differs, money_round
+from .hands import (
     CATEGORY_NAMES, FLUSH, PAIR, STRAIGHT, STRAIGHT_FLUSH, THREE_OF_A_KIND, evaluate, qualifies,
 )
-from .integrity import repeated_in_round
-from .registry import Hits, preparer, rule
+from ...rules.integrity import repeated_in_round
+from ...rules.registry import Hits, preparer, rule
 
 __all__ = ["TcpCtx", "prepare", "settle", "rates", "SECTION", "ANTE_BONUS_MIN", "ANTE_BONUS_KEYS",
            "PAIR_PLUS_KEYS"]

@@ -26,11 +26,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .. import paytables
-from ..cards import NO_CARD, cards_str
-from ..columns import combine, flat_values, lengths, padded, to_numpy
-from ..paytables import Config
-from .registry import Hits, preparer, rule
+from ... import paytables
+from ...cards import NO_CARD, cards_str
+from ...columns import combine, flat_values, lengths, padded, to_numpy
+from ...paytables import Config
+from ...rules.registry import Hits, preparer, rule
 
 __all__ = ["EVENT_TYPES", "dice_position", "prepare", "PaiGowCtx"]
 
@@ -386,7 +386,7 @@ class PaiGowCtx:
         Returns ``(high[n,5], low[n,2], checked[n])``. Tables may use different
         house ways (configuration ``[pai_gow_poker] house_way``, per table).
         """
-        from ..poker.house_way import set_hands
+        from .house_way import set_hands
 
         high = np.full((self.n, 5), NO_CARD, dtype=np.int8)
         low = np.full((self.n, 2), NO_CARD, dtype=np.int8)
@@ -414,8 +414,8 @@ class PaiGowCtx:
 
 
 def _scores(high: np.ndarray, low: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """int32 :func:`~auditkit.poker.five_card.rank5` and ``rank2`` scores of padded settings ``[m, 5]`` and ``[m, 2]``."""
-    from ..poker.five_card import rank2_columns, rank5_columns
+    """int32 :func:`~auditkit.games.pai_gow_poker.hands.rank5` and ``rank2`` scores of padded settings ``[m, 5]`` and ``[m, 2]``."""
+    from .hands import rank2_columns, rank5_columns
 
     lo = np.ascontiguousarray(low.T)
     return rank5_columns(list(np.ascontiguousarray(high.T))), rank2_columns(lo[0], lo[1])
@@ -423,7 +423,7 @@ def _scores(high: np.ndarray, low: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _house_ways(config: Config, codes: np.ndarray, tables: list[str]) -> list[tuple[Any, np.ndarray]]:
     """The house way of each distinct table setting, with the mask of rows (table ``codes``) that use it."""
-    from ..poker.house_way import load_house_way
+    from .house_way import load_house_way
 
     specs = [_house_way_spec(config, t) for t in tables]  # one lookup per distinct table
     keys, spec_of_key = pd.factorize(pd.Series([repr(s) for s in specs], dtype=object), sort=False)
@@ -635,8 +635,8 @@ def _same_seven(split: np.ndarray, dealt: np.ndarray) -> np.ndarray:
     Rows of valid codes compare the codes sorted by a network over columns; the others (rare)
     compare the sum and OR of the cards' bits.
     """
-    from ..poker.five_card import sort_columns_desc
-    from ..poker.house_way import _NET7
+    from .hands import sort_columns_desc
+    from .house_way import _NET7
 
     a = sort_columns_desc(list(np.ascontiguousarray(split.T)), _NET7)
     b = sort_columns_desc(list(np.ascontiguousarray(dealt.T)), _NET7)
@@ -720,7 +720,7 @@ def _amount(x: float) -> str:
 @rule("paigow.paytable", games=(GAME,), citation="paytable", severity="high",
       summary="Completed round: each hand's net matches its comparison with the dealer (1:1 less commission)")
 def paytable(ctx: PaiGowCtx) -> Hits:
-    from ..poker.five_card import fouled_columns
+    from .hands import fouled_columns
 
     # computed over every hand; only hands of completed rounds with both settings complete are judged
     _, _, d_ok = ctx.dealer_final

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..cards import RANKS
+from ...cards import RANKS
 
 __all__ = [
     "HIGH_CARD", "PAIR", "FLUSH", "STRAIGHT", "THREE_OF_A_KIND", "STRAIGHT_FLUSH", "CATEGORY_NAMES",

@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from ..cards import RANK, RANKS, SUIT, cards_str
-from .five_card import (
+from ...cards import RANK, RANKS, SUIT, cards_str
+from .hands import (
     ACE, BASE, FLUSH, JOKER_RANK, PLANE, STRAIGHT, STRAIGHT_FLUSH, rank2, rank2_from_ranks, rank5, score_table,
     sort_columns_desc,
 )

@@ -22,12 +22,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..cards import NO_CARD
-from ..paytables import money_round
-from ..poker.five_card import fouled_scores, rank2, rank5
-from ..poker.house_way import DEFAULT, set_hands
-from ..rules.pai_gow_poker import EVENT_TYPES, dice_position
-from ..schema import schema_for
+from ...cards import NO_CARD
+from ...paytables import money_round
+from .hands import fouled_scores, rank2, rank5
+from .house_way import DEFAULT, set_hands
+from .rules import EVENT_TYPES, dice_position
+from ...schema import schema_for
 
 __all__ = ["simulate", "CITATIONS"]
 

@@ -26,7 +26,7 @@ from itertools import combinations_with_replacement
 
 import numpy as np
 
-from ..cards import RANK
+from ...cards import RANK
 
 __all__ = [
     "HIGH_CARD", "PAIR", "TWO_PAIR", "TRIPS", "STRAIGHT", "FLUSH", "FULL_HOUSE", "QUADS",

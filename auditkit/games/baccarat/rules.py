@@ -28,11 +28,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..cards import BACCARAT_POINTS, JOKER, cards_str
-from ..columns import combine, flat_values, lengths, padded
-from ..paytables import Config, money_round
-from .integrity import shoe_excess, shoe_groups
-from .registry import Hits, preparer, rule
+from ...cards import BACCARAT_POINTS, JOKER, cards_str
+from ...columns import combine, flat_values, lengths, padded
+from ...paytables import Config, money_round
+from ...rules.integrity import shoe_excess, shoe_groups
+from ...rules.registry import Hits, preparer, rule
 
 __all__ = ["BaccaratCtx", "HandCards", "prepare", "is_natural", "player_draws", "banker_draws",
            "banker_subsection", "outcome_of", "BANKER_DRAWS_AFTER_PLAYER", "OUTCOMES", "PAY_KEYS"]

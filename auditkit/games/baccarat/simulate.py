@@ -5,7 +5,7 @@ shoe, numpy over every shoe still in play. Each shoe is ``decks`` decks
 shuffled, a burn (one card, then as many as its value, court cards 10), and a
 cutting card 14-16 cards from the end; after the round in which the cutting
 card appears, exactly one more round is dealt. The tableau is the rules
-engine's own (:func:`auditkit.rules.baccarat.player_draws`, ``banker_draws``).
+engine's own (:func:`auditkit.games.baccarat.rules.player_draws`, ``banker_draws``).
 
 Faults (``fault_rate`` of the rounds, at most one per round) are *pure*: the
 round breaks exactly the labelled rule. Dealing faults happen while dealing,
@@ -32,10 +32,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..cards import BACCARAT_POINTS, JOKER
-from ..paytables import money_round
-from ..rules.baccarat import banker_draws, outcome_of, player_draws
-from ..schema import WAGER, schema_for
+from ...cards import BACCARAT_POINTS, JOKER
+from ...paytables import money_round
+from .rules import banker_draws, outcome_of, player_draws
+from ...schema import WAGER, schema_for
 
 __all__ = ["simulate", "CITATIONS"]
 

@@ -30,11 +30,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..cards import BLACKJACK_POINTS, IS_ACE, JOKER, cards_str
-from ..columns import combine, flat_values, lengths, padded, parents, struct_field, to_numpy
-from ..paytables import Config, money_differs, money_round
-from .integrity import shoe_excess, shoe_groups
-from .registry import Hits, preparer, rule
+from ...cards import BLACKJACK_POINTS, IS_ACE, JOKER, cards_str
+from ...columns import combine, flat_values, lengths, padded, parents, struct_field, to_numpy
+from ...paytables import Config, money_differs, money_round
+from ...rules.integrity import shoe_excess, shoe_groups
+from ...rules.registry import Hits, preparer, rule
 
 __all__ = ["hand_totals", "dealer_must_draw", "Ctx", "prepare", "OUTCOME_CITATION"]
 

@@ -1,0 +1,137 @@
+"""The games auditkit knows: one package per game, each described by a :class:`Game`.
+
+The rest of auditkit asks this registry, never a hard-coded list: the game
+names a log may carry, the stored schema of each, how a record is read, which
+module registers its rules, how rounds are simulated, and what the analysis
+needs (stakes and nets for hold, events with known odds). A new game is one
+package that calls :func:`register` with its descriptor::
+
+    from auditkit.games import Game, register
+    GAME = register(Game(name="war", section="68 IAC 10-99-1", columns=[...], parse=parse, rules="mygame.rules"))
+
+The built-in games are imported on first use, so ``import auditkit`` stays light.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Game", "register", "get", "names", "games", "BUILTIN"]
+
+BUILTIN = ("baccarat", "blackjack", "three_card_poker", "pai_gow_poker")
+"""Packages under ``auditkit.games`` registered on first use, in catalog order."""
+
+
+@dataclass(frozen=True, eq=False)
+class Game:
+    """What the rest of auditkit needs to know about one game (and its variants).
+
+    * ``name``: the ``game`` value of its records and the store partition; ``aliases``
+      are other ``game`` values read, stored and checked the same way (``mini_baccarat``).
+    * ``section``: the regulation section its rules enforce (``68 IAC 10-10-14``);
+      ``config_section``: its section of the configuration (default ``name``).
+    * ``columns``: its stored fields after the common ones (a list of ``pyarrow.Field``).
+    * ``parse(record, row)``: fills ``row`` with the game's fields of a spec record,
+      raising :class:`auditkit.ingest.records.BadRecord` with the reason; ``to_record(row, record)``
+      is the inverse (a stored row's game fields back into a spec record).
+    * ``events``: the event types its records may carry, each with a reader of the
+      event's fields (``reader(event, out, where)``; None when the type has no field).
+    * ``rules``: the module that registers its rules (imported on first use).
+    * ``simulate``: ``"module:function"`` of its simulator, ``(n_rounds, *, seed, fault_rate,
+      **kw) -> (table, truth)``; ``notebook``: the name of its notebook, if any.
+    * ``theory``: the module of its analysis helpers: ``STAKE_COLUMNS`` and
+      ``stakes_and_nets(hands)`` for hold; ``EVENTS``, ``EVENT_COLUMNS``, ``EXCLUSIVE`` and
+      ``events(table, config, game)`` for the events of known odds (none: ``EVENTS = ()``).
+    """
+
+    name: str
+    title: str
+    section: str
+    columns: Sequence[Any]
+    parse: Callable[[dict, dict], None]
+    to_record: Callable[[dict, dict], None]
+    rules: str
+    simulate: str | None = None
+    theory: str | None = None
+    aliases: tuple[str, ...] = ()
+    config_section: str | None = None
+    events: dict[str, Callable[..., None] | None] = field(default_factory=dict)
+    notebook: str | None = None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every ``game`` value this descriptor reads: its name, then its aliases."""
+        return (self.name, *self.aliases)
+
+    @property
+    def section_name(self) -> str:
+        return self.config_section or self.name
+
+    def schema(self):
+        """The stored Arrow schema of its rounds: the common columns, then its own."""
+        import pyarrow as pa
+
+        from ..schema import COMMON
+
+        return pa.schema([*COMMON, *self.columns])
+
+    def load_rules(self) -> Any:
+        """Import the module that registers its rules."""
+        return importlib.import_module(self.rules)
+
+    def simulator(self) -> Callable[..., Any]:
+        if self.simulate is None:
+            raise ValueError(f"game {self.name} has no simulator")
+        module, func = self.simulate.split(":")
+        return getattr(importlib.import_module(module), func)
+
+    def analysis(self) -> Any | None:
+        """Its analysis module (hold, events of known odds), or None."""
+        return importlib.import_module(self.theory) if self.theory else None
+
+
+_GAMES: dict[str, Game] = {}
+_ORDER: list[Game] = []
+_loaded = False
+
+
+def register(game: Game) -> Game:
+    """Make a game known under its name and aliases; returns it. A name taken by another game is an error."""
+    for n in game.names:
+        if n in _GAMES and _GAMES[n] is not game:
+            raise ValueError(f"game {n!r} registered twice")
+    for n in game.names:
+        _GAMES[n] = game
+    if game not in _ORDER:
+        _ORDER.append(game)
+    return game
+
+
+def _load() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for name in BUILTIN:
+            importlib.import_module(f"{__name__}.{name}")
+
+
+def get(name: str) -> Game:
+    """The game descriptor of a ``game`` value (``mini_baccarat`` gives baccarat's); KeyError when unknown."""
+    _load()
+    return _GAMES[name]
+
+
+def names() -> tuple[str, ...]:
+    """Every known ``game`` value, in catalog order (variants after their game)."""
+    return tuple(n for g in games() for n in g.names)
+
+
+def games() -> tuple[Game, ...]:
+    """Every registered game descriptor, in catalog order: the built-in games, then the others
+    as registered (whatever order their packages were imported in)."""
+    _load()
+    rank = {name: i for i, name in enumerate(BUILTIN)}
+    return tuple(sorted(_ORDER, key=lambda g: (rank.get(g.name, len(rank)), _ORDER.index(g))))

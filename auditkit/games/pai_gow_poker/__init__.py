@@ -1,0 +1,12 @@
+"""Pai gow poker: 68 IAC 10-9-17 (irregularities), the house way and the hands' settlement."""
+
+from .. import Game, register
+from .parse import EVENTS, parse, to_record
+from .schema import COLUMNS
+
+GAME = register(Game(
+    name="pai_gow_poker", title="Pai gow poker", section="68 IAC 10-9-17",
+    columns=COLUMNS, parse=parse, to_record=to_record, events=EVENTS,
+    rules=f"{__name__}.rules", simulate=f"{__name__}.simulate:simulate", theory=f"{__name__}.theory",
+    notebook="13_pai_gow_poker",
+))
