@@ -31,7 +31,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["Config", "ConfigError", "load_config", "merge_config", "money_round", "money_differs"]
+__all__ = ["Config", "ConfigError", "load_config", "merge_config", "section_of"]
 
 ROUNDINGS = {"half_up": ROUND_HALF_UP, "down": ROUND_DOWN, "up": ROUND_UP}
 
@@ -178,26 +178,3 @@ def _check_money(money: dict[str, Any]) -> None:
         raise ConfigError(f"money.rounding must be one of {sorted(ROUNDINGS)}, not {money['rounding']!r}")
     if not (isinstance(money["rounding_unit"], (int, float)) and money["rounding_unit"] > 0):
         raise ConfigError("money.rounding_unit must be a positive number")
-
-
-def money_round(values: np.ndarray, unit: float = 0.01, rounding: str = "half_up") -> np.ndarray:
-    """Exact payouts rounded to the unit, vectorized (half up away from zero by default)."""
-    q = np.asarray(values, dtype=np.float64) / unit
-    q = np.round(q, 6)  # absorb float noise such as 35.625000000001
-    if rounding == "half_up":
-        r = np.sign(q) * np.floor(np.abs(q) + 0.5)
-    elif rounding == "down":
-        r = np.sign(q) * np.floor(np.abs(q))
-    else:
-        r = np.sign(q) * np.ceil(np.abs(q))
-    return np.round(r * unit, 9)
-
-
-def money_differs(recorded: np.ndarray, exact: np.ndarray, unit: float = 0.01) -> np.ndarray:
-    """True where a recorded amount is a whole rounding unit or more away from the exact one.
-
-    A payout inside the rounding (35.62 or 35.63 for an exact 35.625) is not a finding;
-    one cent off a whole-cent payout is.
-    """
-    diff = np.abs(np.asarray(recorded, dtype=np.float64) - np.asarray(exact, dtype=np.float64))
-    return diff >= unit - 1e-9

@@ -58,11 +58,12 @@ FINDINGS = pa.schema([
     ("dealer_id", pa.string()), ("started_at", pa.string()),
     ("rule_id", pa.string()), ("citation", pa.string()), ("severity", pa.string()),
     ("message", pa.string()), ("expected", pa.string()), ("recorded", pa.string()),
-    ("discrepancy", pa.float64()),
+    ("discrepancy", pa.float64()), ("expected_amount", pa.float64()), ("recorded_amount", pa.float64()),
     ("seats", pa.string()), ("shoe_id", pa.string()), ("date", pa.string()),
     ("source_file", pa.string()), ("source_line", pa.int64()),
 ])
-"""The findings table: the spec's report columns in order, then context columns."""
+"""The findings table: the spec's report columns in order, the expected and recorded nets as numbers
+(empty where no money is involved), then context columns."""
 
 QUARANTINE = pa.schema([
     ("source_file", pa.string()), ("line", pa.int64()), ("round_id", pa.string()),

@@ -72,6 +72,8 @@ def _hit_columns(hits: Hits, rule: Rule) -> dict[str, np.ndarray]:
         "expected": _as_array(hits.expected, n).astype(object),
         "recorded": _as_array(hits.recorded, n).astype(object),
         "discrepancy": _as_array(hits.discrepancy, n, np.float64).astype(np.float64),
+        "expected_amount": _as_array(hits.expected_amount, n, np.float64).astype(np.float64),
+        "recorded_amount": _as_array(hits.recorded_amount, n, np.float64).astype(np.float64),
         "seats": (pd.Series(seat).astype("Int64").astype(str).replace("<NA>", "").to_numpy(dtype=object)
                   if seat is not None else np.full(n, "", dtype=object)),
     }
@@ -93,9 +95,12 @@ def _merge_per_round(frame: pd.DataFrame) -> pd.DataFrame:
         message=("message", _join), expected=("expected", _join), recorded=("recorded", _join),
         seats=("seats", lambda s: ",".join(dict.fromkeys(x for x in s if x))),
         discrepancy=("discrepancy", "sum"),
+        expected_amount=("expected_amount", lambda a: a.sum(min_count=1)),  # NaN stays NaN: no money
+        recorded_amount=("recorded_amount", lambda a: a.sum(min_count=1)),
     )
     first.update(joined)
-    first["discrepancy"] = joined["discrepancy"].astype(np.float64)
+    for col in ("discrepancy", "expected_amount", "recorded_amount"):
+        first[col] = joined[col].astype(np.float64)
     return first.reset_index()
 
 
@@ -126,6 +131,7 @@ def _findings(table: pa.Table, found: list[tuple[Rule, Hits]], game: str, date: 
         "started_at": _local_time(m["started_at"], m["utc_offset"])[inv],
         **{k: cols[k] for k in ("rule_id", "citation", "severity", "message", "expected", "recorded")},
         "discrepancy": cols["discrepancy"].round(6),
+        "expected_amount": cols["expected_amount"].round(6), "recorded_amount": cols["recorded_amount"].round(6),
         "seats": cols["seats"], "shoe_id": m["shoe_id"][inv],
         "date": m["date"][inv] if "date" in m else np.full(n, date or "", dtype=object),
         "source_file": m["source_file"][inv], "source_line": m["source_line"][inv].astype(np.int64),

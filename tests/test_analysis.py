@@ -20,7 +20,8 @@ def _finding(round_id: str, game: str, table: str, dealer: str, at: str, citatio
              rule: str | None = None, severity: str = "high") -> dict:
     return {"round_id": round_id, "game": game, "table_id": table, "dealer_id": dealer, "started_at": at,
             "rule_id": rule or f"{game}.{citation}", "citation": citation, "severity": severity, "message": "m",
-            "expected": "", "recorded": "", "discrepancy": disc, "seats": "", "shoe_id": "", "date": at[:10],
+            "expected": "", "recorded": "", "discrepancy": disc, "expected_amount": float("nan"),
+            "recorded_amount": float("nan"), "seats": "", "shoe_id": "", "date": at[:10],
             "source_file": "f", "source_line": 1}
 
 

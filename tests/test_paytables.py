@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from auditkit.paytables import ConfigError, load_config, money_differs, money_round
+from auditkit.money import money_differs, money_round
+from auditkit.paytables import ConfigError, load_config
 
 
 def test_defaults_are_the_catalogs():

@@ -26,9 +26,12 @@ class Hits:
 
     ``rows`` index the rounds of the batch given to the preparer (or, for shoe
     rules, of the shoe table). Each other field is one value for every hit or an
-    array aligned with ``rows``. Several hits on one round (one per seat, say)
-    are merged by the engine into one finding per round and rule, messages
-    joined and discrepancies summed.
+    array aligned with ``rows``. ``expected`` and ``recorded`` are short text;
+    ``expected_amount`` and ``recorded_amount`` are the expected and recorded
+    nets of the wagers a money finding covers (NaN when no money is involved),
+    and ``discrepancy`` is recorded minus expected (0 when no money is involved).
+    Several hits on one round (one per seat, say) are merged by the engine into
+    one finding per round and rule, messages joined and amounts summed.
     """
 
     rows: np.ndarray
@@ -37,6 +40,8 @@ class Hits:
     recorded: np.ndarray | str = ""
     discrepancy: np.ndarray | float = 0.0
     seat: np.ndarray | None = None
+    expected_amount: np.ndarray | float = np.nan
+    recorded_amount: np.ndarray | float = np.nan
 
     @classmethod
     def where(cls, mask: np.ndarray, message: np.ndarray | str, **fields: Any) -> "Hits":
@@ -59,7 +64,12 @@ class Hits:
 
 @dataclass(frozen=True)
 class Rule:
-    """A registered check."""
+    """A registered check.
+
+    ``columns`` are the stored columns it reads (through the game's context for a
+    round rule), so the engine can read only those; ``params`` the configuration
+    keys of the game's section it reads (paytable entries, minimums, limits).
+    """
 
     rule_id: str
     games: tuple[str, ...]
@@ -68,7 +78,8 @@ class Rule:
     summary: str
     func: Callable[[Any], Hits] = field(repr=False)
     scope: str = "round"          # "round": per batch of rounds; "shoe": over a shoe's rounds in order
-    columns: tuple[str, ...] = ()  # shoe rules: the columns they read
+    columns: tuple[str, ...] = ()
+    params: tuple[str, ...] = ()
 
 
 RULES: dict[str, Rule] = {}
@@ -76,9 +87,10 @@ PREPARERS: dict[str, Callable[[pa.Table, Any], Any]] = {}
 
 
 def rule(rule_id: str, *, games: Sequence[str], citation: str, severity: str, summary: str,
-         scope: str = "round", columns: Sequence[str] = ()) -> Callable:
+         scope: str = "round", columns: Sequence[str] = (), params: Sequence[str] = ()) -> Callable:
     """Register a check. Round rules take the game's context; shoe rules take
-    ``(table, config)`` where ``table`` holds ``columns`` grouped by table and shoe, in round_seq order."""
+    ``(table, config)`` where ``table`` holds ``columns`` grouped by table and shoe, in round_seq order.
+    ``columns``: the stored columns the check reads; ``params``: the configuration keys it reads."""
     if severity not in SEVERITIES:
         raise ValueError(f"severity {severity!r} not in {SEVERITIES}")
     if scope not in ("round", "shoe"):
@@ -87,7 +99,8 @@ def rule(rule_id: str, *, games: Sequence[str], citation: str, severity: str, su
     def register(func: Callable) -> Callable:
         if rule_id in RULES:
             raise ValueError(f"rule {rule_id} registered twice")
-        RULES[rule_id] = Rule(rule_id, tuple(games), citation, severity, summary, func, scope, tuple(columns))
+        RULES[rule_id] = Rule(rule_id, tuple(games), citation, severity, summary, func, scope, tuple(columns),
+                              tuple(params))
         return func
 
     return register
@@ -122,10 +135,30 @@ def _ordered() -> list[Rule]:
     return sorted(RULES.values(), key=lambda r: (min(rank.get(g, len(rank)) for g in r.games), position[r.rule_id]))
 
 
-def catalog(game: str | None = None):
-    """The registered rules as a table (game, rule_id, citation, severity, summary, scope)."""
+def catalog(game: str | None = None, config: Any = None):
+    """The registered rules as a table (games, rule_id, citation, severity, summary, scope, params).
+
+    ``params`` lists the configuration keys each rule reads with the values in
+    force (``tie = 8.0``): the defaults, or those of ``config`` when given.
+    """
     import pandas as pd
 
+    from ..paytables import Config, section_of
+
+    config = config or Config()
+
+    def shown(r: Rule) -> str:
+        section = config.section(r.games[0])
+        return "; ".join(f"{section_of(r.games[0])}.{k} = {_value(section.get(k))}" for k in r.params)
+
     rows = [{"games": ", ".join(r.games), "rule_id": r.rule_id, "citation": r.citation, "severity": r.severity,
-             "summary": r.summary, "scope": r.scope} for r in _ordered() if game is None or game in r.games]
-    return pd.DataFrame(rows, columns=["games", "rule_id", "citation", "severity", "summary", "scope"])
+             "summary": r.summary, "scope": r.scope, "params": shown(r)}
+            for r in _ordered() if game is None or game in r.games]
+    return pd.DataFrame(rows, columns=["games", "rule_id", "citation", "severity", "summary", "scope", "params"])
+
+
+def _value(v: Any) -> str:
+    """A configuration value as TOML writes it (tables inline)."""
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {_value(x)}" for k, x in v.items()) + " }"
+    return str(v).lower() if isinstance(v, bool) else str(v)

@@ -30,7 +30,8 @@ import pyarrow.compute as pc
 
 from ...cards import BACCARAT_POINTS, JOKER, cards_str
 from ...columns import combine, flat_values, lengths, padded
-from ...paytables import Config, money_round
+from ...money import money_round
+from ...paytables import Config
 from ...rules.integrity import shoe_excess, shoe_groups
 from ...rules.registry import Hits, preparer, rule
 

@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...cards import BACCARAT_POINTS, JOKER
-from ...paytables import money_round
+from ...money import money_round
 from .rules import banker_draws, outcome_of, player_draws
 from ...schema import WAGER, schema_for
 

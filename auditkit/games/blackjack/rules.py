@@ -32,7 +32,8 @@ import pyarrow.compute as pc
 
 from ...cards import BLACKJACK_POINTS, IS_ACE, JOKER, cards_str
 from ...columns import combine, flat_values, lengths, padded, parents, struct_field, to_numpy
-from ...paytables import Config, money_differs, money_round
+from ...money import money_differs, money_round
+from ...paytables import Config
 from ...rules.integrity import shoe_excess, shoe_groups
 from ...rules.registry import Hits, preparer, rule
 

@@ -26,7 +26,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ... import paytables
+from ... import money
 from ...cards import NO_CARD, cards_str
 from ...columns import combine, flat_values, lengths, padded, to_numpy
 from ...paytables import Config
@@ -691,14 +691,14 @@ def void_nets(ctx: PaiGowCtx) -> Hits:
     unit = float(ctx.config.money["rounding_unit"])
     off_round = ctx.is_void | ctx.is_dead
     h = np.flatnonzero(off_round[ctx.hand_round])  # hands, then other wagers, of void or dead rounds
-    h = h[paytables.money_differs(ctx.hand_net[h], np.zeros(len(h)), unit)]
+    h = h[money.money_differs(ctx.hand_net[h], np.zeros(len(h)), unit)]
     w_round = np.repeat(np.arange(ctx.n, dtype=np.int64), lengths(ctx.table["wagers"]))
     w = np.flatnonzero(off_round[w_round])
     w_seat, w_net = np.empty(0, np.int64), np.empty(0)
     if len(w):
         wagers = flat_values(ctx.table["wagers"])
         w_seat, w_net = _numpy(wagers.field("seat"), -1, np.int64)[w], _numpy(wagers.field("net"), 0.0, np.float64)[w]
-        keep = paytables.money_differs(w_net, np.zeros(len(w)), unit)
+        keep = money.money_differs(w_net, np.zeros(len(w)), unit)
         w, w_seat, w_net = w[keep], w_seat[keep], w_net[keep]
     seats = np.concatenate([ctx.hand_seat[h], w_seat])
     nets = np.concatenate([ctx.hand_net[h], w_net])
@@ -747,8 +747,8 @@ def paytable(ctx: PaiGowCtx) -> Hits:
         exact = _exact(wins, won, wager)
     unit = float(ctx.config.money["rounding_unit"])
     net = ctx.hand_net
-    b = np.flatnonzero(use & paytables.money_differs(net, exact, unit))
-    expected = paytables.money_round(_exact(wins[b], won[b], wager[b]), unit, ctx.config.money["rounding"])
+    b = np.flatnonzero(use & money.money_differs(net, exact, unit))
+    expected = money.money_round(_exact(wins[b], won[b], wager[b]), unit, ctx.config.money["rounding"])
     outcome = np.array(["loss", "push", "win"], dtype=object)
     msgs = np.array([
         f"paytable: seat {ctx.hand_seat[i]} {outcome[wins[i]]}{' (fouled)' if p_foul[i] else ''} on "

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...cards import NO_CARD
-from ...paytables import money_round
+from ...money import money_round
 from .hands import fouled_scores, rank2, rank5
 from .house_way import DEFAULT, set_hands
 from .rules import EVENT_TYPES, dice_position

@@ -41,7 +41,8 @@ import pyarrow.compute as pc
 
 from ...cards import JOKER, cards_str
 from ...columns import flat_values, lengths, padded, parents, to_numpy
-from ...paytables import Config, money_differs, money_round
+from ...money import money_differs, money_round
+from ...paytables import Config
 from .hands import (
     CATEGORY_NAMES, FLUSH, PAIR, STRAIGHT, STRAIGHT_FLUSH, THREE_OF_A_KIND, evaluate, qualifies,
 )

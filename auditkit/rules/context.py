@@ -1,0 +1,94 @@
+"""The context a game's round rules read: derived facts of one batch of rounds, each computed once.
+
+Every game defines one subclass, registered as its preparer::
+
+    @preparer("baccarat", "mini_baccarat")
+    class Baccarat(Context):
+        section = "baccarat"
+
+        @cached_property
+        def player_total(self) -> np.ndarray: ...
+
+so that a rule is a condition over named facts (``ctx.player_total <= 5 &
+~ctx.player_drew``) and a fact that no selected rule asks for is never
+computed. The wager nets of every round (:class:`Nets`) are what the shared
+``void`` check and the money checks read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..columns import to_numpy
+from ..paytables import Config
+
+__all__ = ["Context", "Nets", "cached_property"]
+
+
+@dataclass(frozen=True)
+class Nets:
+    """Every wager net of a batch, one entry per wager: the round (row) it belongs to, its seat,
+    what it is (``banker``, ``hand 2``, ``pair plus``) and its recorded net."""
+
+    round: np.ndarray
+    seat: np.ndarray
+    what: np.ndarray
+    net: np.ndarray
+
+    @classmethod
+    def join(cls, *parts: "Nets") -> "Nets":
+        return cls(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("round", "seat", "what", "net")))
+
+
+class Context:
+    """Facts of one batch of a game's rounds (``n`` rows of ``table``) under ``config``."""
+
+    section: str = ""
+    """The game's configuration section."""
+
+    def __init__(self, table: pa.Table, config: Config):
+        self.table = table
+        self.config = config
+        self.n = table.num_rows
+
+    def column(self, name: str, fill: Any = None) -> np.ndarray:
+        """A stored column as numpy, nulls as ``fill``."""
+        return to_numpy(self.table[name], fill)
+
+    def param(self, key: str, dtype: Any = np.float64) -> np.ndarray:
+        """A numeric setting of the game's section per round (table overrides applied)."""
+        return self.config.param(self.section, key, self.table["table_id"], dtype)
+
+    @cached_property
+    def unit(self) -> float:
+        """The rounding unit money compares to (a cent by default)."""
+        return float(self.config.money["rounding_unit"])
+
+    @cached_property
+    def rounding(self) -> str:
+        return str(self.config.money["rounding"])
+
+    @cached_property
+    def status(self) -> np.ndarray:
+        return self.column("status", "completed").astype(object)
+
+    @cached_property
+    def completed(self) -> np.ndarray:
+        """Rounds played to the end (not void, not dead)."""
+        return to_numpy(pc.equal(self.table["status"], "completed"), False).astype(bool)
+
+    @cached_property
+    def void_or_dead(self) -> np.ndarray:
+        """Rounds declared void or dead: every wager is returned."""
+        return ~self.completed
+
+    @cached_property
+    def nets(self) -> Nets:
+        """Every wager net of the batch (the game's hands and its ``wagers`` list)."""
+        raise NotImplementedError
