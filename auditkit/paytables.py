@@ -51,7 +51,13 @@ class ConfigError(ValueError):
 
 
 def _defaults() -> dict[str, Any]:
-    return tomllib.loads(resources.files("auditkit").joinpath("defaults.toml").read_text("utf-8"))
+    """auditkit's ``defaults.toml``, plus the default section of each game registered from outside."""
+    from . import games
+
+    data = tomllib.loads(resources.files("auditkit").joinpath("defaults.toml").read_text("utf-8"))
+    for g in games.games():
+        data.setdefault(g.section_name, copy.deepcopy(g.defaults))
+    return data
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any], where: str) -> dict[str, Any]:

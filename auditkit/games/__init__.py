@@ -4,7 +4,8 @@ The rest of auditkit asks this registry, never a hard-coded list: the game
 names a log may carry, the stored schema of each, how a record is read, which
 module registers its rules, how rounds are simulated, and what the analysis
 needs (stakes and nets for hold, events with known odds). A new game is one
-package that calls :func:`register` with its descriptor::
+package that calls :func:`register` with its descriptor (an installed package names
+itself under the ``auditkit.games`` entry point group)::
 
     from auditkit.games import Game, register
     GAME = register(Game(name="war", section="68 IAC 10-99-1", columns=[...], parse=parse, rules="mygame.rules"))
@@ -40,6 +41,8 @@ class Game:
     * ``events``: the event types its records may carry, each with a reader of the
       event's fields (``reader(event, out, where)``; None when the type has no field).
     * ``rules``: the module that registers its rules (imported on first use).
+    * ``defaults``: the default settings of its configuration section, for a game whose
+      section is not in auditkit's own ``defaults.toml``.
     * ``simulate``: ``"module:function"`` of its simulator, ``(n_rounds, *, seed, fault_rate,
       **kw) -> (table, truth)``; ``notebook``: the name of its notebook, if any.
     * ``theory``: the module of its analysis helpers: ``STAKE_COLUMNS`` and
@@ -60,6 +63,7 @@ class Game:
     config_section: str | None = None
     events: dict[str, Callable[..., None] | None] = field(default_factory=dict)
     notebook: str | None = None
+    defaults: dict[str, Any] = field(default_factory=dict)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -111,11 +115,16 @@ def register(game: Game) -> Game:
 
 
 def _load() -> None:
+    """Import the built-in game packages, then those installed under the ``auditkit.games`` entry points."""
     global _loaded
     if not _loaded:
         _loaded = True
         for name in BUILTIN:
             importlib.import_module(f"{__name__}.{name}")
+        from importlib.metadata import entry_points
+
+        for ep in entry_points(group="auditkit.games"):
+            importlib.import_module(ep.value.split(":")[0])
 
 
 def get(name: str) -> Game:

@@ -1,0 +1,50 @@
+"""A new game is one package: a fixture game outside auditkit goes through ingest, validate and report."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+SCRIPT = r"""
+import csv, json, sys
+from pathlib import Path
+import auditkit_war  # registers casino_war
+from auditkit import games
+from auditkit.cli import main
+from auditkit.rules.registry import catalog
+
+tmp = Path(sys.argv[1])
+assert "casino_war" in games.names()
+rows = catalog("casino_war")
+print(json.dumps({"rules": rows["rule_id"].tolist(), "params": rows["params"].tolist()}))
+assert main(["ingest", str(tmp / "war.jsonl"), "--store", str(tmp / "store")]) == 0
+assert main(["validate", str(tmp / "store"), "--out", str(tmp / "store.csv")]) == 1
+assert main(["validate", str(tmp / "war.jsonl"), "--out", str(tmp / "oneshot.csv")]) == 1
+"""
+
+
+def _round(i: int, player: str, dealer: str, net: float) -> dict:
+    return {"round_id": f"W-{i}", "game": "casino_war", "table_id": "WAR-1", "dealer_id": "D1",
+            "started_at": f"2025-06-02T10:0{i}:00-05:00", "player_cards": [player], "dealer_cards": [dealer],
+            "wagers": [{"seat": 1, "bet": "war", "amount": 10, "net": net}]}
+
+
+def test_a_game_from_outside_auditkit_is_ingested_validated_and_reported(tmp_path):
+    log = [_round(1, "Kh", "2c", 10), _round(2, "3d", "Qs", -10), _round(3, "Ah", "9c", -10),  # 3: paid as a loss
+           _round(4, "7s", "7d", 0)]
+    (tmp_path / "war.jsonl").write_text("".join(json.dumps(r) + "\n" for r in log))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(FIXTURES), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path)], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    listed = json.loads(done.stdout.splitlines()[0])
+    assert listed == {"rules": ["war.paytable"], "params": ["casino_war.win = 1.0"]}
+    for name in ("store.csv", "oneshot.csv"):
+        rows = list(csv.DictReader(open(tmp_path / name, newline="")))
+        assert [(r["round_id"], r["citation"], r["discrepancy"], r["expected_amount"], r["recorded_amount"])
+                for r in rows] == [("W-3", "paytable", "-20.00", "10.00", "-10.00")]
