@@ -10,6 +10,7 @@ Findings are one row per round and rule (see :data:`auditkit.schema.FINDINGS`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -26,7 +27,7 @@ from .schema import FINDINGS, schema_for
 if TYPE_CHECKING:
     from .store import Store
 
-__all__ = ["collect", "validate_partitions", "validate_into_store", "with_next_days", "validate_store", "validate_records",
+__all__ = ["collect", "Partition", "plan", "validate_partition", "validate_partitions", "validate_into_store", "with_next_days", "validate_store", "validate_records",
            "validate_tables", "check_rounds", "check_shoes", "shoe_columns", "empty_findings", "select_rules",
            "sort_findings", "SHOE_KEY"]
 
@@ -225,55 +226,122 @@ def sort_findings(findings: pd.DataFrame) -> pd.DataFrame:
     return findings.sort_values(["started_at", "round_id", "rule_id"], kind="stable").reset_index(drop=True)
 
 
-def validate_partitions(store: "Store", config: Config | None = None, *, games: Sequence[str] | None = None,
-                        dates: tuple[str | None, str | None] = (None, None),
-                        only: set[tuple[str, str]] | None = None, citations: Sequence[str] | None = None,
-                        batch_size: int = 131_072,
-                        progress: Callable[[int], None] | None = None) -> Iterator[tuple[str, str, pd.DataFrame]]:
-    """Stream ``(game, date, findings)`` over a store's partitions, batch by batch.
+@dataclass(frozen=True)
+class Partition:
+    """One unit of validation work: a game's gaming day, and the stored day before it (its shoes may
+    cross midnight). Partitions are independent, so they run in any order, on any worker."""
 
-    Shoe rules see the day's rounds plus those of the previous stored day (a shoe
-    may cross midnight); findings land on the day of the round they concern.
-    ``only`` limits the run to some (game, date) partitions. ``progress`` is
-    called with the number of rounds each batch checked.
-    """
-    config = config or Config()
+    game: str
+    date: str
+    previous: str | None
+
+
+def plan(store: "Store", *, games: Sequence[str] | None = None, dates: tuple[str | None, str | None] = (None, None),
+         only: set[tuple[str, str]] | None = None, citations: Sequence[str] | None = None) -> list[Partition]:
+    """The partitions to validate, in report order (game, then day)."""
+    out = []
     for game in games or registered.names():
-        round_rules = select_rules(game, "round", citations)
-        shoe_rules = select_rules(game, "shoe", citations)
-        if not round_rules and not shoe_rules:
+        if not select_rules(game, "round", citations) and not select_rules(game, "shoe", citations):
             continue
         all_dates = store.dates(game)
-        previous: tuple[str, pa.Table] | None = None
         for i, date in enumerate(all_dates):
             wanted = (dates[0] is None or date >= dates[0]) and (dates[1] is None or date <= dates[1]) \
                 and (only is None or (game, date) in only)
-            if not wanted:
-                continue
-            frames = []
-            cols = shoe_columns(shoe_rules)
-            shoe_parts = []  # the shoe pass's narrow columns, kept from the batches already read
-            for batch in store.scan(game, date, batch_size=batch_size):
-                frames.append(check_rounds(batch, game, config, round_rules, date))
-                if shoe_rules:
-                    shoe_parts.append(batch.select(cols))
-                if progress:
-                    progress(batch.num_rows)
-            if shoe_rules:
-                # no date column: only this day's rounds are emitted, and check_shoes stamps them with it
-                day = pa.concat_tables(shoe_parts) if shoe_parts else store.read(game, date, columns=cols)
-                prior = None
-                if i > 0:
-                    before = all_dates[i - 1]
-                    prior = previous[1] if previous and previous[0] == before else \
-                        store.read(game, before, columns=cols)
-                if prior is not None:  # only the shoes dealt again today need yesterday's rounds
-                    prior = prior.filter(pc.is_in(_shoe_key(prior), value_set=pc.unique(_shoe_key(day))))
-                both = pa.concat_tables([prior, day]) if prior is not None else day
-                emit = np.concatenate([np.zeros(both.num_rows - day.num_rows, bool), np.ones(day.num_rows, bool)])
-                frames.append(check_shoes(both, game, config, shoe_rules, emit=emit, date=date))
-                previous = (date, day)
-            yield game, date, sort_findings(_finish(frames))
+            if wanted:
+                out.append(Partition(game, date, all_dates[i - 1] if i > 0 else None))
+    return out
+
+
+def validate_partition(store: "Store", part: Partition, config: Config, *, citations: Sequence[str] | None = None,
+                       batch_size: int = 131_072, prior: pa.Table | None = None,
+                       progress: Callable[[int], None] | None = None) -> tuple[pd.DataFrame, int, pa.Table | None]:
+    """Findings of one partition, the rounds it checked, and its shoe columns (the next day's ``prior``).
+
+    Round rules run batch by batch; shoe rules over the day's narrow shoe columns
+    (kept from the batches already read) plus the previous day's rounds of the
+    shoes dealt again today. ``prior`` is the previous day's shoe columns when the
+    caller has them (a serial run), else they are read.
+    """
+    game, date = part.game, part.date
+    round_rules = select_rules(game, "round", citations)
+    shoe_rules = select_rules(game, "shoe", citations)
+    frames, checked = [], 0
+    cols = shoe_columns(shoe_rules)
+    shoe_parts = []  # the shoe pass's narrow columns, kept from the batches already read
+    for batch in store.scan(game, date, batch_size=batch_size):
+        frames.append(check_rounds(batch, game, config, round_rules, date))
+        if shoe_rules:
+            shoe_parts.append(batch.select(cols))
+        checked += batch.num_rows
+        if progress:
+            progress(batch.num_rows)
+    day = None
+    if shoe_rules:
+        # no date column: only this day's rounds are emitted, and check_shoes stamps them with it
+        day = pa.concat_tables(shoe_parts) if shoe_parts else store.read(game, date, columns=cols)
+        if part.previous is not None and prior is None:
+            prior = store.read(game, part.previous, columns=cols)
+        if part.previous is not None:  # only the shoes dealt again today need yesterday's rounds
+            prior = prior.filter(pc.is_in(_shoe_key(prior), value_set=pc.unique(_shoe_key(day))))
+        both = pa.concat_tables([prior, day]) if part.previous is not None else day
+        emit = np.concatenate([np.zeros(both.num_rows - day.num_rows, bool), np.ones(day.num_rows, bool)])
+        frames.append(check_shoes(both, game, config, shoe_rules, emit=emit, date=date))
+    return sort_findings(_finish(frames)), checked, day
+
+
+def _run_partition(root: str, part: Partition, config: Config, citations: Sequence[str] | None,
+                   batch_size: int) -> tuple[pd.DataFrame, int]:
+    """A worker's task: one partition of the store at ``root`` (the store is opened by path)."""
+    from .store import Store
+
+    findings, checked, _day = validate_partition(Store(root), part, config, citations=citations,
+                                                 batch_size=batch_size)
+    return findings, checked
+
+
+def validate_partitions(store: "Store", config: Config | None = None, *, games: Sequence[str] | None = None,
+                        dates: tuple[str | None, str | None] = (None, None),
+                        only: set[tuple[str, str]] | None = None, citations: Sequence[str] | None = None,
+                        batch_size: int = 131_072, workers: int = 1,
+                        progress: Callable[[int], None] | None = None) -> Iterator[tuple[str, str, pd.DataFrame]]:
+    """Stream ``(game, date, findings)`` over a store's partitions, in report order.
+
+    Shoe rules see the day's rounds plus those of the previous stored day (a shoe
+    may cross midnight); findings land on the day of the round they concern.
+    ``only`` limits the run to some (game, date) partitions. ``workers`` > 1 runs
+    partitions in that many processes (the same findings, row for row, as one).
+    ``progress`` is called with the number of rounds checked, per batch (one
+    worker) or per partition (several).
+    """
+    config = config or Config()
+    parts = plan(store, games=games, dates=dates, only=only, citations=citations)
+    if workers > 1 and len(parts) > 1:
+        yield from _parallel(store, parts, config, citations, batch_size, workers, progress)
+        return
+    previous: tuple[Partition, pa.Table | None] | None = None
+    for part in parts:
+        prior = previous[1] if previous and previous[0].game == part.game and previous[0].date == part.previous \
+            else None
+        findings, _n, day = validate_partition(store, part, config, citations=citations, batch_size=batch_size,
+                                               prior=prior, progress=progress)
+        previous = (part, day)
+        yield part.game, part.date, findings
+
+
+def _parallel(store: "Store", parts: list[Partition], config: Config, citations: Sequence[str] | None,
+              batch_size: int, workers: int,
+              progress: Callable[[int], None] | None) -> Iterator[tuple[str, str, pd.DataFrame]]:
+    """Partitions on a pool of processes, yielded in plan order as they complete in turn."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [pool.submit(_run_partition, str(store.root), p, config, citations, batch_size) for p in parts]
+        for part, future in zip(parts, futures):
+            findings, checked = future.result()
+            if progress:
+                progress(checked)
+            yield part.game, part.date, findings
 
 
 def validate_store(store: "Store", config: Config | None = None, **kwargs: Any) -> Iterator[pd.DataFrame]:
@@ -335,8 +403,10 @@ def validate_into_store(store: "Store", config: Config | None = None, *,
 
 def collect(store: "Store", config: Config | None = None, *, games: Sequence[str] | None = None,
             dates: tuple[str | None, str | None] = (None, None), citations: Sequence[str] | None = None,
-            batch_size: int = 131_072, progress: Callable[[int], None] | None = None) -> tuple[pd.DataFrame, int]:
-    """All findings of a store in one sorted frame, and the number of rounds checked."""
+            batch_size: int = 131_072, workers: int = 1,
+            progress: Callable[[int], None] | None = None) -> tuple[pd.DataFrame, int]:
+    """All findings of a store in one sorted frame, and the number of rounds checked (``workers``
+    processes validate partitions in parallel: the same findings)."""
     checked = 0
 
     def count(n: int) -> None:
@@ -346,5 +416,5 @@ def collect(store: "Store", config: Config | None = None, *, games: Sequence[str
             progress(n)
 
     frames = [f for _g, _d, f in validate_partitions(store, config, games=games, dates=dates, citations=citations,
-                                                    batch_size=batch_size, progress=count)]
+                                                    batch_size=batch_size, workers=workers, progress=count)]
     return sort_findings(_finish(frames)), checked
