@@ -9,6 +9,7 @@ Findings are one row per round and rule (see :data:`auditkit.schema.FINDINGS`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -302,19 +303,24 @@ def _run_partition(root: str, part: Partition, config: Config, citations: Sequen
 def validate_partitions(store: "Store", config: Config | None = None, *, games: Sequence[str] | None = None,
                         dates: tuple[str | None, str | None] = (None, None),
                         only: set[tuple[str, str]] | None = None, citations: Sequence[str] | None = None,
-                        batch_size: int = 131_072, workers: int = 1,
+                        batch_size: int = 131_072, workers: int = 1, scheduler: Any = None,
                         progress: Callable[[int], None] | None = None) -> Iterator[tuple[str, str, pd.DataFrame]]:
     """Stream ``(game, date, findings)`` over a store's partitions, in report order.
 
     Shoe rules see the day's rounds plus those of the previous stored day (a shoe
     may cross midnight); findings land on the day of the round they concern.
     ``only`` limits the run to some (game, date) partitions. ``workers`` > 1 runs
-    partitions in that many processes (the same findings, row for row, as one).
-    ``progress`` is called with the number of rounds checked, per batch (one
-    worker) or per partition (several).
+    partitions in that many processes; ``scheduler`` (a ``dask.distributed``
+    scheduler address, or a ``Client``) runs them as tasks on a Dask cluster whose
+    workers all see the store's folder. Either way the findings are the same, row
+    for row, and only this process writes anything. ``progress`` is called with
+    the number of rounds checked, per batch (one worker) or per partition.
     """
     config = config or Config()
     parts = plan(store, games=games, dates=dates, only=only, citations=citations)
+    if scheduler is not None:
+        yield from _dask(store, parts, config, citations, batch_size, scheduler, progress)
+        return
     if workers > 1 and len(parts) > 1:
         yield from _parallel(store, parts, config, citations, batch_size, workers, progress)
         return
@@ -342,6 +348,32 @@ def _parallel(store: "Store", parts: list[Partition], config: Config, citations:
             if progress:
                 progress(checked)
             yield part.game, part.date, findings
+
+
+def _dask(store: "Store", parts: list[Partition], config: Config, citations: Sequence[str] | None,
+          batch_size: int, scheduler: Any,
+          progress: Callable[[int], None] | None) -> Iterator[tuple[str, str, pd.DataFrame]]:
+    """Partitions as tasks on a Dask cluster (``client.map``), yielded in plan order.
+
+    A task is pure (it reads the store and returns findings), so a task whose
+    worker died is run again by Dask on another worker and its findings arrive once.
+    """
+    try:
+        from distributed import Client
+    except ImportError:  # pragma: no cover - the optional extra
+        raise RuntimeError("the Dask engine needs the dask extra: pip install 'auditkit[dask]'") from None
+    client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+    try:
+        task = functools.partial(_run_partition, config=config, citations=citations, batch_size=batch_size)
+        futures = client.map(task, [str(store.root)] * len(parts), parts, pure=False)
+        for part, future in zip(parts, futures):
+            findings, checked = future.result()
+            if progress:
+                progress(checked)
+            yield part.game, part.date, findings
+    finally:
+        if client is not scheduler:
+            client.close()
 
 
 def validate_store(store: "Store", config: Config | None = None, **kwargs: Any) -> Iterator[pd.DataFrame]:
@@ -403,7 +435,7 @@ def validate_into_store(store: "Store", config: Config | None = None, *,
 
 def collect(store: "Store", config: Config | None = None, *, games: Sequence[str] | None = None,
             dates: tuple[str | None, str | None] = (None, None), citations: Sequence[str] | None = None,
-            batch_size: int = 131_072, workers: int = 1,
+            batch_size: int = 131_072, workers: int = 1, scheduler: Any = None,
             progress: Callable[[int], None] | None = None) -> tuple[pd.DataFrame, int]:
     """All findings of a store in one sorted frame, and the number of rounds checked (``workers``
     processes validate partitions in parallel: the same findings)."""
@@ -416,5 +448,6 @@ def collect(store: "Store", config: Config | None = None, *, games: Sequence[str
             progress(n)
 
     frames = [f for _g, _d, f in validate_partitions(store, config, games=games, dates=dates, citations=citations,
-                                                    batch_size=batch_size, workers=workers, progress=count)]
+                                                    batch_size=batch_size, workers=workers, scheduler=scheduler,
+                                                    progress=count)]
     return sort_findings(_finish(frames)), checked
