@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .store import Store
 
 __all__ = ["collect", "Partition", "plan", "validate_partition", "validate_partitions", "validate_into_store", "with_next_days", "validate_store", "validate_records",
-           "validate_tables", "check_rounds", "check_shoes", "shoe_columns", "empty_findings", "select_rules",
+           "validate_tables", "check_rounds", "check_shoes", "shoe_columns", "read_columns", "empty_findings", "select_rules",
            "sort_findings", "SHOE_KEY"]
 
 META = ["round_id", "table_id", "dealer_id", "started_at", "utc_offset", "shoe_id", "source_file", "source_line"]
@@ -191,6 +191,17 @@ def shoe_columns(rules: Iterable[Rule]) -> list[str]:
     return list(cols)
 
 
+def read_columns(round_rules: Sequence[Rule], shoe_rules: Sequence[Rule]) -> list[str] | None:
+    """The stored columns a validation pass reads: those the selected rules declare, the shoe
+    key and the report's metadata; None (every column) when a round rule declares none."""
+    if any(not r.columns for r in round_rules):
+        return None
+    cols = dict.fromkeys(["status", *shoe_columns(shoe_rules)])
+    for r in round_rules:
+        cols.update(dict.fromkeys(r.columns))
+    return list(cols)
+
+
 def validate_tables(tables: dict[str, pa.Table], config: Config | None = None,
                     citations: Sequence[str] | None = None) -> pd.DataFrame:
     """All findings on in-memory tables of rounds, keyed by game (no streaming)."""
@@ -269,7 +280,7 @@ def validate_partition(store: "Store", part: Partition, config: Config, *, citat
     frames, checked = [], 0
     cols = shoe_columns(shoe_rules)
     shoe_parts = []  # the shoe pass's narrow columns, kept from the batches already read
-    for batch in store.scan(game, date, batch_size=batch_size):
+    for batch in store.scan(game, date, batch_size=batch_size, columns=read_columns(round_rules, shoe_rules)):
         frames.append(check_rounds(batch, game, config, round_rules, date))
         if shoe_rules:
             shoe_parts.append(batch.select(cols))
