@@ -1,0 +1,111 @@
+"""Benchmark of parallel validation (a script, not a test): one worker, N local workers, a Dask cluster.
+
+Simulates N baccarat rounds (default 10 million) into a temporary store, then
+validates the whole store (round and shoe checks, as ``auditkit validate STORE``)
+three ways, each in its own child process so that CPU time and peak memory are
+its own:
+
+(a) ``collect(store, workers=1)``, the serial engine;
+(b) ``collect(store, workers=W)``, partitions on a process pool;
+(c) ``collect(store, scheduler=client)`` on a ``LocalCluster`` of W worker
+    processes (needs the ``dask`` extra).
+
+Prints wall and CPU seconds (the children's CPU included), the speed-up over
+(a), peak RSS of the parent and the largest worker, and checks that the three
+give the same findings.
+
+    python bench/bench_workers.py --rounds 10000000 --workers 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CHILD = r"""
+import json, resource, sys, time
+sys.path.insert(0, {root!r})
+from auditkit.store import Store
+from auditkit.validate import collect
+
+mode, store, workers = sys.argv[1], Store(sys.argv[2]), int(sys.argv[3])
+cluster = client = None
+if mode == "dask":
+    from distributed import Client, LocalCluster
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                           host="127.0.0.1")
+    client = Client(cluster)
+t0 = time.perf_counter()
+findings, checked = collect(store, workers=workers if mode == "pool" else 1, scheduler=client)
+wall = time.perf_counter() - t0
+worker_rss = 0
+if client is not None:
+    worker_rss = max(client.run(lambda: __import__("resource").getrusage(0).ru_maxrss).values())
+    client.close(); cluster.close()
+key = sorted(zip(findings["round_id"], findings["rule_id"], findings["discrepancy"].round(2)))
+digest = __import__("hashlib").sha256(json.dumps(key).encode()).hexdigest()
+print(json.dumps({{"wall": wall, "checked": checked, "findings": len(findings), "key": digest,
+                  "worker_rss_kib": worker_rss}}))
+"""
+
+
+def run(mode: str, store: Path, workers: int) -> dict:
+    """One route in its own child: its findings digest, wall time, CPU time (its workers' included)
+    and peak RSS (``os.wait4`` gives the child's own usage; a Dask worker reports its own)."""
+    with tempfile.TemporaryFile("w+") as out:
+        child = subprocess.Popen([sys.executable, "-c", CHILD.format(root=str(ROOT)), mode, str(store),
+                                  str(workers)], stdout=out, stderr=subprocess.DEVNULL, text=True)
+        _pid, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode:
+            raise SystemExit(f"{mode} route failed with exit {child.returncode}")
+        out.seek(0)
+        result = json.loads(out.read().strip().splitlines()[-1])
+    result["cpu"] = usage.ru_utime + usage.ru_stime
+    result["rss_mib"] = usage.ru_maxrss / 1024
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=10_000_000)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--no-dask", action="store_true", help="skip the Dask cluster")
+    ap.add_argument("--store", type=Path, help="reuse (or keep) this store instead of a temporary one")
+    args = ap.parse_args()
+    sys.path.insert(0, str(ROOT))
+    from auditkit.simulate import simulate_into_store
+    from auditkit.store import Store
+
+    tmp = tempfile.TemporaryDirectory()
+    root = args.store or Path(tmp.name) / "store"
+    store = Store(root)
+    if not store.count():
+        t0 = time.perf_counter()
+        simulate_into_store(store, "baccarat", args.rounds, seed=11, fault_rate=0.0001)
+        print(f"simulated {store.count():,} rounds over {len(store.dates('baccarat'))} days "
+              f"in {time.perf_counter() - t0:.0f} s")
+    modes = [("serial", 1), ("pool", args.workers)] + ([] if args.no_dask else [("dask", args.workers)])
+    results = {m: run(m, root, w) for m, w in modes}
+    base = results["serial"]["wall"]
+    print(f"{'route':<28}{'wall s':>8}{'CPU s':>8}{'speed-up':>10}{'peak RSS MiB':>14}{'findings':>10}")
+    for (mode, w), r in zip(modes, results.values()):
+        label = {"serial": "workers 1", "pool": f"workers {w}", "dask": f"dask, {w} local workers"}[mode]
+        rss = max(r["rss_mib"], r["worker_rss_kib"] / 1024)
+        print(f"{label:<28}{r['wall']:>8.1f}{r['cpu']:>8.1f}{base / r['wall']:>9.2f}x{rss:>14.0f}{r['findings']:>10,}")
+    same = len({r["key"] for r in results.values()}) == 1
+    print("same findings on every route" if same else "FINDINGS DIFFER between routes")
+    if "dask" in results:
+        print(f"dask / workers {args.workers}: {results['dask']['wall'] / results['pool']['wall']:.2f}x the time")
+
+
+if __name__ == "__main__":
+    main()
