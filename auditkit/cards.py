@@ -17,7 +17,6 @@ RANKS = "23456789TJQKA"
 SUITS = "cdhs"
 JOKER = 52
 NO_CARD = -1
-DECK = 52
 
 __all__ = [
     "RANKS", "SUITS", "JOKER", "NO_CARD", "CardError", "parse_card", "parse_cards",
