@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,7 +12,6 @@ from ..status import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
 
 __all__ = ["EXIT_CLEAN", "EXIT_FINDINGS", "EXIT_ERROR", "DEFAULT_LOCK_TIMEOUT", "UsageError"]
 
-log = logging.getLogger("auditkit")
 DEFAULT_LOCK_TIMEOUT = 60.0  # seconds ingest, validate and report wait for the store's lock
 
 
