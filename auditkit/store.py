@@ -208,7 +208,10 @@ class Store:
                 except BlockingIOError:
                     if time.monotonic() >= deadline:
                         holder = os.pread(fd, 1000, 0).decode("utf-8", "replace").strip()
-                        raise StoreLocked(f"store {self.root} is locked by {holder or 'a reader (validate, report)'}"
+                        pid = re.match(r"pid (\d+) ", holder)
+                        if pid is None or not pid_alive(int(pid.group(1))):  # no writer: readers hold it
+                            holder = "a reader (auditkit validate or report)"
+                        raise StoreLocked(f"store {self.root} is locked by {holder}"
                                           f" (waited {timeout:g} s; --lock-timeout to wait longer)") from None
                     if not waited:
                         log.info("waiting up to %g s for the lock on %s", timeout, self.root)

@@ -68,13 +68,6 @@ def check_citations(citations: Sequence[str] | None, games: Sequence[str] | None
         raise UsageError(f"unknown citation(s) {', '.join(map(repr, bad))}; valid: {', '.join(known)}")
 
 
-def load_settings(path: str | None) -> Any:
-    """The configuration: the defaults, overridden by the file at ``path`` (checked against the schema)."""
-    from ..paytables import load_config
-
-    return load_config(path)
-
-
 def report_quarantine(report: Any, store: Any) -> None:
     """Say on stderr how many lines of this run were quarantined, with the first few."""
     n = report.total("quarantined")

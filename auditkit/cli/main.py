@@ -107,6 +107,6 @@ def _describe(exc: BaseException) -> str:
 
     if isinstance(exc, pa.ArrowException):
         return f"cannot read a store file (corrupt or truncated?): {exc}"
-    if isinstance(exc, OSError) and exc.strerror and exc.filename and type(exc).__name__ != "InputError":
+    if isinstance(exc, OSError) and exc.strerror and exc.filename:
         return f"{exc.filename}: {exc.strerror}"
     return str(exc)

@@ -13,7 +13,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from .common import (DEFAULT_LOCK_TIMEOUT, EXIT_CLEAN, EXIT_FINDINGS, add_lock_timeout, check_citations, load_settings,
+from .common import (DEFAULT_LOCK_TIMEOUT, EXIT_CLEAN, EXIT_FINDINGS, add_lock_timeout, check_citations,
                      prepare_outputs, report_quarantine, require_logs)
 
 log = logging.getLogger("auditkit")
@@ -85,12 +85,13 @@ def _check(store, config, args: argparse.Namespace, show: bool):
 
 def run(args: argparse.Namespace) -> int:
     from ..ingest.sources import ingest_paths
+    from ..paytables import load_config
     from ..progress import progress_bar
     from ..report import format_summary, write_csv, write_findings_parquet, write_summaries
     from ..store import Store
 
     check_citations(args.citation, args.game)
-    config = load_settings(args.config)
+    config = load_config(args.config)
     prepare_outputs(output_paths(args))
     show = not args.no_progress and not args.quiet
     if len(args.paths) == 1 and Store.is_store(args.paths[0]):
