@@ -192,7 +192,7 @@ class Store:
         import fcntl
 
         path = self.root / LOCK_NAME
-        if shared and not os.access(self.root, os.W_OK):  # a read-only store: nobody writes it, no lock needed
+        if shared and self.root.is_dir() and not os.access(self.root, os.W_OK):  # a read-only store: nobody writes it, no lock needed
             log.debug("store %s is read-only: read without its lock", self.root)
             yield time.time()
             return

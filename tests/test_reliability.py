@@ -108,6 +108,17 @@ def test_readers_share_the_lock(tmp_path):
                 pass
 
 
+def test_a_read_only_store_is_read_without_its_lock(tmp_path, monkeypatch):
+    import auditkit.store
+
+    store = Store(tmp_path / "store")
+    store.root.mkdir()
+    monkeypatch.setattr(auditkit.store.os, "access", lambda path, mode: False)  # as on a read-only mount
+    with store.lock(0, shared=True):
+        pass
+    assert not (store.root / ".auditkit.lock").exists()
+
+
 # ---- 2. job output folders -------------------------------------------------------------------
 def test_a_job_never_removes_the_running_output_of_a_job_whose_name_it_prefixes(tmp_path):
     write_log(tmp_path / "logs" / "day0.jsonl", [clean_round()])
