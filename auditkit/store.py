@@ -14,8 +14,9 @@ crash never leaves a half-written file (pyarrow datasets are not atomic).
 from __future__ import annotations
 
 import contextlib
-import os
+import glob
 import logging
+import os
 import platform
 import re
 import tempfile
@@ -79,28 +80,19 @@ def _stale(tmp: Path, older_than: float | None) -> bool:
     return older_than is not None and tmp.stat().st_mtime < older_than
 
 
-def remove_stale_temps(paths: Iterable[Path], older_than: float | None = None) -> list[Path]:
-    """Remove the stale temporary siblings (``.<name>.<pid>.*.tmp``) that killed writers of ``paths`` left.
-
-    ``older_than`` (a time stamp: when the caller took the lock every writer of
-    these paths holds) also makes stale what was written before it. Returns what was removed.
-    """
+def remove_stale_temps(paths: Iterable[Path]) -> list[Path]:
+    """Remove the temporary siblings (``.<name>.<pid>.*.tmp``) of ``paths`` whose writer is gone; returns them."""
     removed = []
     for path in paths:
         path = Path(path)
         if not path.parent.is_dir():
             continue
-        for tmp in path.parent.glob(f".{glob_escape(path.name)}.*.tmp"):
+        for tmp in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
             with contextlib.suppress(OSError):
-                if tmp.is_file() and _stale(tmp, older_than):
+                if tmp.is_file() and _stale(tmp, None):
                     tmp.unlink()
                     removed.append(tmp)
     return removed
-
-
-def glob_escape(text: str) -> str:
-    """``text`` with glob metacharacters escaped (``[*]``)."""
-    return re.sub(r"([*?\[])", r"[\1]", text)
 
 
 class StoreLocked(OSError):
