@@ -1,4 +1,4 @@
-"""Scheduled batch validation: ``auditkit run JOB.toml`` and ``auditkit report``.
+"""Scheduled batch validation: the job behind ``auditkit run JOB.toml`` (:func:`run_job`).
 
 A job file (TOML; nothing in it is executed) names the logs, the store, the
 output folder, the configuration and what to check::
@@ -12,6 +12,7 @@ output folder, the configuration and what to check::
     citations = ["68 IAC 10-10-14(b)(5)"] # optional; default every check
     fail_on = "high"                      # any | low | medium | high | none
     lock_timeout = 0                      # seconds to wait for a running job (0: refuse)
+    follow_symlinks = false               # follow symbolic links out of the input folders
     notebooks = false                     # true (or a list of names) renders the notebooks to HTML in the run folder
 
     [settings.baccarat]                   # optional inline overrides, same shape as a config file
@@ -32,47 +33,39 @@ by the next run. See docs/batch.md.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import fnmatch
 import glob
 import hashlib
 import json
 import logging
 import os
 import platform
+import re
 import shutil
-import sys
 import time
 import tomllib
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date as Date
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Job", "JobError", "JobLocked", "load_job", "run_job", "job_lock", "cmd_run", "cmd_report",
-           "add_subcommands", "SEVERITY_RANK", "FAIL_ON"]
+from .status import EXIT_CLEAN, EXIT_FINDINGS
+
+__all__ = ["Job", "JobError", "load_job", "expand_inputs", "run_job", "RunResult", "SEVERITY_RANK", "FAIL_ON"]
 
 log = logging.getLogger("auditkit.job")
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 SEVERITY_RANK = {"low": 1, "medium": 2, "high": 3}
 FAIL_ON = {"any": 1, "low": 1, "medium": 2, "high": 3, "none": 99}
 KEYS = {"name", "inputs", "store", "output", "config", "settings", "limits", "games", "citations", "fail_on",
-        "lock_timeout", "notebooks"}
-LOCK_NAME = ".auditkit.lock"
+        "lock_timeout", "notebooks", "follow_symlinks"}
 GLOB_CHARS = set("*?[")
 
 
 class JobError(ValueError):
     """A job that cannot run (bad job file, missing input, unusable configuration)."""
-
-
-class JobLocked(JobError):
-    """Another run holds the store's lock."""
 
 
 # ---- the job file ---------------------------------------------------------------------------
@@ -93,6 +86,7 @@ class Job:
     fail_on: str = "any"
     lock_timeout: float = 0.0
     notebooks: bool | list[str] = False
+    follow_symlinks: bool = False
     sha256: str = ""
 
     def config(self):
@@ -107,7 +101,7 @@ class Job:
         cfg = load_config(self.config_path)
         source = str(self.config_path) if self.config_path else "defaults"
         if self.settings or self.limits:
-            cfg = merge_config(cfg, over, source + " + job settings")
+            cfg = merge_config(cfg, over, source + " + job settings", where=str(self.path), prefix=("settings",))
         return cfg
 
 
@@ -132,6 +126,7 @@ def _path(raw: dict[str, Any], key: str, base: Path, where: Path, required: bool
 def load_job(path: str | Path) -> Job:
     """Read and check a job file; JobError says what is wrong."""
     from .games import names
+    from .paytables import show, value_reason
 
     GAMES = names()
     from .store import safe_component
@@ -165,7 +160,8 @@ def load_job(path: str | Path) -> Job:
         known = set(catalog()["citation"])
         bad = [c for c in citations if c not in known]
         if bad:
-            raise JobError(f"{path}: unknown citation(s) {', '.join(map(repr, bad))} (see `auditkit rules`)")
+            raise JobError(f"{path}: unknown citation(s) {', '.join(map(repr, bad))}; "
+                           f"valid: {', '.join(sorted(known))} (see `auditkit rules`)")
     fail_on = raw.get("fail_on", "any")
     if fail_on not in FAIL_ON:
         raise JobError(f"{path}: fail_on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}")
@@ -178,6 +174,9 @@ def load_job(path: str | Path) -> Job:
 
         if not isinstance(notebooks, list) or not notebooks or set(notebooks) - set(NOTEBOOKS):
             raise JobError(f"{path}: notebooks must be true, false or a list of {', '.join(NOTEBOOKS)}")
+    follow = raw.get("follow_symlinks", False)
+    if not isinstance(follow, bool):
+        raise JobError(f"{path}: follow_symlinks must be true or false")
     settings = raw.get("settings", {})
     if not isinstance(settings, dict):
         raise JobError(f"{path}: [settings] must be a table")
@@ -185,80 +184,69 @@ def load_job(path: str | Path) -> Job:
     if not isinstance(limits, dict):
         raise JobError(f"{path}: [limits] must be a table of table id (or glob) = {{min = .., max = ..}}")
     for table, lim in limits.items():
-        if not isinstance(lim, dict) or not lim or set(lim) - {"min", "max"} or not all(
-                isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in lim.values()):
-            raise JobError(f"{path}: limits.{table} must be {{min = <number>, max = <number>}}")
+        where = f"{path}: limits.{json.dumps(table)}"
+        if not isinstance(lim, dict) or not lim or set(lim) - {"min", "max"}:
+            raise JobError(f"{where} must be {{min = <number>, max = <number>}}")
+        for k, v in lim.items():
+            reason = value_reason("blackjack", f"table_{k}", v)
+            if reason:
+                raise JobError(f"{where}.{k} = {show(v)}: {reason}")
         if "min" in lim and "max" in lim and lim["min"] > lim["max"]:
-            raise JobError(f"{path}: limits.{table}: min is above max")
+            raise JobError(f"{where}.min = {show(lim['min'])}: min is above max ({show(lim['max'])})")
     store = _path(raw, "store", base, path)
     output = _path(raw, "output", base, path)
     job = Job(path=path, name=safe_component(name), inputs=inputs, store=store, output=output,  # type: ignore[arg-type]
               config_path=_path(raw, "config", base, path, required=False), settings=settings, limits=limits,
               games=games, citations=citations, fail_on=fail_on, lock_timeout=float(timeout), notebooks=notebooks,
-              sha256=hashlib.sha256(text).hexdigest())
+              follow_symlinks=follow, sha256=hashlib.sha256(text).hexdigest())
     job.config()  # fail now on a bad configuration (ConfigError)
     return job
 
 
-def expand_inputs(job: Job) -> tuple[list[Path], list[str]]:
-    """Files and folders the job's inputs name now, and the globs that matched nothing.
+def _glob_root(full: Path) -> Path:
+    """The folder a glob searches: its leading components without ``* ? [``."""
+    parts = []
+    for part in full.parts:
+        if GLOB_CHARS & set(part):
+            break
+        parts.append(part)
+    return Path(*parts)
+
+
+def expand_inputs(job: Job) -> tuple[list[Path], list[str], list[tuple[str, str]]]:
+    """Files and folders the job's inputs name now, the globs that matched nothing, and the
+    matches passed over as (path, reason).
 
     A literal path that does not exist is an error; a glob matching nothing
     (an empty night) is not. Globs are expanded with :mod:`glob` (``**``
-    recursive, hidden files skipped); nothing is executed.
+    recursive, hidden files skipped); nothing is executed. A match that is a
+    symbolic link out of the glob's folder (unless ``follow_symlinks``), a FIFO,
+    a device or a socket is passed over.
     """
+    from .ingest.sources import input_problem
+
     base = job.path.parent
     found: list[Path] = []
     empty: list[str] = []
+    skipped: list[tuple[str, str]] = []
     for pattern in job.inputs:
         full = base / Path(pattern).expanduser()
         if GLOB_CHARS & set(pattern):
             hits = sorted(glob.glob(str(full), recursive=True))
             if not hits:
                 empty.append(pattern)
-            found.extend(Path(h) for h in hits)
+            root = _glob_root(full)
+            for hit in map(Path, hits):
+                why = input_problem(hit, root, job.follow_symlinks)
+                if why:
+                    skipped.append((str(hit), why))
+                else:
+                    found.append(hit)
         elif full.exists():
             found.append(full)
         else:
             raise JobError(f"input {pattern!r} does not exist ({full})")
-    return list(dict.fromkeys(p.resolve() for p in found)), empty
-
-
-# ---- the lock -------------------------------------------------------------------------------
-@contextlib.contextmanager
-def job_lock(store: Path, timeout: float, owner: str) -> Iterator[Path]:
-    """Hold the store's lock (``fcntl.flock`` on ``<store>/.auditkit.lock``) for the run.
-
-    Waits up to ``timeout`` seconds for a running job, then raises JobLocked.
-    The kernel releases the lock when the process ends, however it ends, so a
-    killed run never leaves a stale lock. Local file systems only (not NFS).
-    """
-    import fcntl
-
-    store.mkdir(parents=True, exist_ok=True)
-    path = store / LOCK_NAME
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        deadline = time.monotonic() + timeout
-        waited = False
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    holder = os.pread(fd, 500, 0).decode("utf-8", "replace").strip() or "another process"
-                    raise JobLocked(f"store {store} is locked by {holder}"
-                                    + (f" (waited {timeout:g} s)" if timeout else " (lock_timeout = 0)")) from None
-                if not waited:
-                    log.info("waiting up to %g s for the lock on %s", timeout, store)
-                    waited = True
-                time.sleep(0.1)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()} ({owner}) since {_now_iso()}\n".encode(), 0)
-        yield path
-    finally:
-        os.close(fd)  # releases the lock
+    return list(dict.fromkeys(p.resolve() for p in found)), empty, skipped
 
 
 # ---- state: which committed sources this job has validated ---------------------------------
@@ -298,7 +286,8 @@ class RunResult:
     folder: Path
 
 
-def _ingest(files: list[Path], store, bar, exclude: tuple[Path, ...] = ()) -> tuple[list[dict[str, Any]], list]:
+def _ingest(files: list[Path], store, bar, exclude: tuple[Path, ...], follow_symlinks: bool
+            ) -> tuple[list[dict[str, Any]], list]:
     """Ingest every log under ``files`` not seen before; one input entry per file for the run record.
 
     Files under ``exclude`` (the job's output and store folders) are never inputs:
@@ -307,8 +296,9 @@ def _ingest(files: list[Path], store, bar, exclude: tuple[Path, ...] = ()) -> tu
     from .ingest.sources import discover, ingest_paths
 
     if bar is not None:
-        bar.total = len(discover(files, exclude))
-    report = ingest_paths(files, store, exclude=exclude, on_file=(lambda _p: bar.update(1)) if bar is not None else None)
+        bar.total = len(discover(files, exclude, follow_symlinks=follow_symlinks))
+    report = ingest_paths(files, store, exclude=exclude, follow_symlinks=follow_symlinks,
+                          on_file=(lambda _p: bar.update(1)) if bar is not None else None)
     return report.files, report.sources
 
 
@@ -322,11 +312,42 @@ def _partition_findings(store, parts: set[tuple[str, str]]):
     return sort_findings(pd.concat(frames, ignore_index=True)) if frames else empty_findings()
 
 
+def _run_id(name: str, started: datetime) -> str:
+    return f"{name}-{started:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
+
+
 def _clean_partials(output: Path, job_name: str) -> None:
-    """Remove output folders that a killed run of this job left unfinished."""
-    for p in output.glob(f"*/.{job_name}-*.partial"):
-        log.warning("removing the unfinished output of an interrupted run: %s", p)
-        shutil.rmtree(p, ignore_errors=True)
+    """Remove output folders that a killed run of this job left unfinished: its own run ids exactly
+    (job ``n`` never touches job ``n-x``'s)."""
+    own = re.compile(rf"^\.{re.escape(job_name)}-\d{{8}}T\d{{6}}Z-[0-9a-f]{{6}}\.partial$")
+    for p in output.glob("*/.*.partial"):
+        if own.match(p.name) and p.is_dir() and not p.is_symlink():
+            log.warning("removing the unfinished output of an interrupted run: %s", p)
+            shutil.rmtree(p, ignore_errors=True)
+
+
+def _file_digest(path: Path) -> dict[str, Any]:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return {"size": path.stat().st_size, "sha256": h.hexdigest()}
+
+
+def _check_complete(folder: Path, record: dict[str, Any]) -> None:
+    """Refuse to publish a run folder unless every file its run.json lists is there, whole."""
+    problems = []
+    for name, expected in record["output_files"].items():
+        path = folder / name
+        if not path.is_file() or path.is_symlink():
+            problems.append(f"{name} is missing")
+        elif _file_digest(path) != expected:
+            problems.append(f"{name} is not what was written (size or SHA-256 differs)")
+    written = json.loads((folder / record["outputs"]["record"]).read_text("utf-8"))
+    if written != json.loads(json.dumps(record, default=str)):
+        problems.append("run.json is not what was written")
+    if problems:
+        raise JobError(f"run folder {folder} not published: {'; '.join(problems)}")
 
 
 def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
@@ -334,29 +355,41 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
     """Run a job once under the store's lock; see the module docstring."""
     from . import __version__
     from . import report as rep
+    from .ingest.sources import discover
+    from .progress import on_terminal, progress_bar
     from .store import Store
-    from .cli import progress_bar
     from .validate import validate_into_store, with_next_days
 
     fail_on = fail_on or job.fail_on
     config = job.config()
     started = datetime.now(timezone.utc)
     t0 = time.monotonic()
-    run_id = f"{job.name}-{started:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
-    files, empty = expand_inputs(job)
+    run_id = _run_id(job.name, started)
+    files, empty, passed = expand_inputs(job)
     for pattern in empty:
         log.warning("input %r matched no file", pattern)
+    for path, why in passed:
+        log.warning("skip %s: %s", path, why)
+    exclude = (job.output, job.store)
+    if not any(GLOB_CHARS & set(p) for p in job.inputs) and not discover(files, exclude,
+                                                                           follow_symlinks=job.follow_symlinks):
+        raise JobError(f"{job.path}: no log file (.jsonl, .jsonl.gz, .ndjson, .csv) in the inputs "
+                       f"{', '.join(job.inputs)} (a glob may match nothing; a folder must hold logs)")
 
-    with job_lock(job.store, job.lock_timeout if lock_timeout is None else lock_timeout, run_id):
+    timeout = job.lock_timeout if lock_timeout is None else lock_timeout
+    with Store(job.store).lock(timeout, command=f"auditkit run {job.path}, run {run_id}"):
         log.info("run %s: job %s, store %s", run_id, job.path, job.store)
         store = Store(job.store)
         _clean_partials(job.output, job.name)
         validated = _load_state(job)
 
         bar = progress_bar(None, "ingest", " files", progress)
-        inputs, new = _ingest(files, store, bar, exclude=(job.output, job.store))
-        if bar is not None:
-            bar.close()
+        try:
+            inputs, new = _ingest(files, store, bar, exclude, job.follow_symlinks)
+        finally:
+            if bar is not None:
+                bar.close()
+        inputs = [{"path": path, "status": f"skipped: {why}"} for path, why in passed] + inputs
 
         new_shas = {r.sha256 for r in new}
         pending = [r for r in store.manifest() if r.sha256 not in validated]
@@ -371,13 +404,15 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
         parts: set[tuple[str, str]] = set()
         if touched:
             parts = with_next_days(store, touched)  # type: ignore[arg-type]
-            total = sum(store.count(g, d) for g, d in parts) if progress and sys.stderr.isatty() else None
+            total = sum(store.count(g, d) for g, d in parts) if progress and on_terminal() else None
             bar = progress_bar(total, "validate", " rounds", progress)
-            _n, checked = validate_into_store(store, config, only=touched, games=job.games or None,
-                                              citations=job.citations or None,
-                                              progress=bar.update if bar is not None else None)
-            if bar is not None:
-                bar.close()
+            try:
+                _n, checked = validate_into_store(store, config, only=touched, games=job.games or None,
+                                                  citations=job.citations or None,
+                                                  progress=bar.update if bar is not None else None)
+            finally:
+                if bar is not None:
+                    bar.close()
         findings = _partition_findings(store, parts)
 
         # outputs: written into a hidden folder, renamed into place when complete
@@ -424,6 +459,8 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
                 "findings_by_severity": {s: int((findings["severity"] == s).sum()) for s in SEVERITY_RANK},
             },
             "outputs": names,
+            "output_files": {str(f.relative_to(partial)): _file_digest(f)
+                             for f in sorted(partial.rglob("*")) if f.is_file() and not f.name.startswith(".")},
             "notebooks": rendered,
         }
         ended = datetime.now(timezone.utc)
@@ -434,6 +471,7 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
         with atomic_path(partial / names["record"]) as tmp:
             tmp.write_text(json.dumps(record, indent=1, default=str), "utf-8")
         _fsync_dir(partial)
+        _check_complete(partial, record)
         os.replace(partial, final)
         _fsync_dir(final.parent)
         # last: these sources are validated and reported (a crash before this redoes them next run)
@@ -469,144 +507,3 @@ def _fsync_dir(path: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-
-
-# ---- commands -------------------------------------------------------------------------------
-def cmd_run(args: argparse.Namespace) -> int:
-    """``auditkit run JOB.toml``: exit 0 clean, 1 findings at or above fail_on, 2 could not run."""
-    from .paytables import ConfigError
-
-    try:
-        job = load_job(args.job)
-        result = run_job(job, fail_on=args.fail_on, progress=not args.no_progress and not args.quiet,
-                         lock_timeout=args.lock_timeout)
-    except (JobError, ConfigError) as exc:
-        print(f"auditkit: error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
-    except OSError as exc:
-        print(f"auditkit: error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
-    except Exception as exc:  # a bug: still exit 2 ("could not run"), never 1 ("findings")
-        print(f"auditkit: error: run failed: {exc!r}", file=sys.stderr)
-        log.debug("traceback", exc_info=True)
-        return EXIT_ERROR
-    if not args.quiet:
-        r, c = result.record, result.record["counts"]
-        print(f"run {r['run_id']}: {r['status']}; {c['files_ingested']} file(s) ingested, "
-              f"{c['files_already_ingested']} already ingested; {c['rounds_checked']} round(s) checked; "
-              f"{c['findings']} finding(s), {r['findings_failing']} at or above fail_on={r['fail_on']}; "
-              f"{c['lines_quarantined']} line(s) quarantined")
-        print(f"outputs: {result.folder}")
-    return result.exit_code
-
-
-def cmd_report(args: argparse.Namespace) -> int:
-    """``auditkit report``: re-export stored findings, filtered, as CSV (no re-validation)."""
-    from .paytables import ConfigError
-
-    try:
-        return _report(args)
-    except (JobError, ConfigError, OSError) as exc:
-        print(f"auditkit: error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
-    except Exception as exc:
-        print(f"auditkit: error: report failed: {exc!r}", file=sys.stderr)
-        log.debug("traceback", exc_info=True)
-        return EXIT_ERROR
-
-
-def _check_date(value: str | None, what: str) -> str | None:
-    if value is None:
-        return None
-    try:
-        return Date.fromisoformat(value).isoformat()
-    except ValueError:
-        raise JobError(f"{what} must be a date YYYY-MM-DD, not {value!r}") from None
-
-
-def select_findings(findings, *, tables: list[str] | None = None, citations: list[str] | None = None,
-                    severity: str | None = None, dealers: list[str] | None = None):
-    """Findings of some tables (ids or globs), citations, dealers, at or above a severity."""
-    keep = findings.index == findings.index
-    if tables:
-        ids = findings["table_id"].fillna("").astype(str)
-        uniq = ids.unique()
-        ok = {t for t in uniq if any(fnmatch.fnmatchcase(t, pat) for pat in tables)}
-        keep &= ids.isin(ok).to_numpy()
-    if citations:
-        keep &= findings["citation"].isin(citations).to_numpy()
-    if dealers:
-        keep &= findings["dealer_id"].isin(dealers).to_numpy()
-    if severity:
-        keep &= (findings["severity"].map(SEVERITY_RANK).fillna(3) >= SEVERITY_RANK[severity]).to_numpy()
-    return findings[keep].reset_index(drop=True)
-
-
-def _report(args: argparse.Namespace) -> int:
-    from . import report as rep
-    from .store import Store
-    from .validate import sort_findings
-
-    if bool(args.store) == bool(args.job):
-        raise JobError("give either --store or --job")
-    root = Path(args.store) if args.store else load_job(args.job).store
-    if not Store.is_store(root):
-        raise JobError(f"{root} is not a store (no _manifest or rounds folder)")
-    start, end = _check_date(args.start, "--from"), _check_date(args.end, "--to")
-    if start and end and start > end:
-        raise JobError("--from is after --to")
-    store = Store(root)
-    validated: set[str] = set()
-    for state in (root / "_jobs").glob("*.json"):
-        with contextlib.suppress(ValueError, KeyError, TypeError, OSError):
-            validated |= set(json.loads(state.read_text("utf-8"))["validated"])
-    behind = [r for r in store.manifest() if r.sha256 not in validated]
-    if behind:
-        print(f"auditkit: warning: {len(behind)} source(s) in the store were never validated by `auditkit run` "
-              f"(e.g. {behind[0].path}); their findings are not in this report", file=sys.stderr)
-    findings = sort_findings(store.findings(args.game or None, start, end))
-    findings = select_findings(findings, tables=args.table, citations=args.citation, severity=args.severity,
-                               dealers=args.dealer)
-    out = rep.summarize(findings, rep.SUMMARIES[args.summary]) if args.summary else findings
-    rep.write_csv(out, args.out)
-    if args.parquet:
-        rep.write_findings_parquet(findings, args.parquet)
-    if not args.quiet:
-        print(f"{len(findings)} finding(s) on {findings['round_id'].nunique()} round(s) written to {args.out}")
-    return EXIT_CLEAN
-
-
-def add_subcommands(sub: argparse._SubParsersAction) -> None:
-    """Register ``run`` and ``report`` on the CLI's subparsers."""
-    from .report import SUMMARIES
-    from .games import names
-
-    GAMES = names()
-
-    s = sub.add_parser("run", help="run a scheduled job: ingest what is new, validate it, write dated reports",
-                       description="Exit 0: clean or nothing new; 1: findings at or above fail_on; "
-                                   "2: the job could not run (bad job file, missing input, store locked).")
-    s.add_argument("job", help="job file (TOML); see docs/batch.md")
-    s.add_argument("--fail-on", choices=list(FAIL_ON), help="override the job's fail_on threshold")
-    s.add_argument("--lock-timeout", type=float, metavar="SECONDS",
-                   help="override the job's lock_timeout (seconds to wait for a running job)")
-    s.add_argument("--no-progress", action="store_true", help="no progress bar (none anyway when not a TTY)")
-    s.set_defaults(func=cmd_run)
-
-    s = sub.add_parser("report", help="re-export stored findings (a period, games, tables, citations) as CSV",
-                       description="Reads the findings stored by earlier runs; nothing is re-validated. "
-                                   "Exit 0 when written, 2 on error.")
-    s.add_argument("--store", help="store folder")
-    s.add_argument("--job", help="take the store from this job file")
-    s.add_argument("--out", required=True, help="CSV file to write")
-    s.add_argument("--from", dest="start", metavar="YYYY-MM-DD", help="first gaming day (inclusive)")
-    s.add_argument("--to", dest="end", metavar="YYYY-MM-DD", help="last gaming day (inclusive)")
-    s.add_argument("--game", action="append", choices=GAMES, help="only these games (repeatable)")
-    s.add_argument("--table", action="append", help="only these table ids or globs such as 'BJ-*' (repeatable)")
-    s.add_argument("--citation", action="append", help="only these citations (repeatable)")
-    s.add_argument("--dealer", action="append", help="only these dealer ids (repeatable)")
-    s.add_argument("--severity", choices=list(SEVERITY_RANK), help="only findings at or above this severity")
-    s.add_argument("--summary", choices=list(SUMMARIES),
-                   help="write counts and money by this instead of the findings")
-    s.add_argument("--parquet", help="also write the selected findings as Parquet here")
-    s.set_defaults(func=cmd_report)

@@ -19,9 +19,9 @@ import copy
 import fnmatch
 import hashlib
 import json
+import math
 import tomllib
 from dataclasses import dataclass, field
-from decimal import ROUND_DOWN, ROUND_HALF_UP, ROUND_UP
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -31,9 +31,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["Config", "ConfigError", "load_config", "merge_config", "section_of"]
-
-ROUNDINGS = {"half_up": ROUND_HALF_UP, "down": ROUND_DOWN, "up": ROUND_UP}
+__all__ = ["Config", "ConfigError", "load_config", "merge_config", "check_settings", "schema", "value_reason",
+           "section_of"]
 
 
 def section_of(game: str) -> str:
@@ -60,18 +59,181 @@ def _defaults() -> dict[str, Any]:
     return data
 
 
-def _merge(base: dict[str, Any], over: dict[str, Any], where: str) -> dict[str, Any]:
+def schema() -> dict[str, dict[str, dict[str, Any]]]:
+    """The settings schema (``auditkit/settings_schema.toml``, plus the section of each game registered
+    from outside): section -> key -> type, range, meaning."""
+    from . import games
+
+    sch = tomllib.loads(resources.files("auditkit").joinpath("settings_schema.toml").read_text("utf-8"))
+    for g in games.games():
+        sch.setdefault(g.section_name, copy.deepcopy(g.settings))
+    return sch
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``over`` merged in, tables recursively (both already checked)."""
     out = copy.deepcopy(base)
     for key, value in over.items():
-        if key not in base and where != "tables" and not where.endswith("house_ways"):
-            raise ConfigError(f"unknown setting {where}.{key}" if where else f"unknown section [{key}]")
         if isinstance(value, dict) and isinstance(base.get(key), dict):
-            out[key] = _merge(base[key], value, f"{where}.{key}" if where else key)
+            out[key] = _merge(base[key], value)
         else:
-            if key in base and not isinstance(base[key], dict) and isinstance(value, dict):
-                raise ConfigError(f"{where}.{key} must be a value, not a table")
             out[key] = copy.deepcopy(value)
     return out
+
+
+# ---- checking a configuration against the schema ----------------------------------------
+def show(value: Any) -> str:
+    """A value as TOML writes it (for messages)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(show(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {show(v)}" for k, v in value.items()) + " }"
+    return str(value)
+
+
+def _range(spec: dict[str, Any]) -> str:
+    if "min" in spec and "max" in spec:
+        return f" from {show(spec['min'])} to {show(spec['max'])}"
+    if "above" in spec:
+        return f" > {show(spec['above'])}"
+    if "min" in spec:
+        return f" >= {show(spec['min'])}"
+    return f" <= {show(spec['max'])}" if "max" in spec else ""
+
+
+def _number_reason(value: Any, spec: dict[str, Any], integer: bool = False) -> str | None:
+    """Why ``value`` is not a number (an integer) in the spec's range; None when it is."""
+    finite = spec.get("finite", True)
+    what = ("an integer" if integer else "a finite number" if finite else "a number") + _range(spec)
+    if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)):
+        return f"must be {what}"
+    if math.isnan(value) or (finite and math.isinf(value)):
+        return f"must be {what}"
+    if ("min" in spec and value < spec["min"]) or ("max" in spec and value > spec["max"]) \
+            or ("above" in spec and value <= spec["above"]):
+        return f"must be {what}"
+    return None
+
+
+def value_reason(section: str, key: str, value: Any) -> str | None:
+    """Why ``value`` cannot be setting ``section.key``; None when it can (house way names are checked later)."""
+    spec = schema()[section][key]
+    kind = spec["type"]
+    if kind == "number":
+        return _number_reason(value, spec)
+    if kind == "integer":
+        return _number_reason(value, spec, integer=True)
+    if kind == "bool":
+        return None if isinstance(value, bool) else "must be true or false"
+    if kind == "choice":
+        return None if value in spec["choices"] else f"must be one of {', '.join(spec['choices'])}"
+    if kind == "paytable":
+        if not isinstance(value, dict):
+            return "must be a table of hand = payout"
+        return None
+    if kind == "house_way":
+        from .games.pai_gow_poker.house_way import BUILTIN
+
+        return None if isinstance(value, str) and value else (
+            f"must be the name of a built-in house way ({', '.join(BUILTIN)}) or of a [pai_gow_poker.house_ways] table")
+    if kind == "house_ways":
+        return None if isinstance(value, dict) else "must be a table of house ways by name"
+    raise AssertionError(f"unknown schema type {kind!r}")  # a bug in settings_schema.toml
+
+
+def _key(path: list[str]) -> str:
+    """A dotted key as TOML writes it; a table pattern (after ``tables``) always quoted."""
+    return ".".join(json.dumps(p) if (i and path[i - 1] == "tables") or not p.replace("_", "").isalnum() else p
+                    for i, p in enumerate(path))
+
+
+def check_settings(data: dict[str, Any], where: str, prefix: tuple[str, ...] = ()) -> None:
+    """Check configuration data (a TOML file's shape) against the schema; ConfigError names
+    ``where`` (the file), the key (under ``prefix``, e.g. a job's ``settings``), the value and the reason."""
+    from .games.pai_gow_poker.house_way import HouseWayError, load_house_way
+
+    sch, defaults = schema(), _defaults()
+
+    def fail(path: list[str], reason: str, value: Any = None, with_value: bool = True) -> None:
+        shown = f" = {show(value)}" if with_value else ""
+        raise ConfigError(f"{where}: {_key([*prefix, *path])}{shown}: {reason}")
+
+    def section(body: Any, name: str, path: list[str]) -> None:
+        if not isinstance(body, dict):
+            fail(path, "must be a table of settings", body)
+        for key, value in body.items():
+            if key not in sch[name]:
+                raise ConfigError(f"{where}: unknown setting {_key([*prefix, *path, key])} "
+                                  f"(known: {', '.join(sch[name])})")
+            reason = value_reason(name, key, value)
+            if reason:
+                fail(path + [key], reason, value)
+            kind = sch[name][key]["type"]
+            if kind == "paytable":
+                for hand, pay in value.items():
+                    if hand not in defaults[name][key]:
+                        raise ConfigError(f"{where}: unknown setting {_key([*prefix, *path, key, hand])} "
+                                          f"(known: {', '.join(defaults[name][key])})")
+                    reason = _number_reason(pay, sch[name][key])
+                    if reason:
+                        fail(path + [key, hand], reason, pay)
+            elif kind == "house_ways":
+                for way, spec in value.items():
+                    try:
+                        load_house_way(spec if isinstance(spec, dict) else None)  # type: ignore[arg-type]
+                    except (HouseWayError, TypeError, ValueError) as exc:
+                        fail(path + [key, way], str(exc), with_value=False)
+
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: must be a table of sections")
+    for name, body in data.items():
+        if name == "tables":
+            if not isinstance(body, dict):
+                fail(["tables"], 'must be a table of [tables."<table id or glob>".<game>] sections', body)
+            for pattern, games in body.items():
+                if not isinstance(games, dict):
+                    fail(["tables", pattern], "must be a table of game sections", games)
+                for game, values in games.items():
+                    if game not in sch or game == "money":
+                        raise ConfigError(f"{where}: {_key([*prefix, 'tables', pattern])}: unknown game section [{game}] "
+                                          f"(known: {', '.join(g for g in sch if g != 'money')})")
+                    section(values, game, ["tables", pattern, game])
+        elif name in sch:
+            section(body, name, [name])
+        else:
+            raise ConfigError(f"{where}: unknown section [{_key([*prefix, name])}] (known: {', '.join(sch)}, tables)")
+
+
+def check_merged(cfg: "Config", where: str) -> None:
+    """The checks across keys of a merged configuration, globally and per table: ``at_most``
+    pairs (table_min <= table_max) and house way names; ConfigError names ``where``."""
+    from .games.pai_gow_poker.house_way import BUILTIN
+
+    sch = schema()
+    tables = [None, *cfg.data.get("tables", {})]
+    for name, keys in sch.items():
+        if name == "money":
+            continue
+        for table in tables:
+            if table is not None and name not in cfg.data["tables"][table]:
+                continue
+            sec = cfg.section(name, table)
+            path = ["tables", table, name] if table is not None else [name]
+            for key, spec in keys.items():
+                other = spec.get("at_most")
+                if other and sec[key] > sec[other]:
+                    raise ConfigError(f"{where}: {_key([*path, key])} = {show(sec[key])}: must be at most "
+                                      f"{other} = {show(sec[other])}")
+                if spec["type"] == "house_way" and sec[key] not in BUILTIN and sec[key] not in sec["house_ways"]:
+                    raise ConfigError(f"{where}: {_key([*path, key])} = {show(sec[key])}: unknown house way "
+                                      f"(built-in: {', '.join(BUILTIN)}; defined: "
+                                      f"{', '.join(sec['house_ways']) or 'none'})")
 
 
 @dataclass
@@ -90,7 +252,7 @@ class Config:
         if table_id is not None:
             over = self._table_override(name, table_id)
             if over:
-                base = _merge(base, over, name)
+                base = _merge(base, over)
         return base
 
     def _table_override(self, section: str, table_id: str) -> dict[str, Any] | None:
@@ -144,28 +306,26 @@ class Config:
         return hashlib.sha256(json.dumps(self.data, sort_keys=True).encode()).hexdigest()
 
 
-def merge_config(base: Config, over: dict[str, Any], source: str) -> Config:
-    """``base`` overridden by configuration data of the same shape as a TOML file (keys checked)."""
+def merge_config(base: Config, over: dict[str, Any], source: str, where: str | None = None,
+                 prefix: tuple[str, ...] = ()) -> Config:
+    """``base`` overridden by configuration data of the same shape as a TOML file, checked against
+    the schema first (errors name ``where``, default ``source``, and keys under ``prefix``)."""
+    check_settings(over, where or source, prefix)
     over = copy.deepcopy(over)
     tables = over.pop("tables", {})
-    data = _merge(base.data, over, "")
+    data = _merge(base.data, over)
     merged = dict(data.get("tables", {}))
     for pattern, body in tables.items():
-        if not isinstance(body, dict):
-            raise ConfigError(f"tables.{pattern} must be a table")
-        for section, values in body.items():
-            if section not in data or not isinstance(data[section], dict) or section in ("money", "tables"):
-                raise ConfigError(f"tables.{pattern}: unknown game section [{section}]")
-            _merge(data[section], values, section)  # validates the keys
         old = merged.get(pattern, {})
         merged[pattern] = {**old, **{s: {**old.get(s, {}), **v} for s, v in body.items()}}
     data["tables"] = merged
-    _check_money(data["money"])
-    return Config(data=data, source=source)
+    cfg = Config(data=data, source=source)
+    check_merged(cfg, where or source)
+    return cfg
 
 
 def load_config(path: str | Path | None = None) -> Config:
-    """Defaults merged with a licensee TOML file; ConfigError says what is wrong."""
+    """Defaults merged with a licensee TOML file; ConfigError says what is wrong (file, key, value, reason)."""
     cfg = Config()
     if path is None:
         return cfg
@@ -173,14 +333,7 @@ def load_config(path: str | Path | None = None) -> Config:
     try:
         over = tomllib.loads(p.read_text("utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read configuration {p}: {exc}") from exc
+        raise ConfigError(f"cannot read configuration {p}: {getattr(exc, 'strerror', None) or exc}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"configuration {p} is not valid TOML: {exc}") from exc
     return merge_config(cfg, over, str(p))
-
-
-def _check_money(money: dict[str, Any]) -> None:
-    if money["rounding"] not in ROUNDINGS:
-        raise ConfigError(f"money.rounding must be one of {sorted(ROUNDINGS)}, not {money['rounding']!r}")
-    if not (isinstance(money["rounding_unit"], (int, float)) and money["rounding_unit"] > 0):
-        raise ConfigError("money.rounding_unit must be a positive number")

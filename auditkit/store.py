@@ -14,13 +14,22 @@ crash never leaves a half-written file (pyarrow datasets are not atomic).
 from __future__ import annotations
 
 import contextlib
+import glob
+import logging
 import os
+import platform
 import re
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-__all__ = ["atomic_path", "safe_component"]
+__all__ = ["atomic_path", "safe_component", "pid_alive", "remove_stale_temps", "StoreLocked", "CorruptStore",
+           "LOCK_NAME"]
+
+log = logging.getLogger("auditkit.store")
+LOCK_NAME = ".auditkit.lock"
+_TEMP = re.compile(r"^\..+\.(\d+)\.[^.]+\.tmp$")  # .<name>.<creator pid>.<random>.tmp (atomic_path)
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -36,7 +45,7 @@ def atomic_path(path: Path) -> Iterator[Path]:
     """Yield a temporary sibling of ``path``; on success fsync and rename it into place."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     tmp_path = Path(tmp)
     umask = os.umask(0)
@@ -50,6 +59,48 @@ def atomic_path(path: Path) -> Iterator[Path]:
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
+
+
+def pid_alive(pid: int) -> bool:
+    """True when a process with this id runs on this host."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _stale(tmp: Path, older_than: float | None) -> bool:
+    """A temporary file whose creator (the pid in its name) is gone, or last written before ``older_than``."""
+    m = _TEMP.match(tmp.name)
+    if m is not None and not pid_alive(int(m.group(1))):
+        return True
+    return older_than is not None and tmp.stat().st_mtime < older_than
+
+
+def remove_stale_temps(paths: Iterable[Path]) -> list[Path]:
+    """Remove the temporary siblings (``.<name>.<pid>.*.tmp``) of ``paths`` whose writer is gone; returns them."""
+    removed = []
+    for path in paths:
+        path = Path(path)
+        if not path.parent.is_dir():
+            continue
+        for tmp in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+            with contextlib.suppress(OSError):
+                if tmp.is_file() and _stale(tmp, None):
+                    tmp.unlink()
+                    removed.append(tmp)
+    return removed
+
+
+class StoreLocked(OSError):
+    """Another process holds the store's lock past the timeout."""
+
+
+class CorruptStore(OSError):
+    """A store file that cannot be read (cut, overwritten): the message names it."""
 
 
 # ---- the store ------------------------------------------------------------------------
@@ -98,6 +149,14 @@ class SourceRecord:
                                    + self.attached)
 
 
+def _source_record(path: Path) -> SourceRecord:
+    """A manifest entry read back; CorruptStore when it is not one."""
+    try:
+        return SourceRecord(**json.loads(path.read_text("utf-8")))
+    except (ValueError, TypeError) as exc:
+        raise CorruptStore(f"store manifest entry {path} is unreadable ({exc})") from None
+
+
 def write_parquet_atomic(table: pa.Table, path: Path) -> Path:
     """Write a Parquet file through a temporary sibling and a rename."""
     with atomic_path(path) as tmp:
@@ -110,6 +169,71 @@ class Store:
 
     def __init__(self, root: str | Path):
         self.root = Path(root)
+
+    # ---- the lock -----------------------------------------------------------------------
+    @contextlib.contextmanager
+    def lock(self, timeout: float, *, shared: bool = False, command: str = "") -> Iterator[float]:
+        """Hold the store's lock (``fcntl.flock`` on ``<store>/.auditkit.lock``); yields when it was taken.
+
+        Writers (ingest, a job) take it exclusively, readers (validate of a store,
+        report) shared. Waits up to ``timeout`` seconds, then raises StoreLocked
+        naming the holder (pid, host, command, since). The kernel releases the lock
+        when the process ends, however it ends: a killed run never leaves it stale.
+        Local file systems only (flock is not reliable over NFS). A writer removes
+        the temporary files that killed writers left in the store.
+        """
+        import fcntl
+
+        path = self.root / LOCK_NAME
+        if shared and self.root.is_dir() and not os.access(self.root, os.W_OK):  # a read-only store: nobody writes it, no lock needed
+            log.debug("store %s is read-only: read without its lock", self.root)
+            yield time.time()
+            return
+        self.root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            deadline = time.monotonic() + timeout
+            waited = False
+            while True:
+                try:
+                    fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        holder = os.pread(fd, 1000, 0).decode("utf-8", "replace").strip()
+                        pid = re.match(r"pid (\d+) ", holder)
+                        if pid is None or not pid_alive(int(pid.group(1))):  # no writer: readers hold it
+                            holder = "a reader (auditkit validate or report)"
+                        raise StoreLocked(f"store {self.root} is locked by {holder}"
+                                          f" (waited {timeout:g} s; --lock-timeout to wait longer)") from None
+                    if not waited:
+                        log.info("waiting up to %g s for the lock on %s", timeout, self.root)
+                        waited = True
+                    time.sleep(0.1)
+            taken = time.time()
+            if not shared:
+                os.ftruncate(fd, 0)
+                since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(taken))
+                os.pwrite(fd, f"pid {os.getpid()} on {platform.node()} ({command or 'auditkit'}) since {since}\n"
+                          .encode(), 0)
+                self.remove_stale_temps(taken)
+            yield taken
+            if not shared:
+                os.ftruncate(fd, 0)
+        finally:
+            os.close(fd)  # releases the lock
+
+    def remove_stale_temps(self, older_than: float) -> list[Path]:
+        """Remove the temporary files in the store written before ``older_than`` or whose writer is gone."""
+        removed = []
+        for tmp in self.root.glob("**/.*.tmp"):
+            with contextlib.suppress(OSError):
+                if tmp.is_file() and _stale(tmp, older_than):
+                    tmp.unlink()
+                    removed.append(tmp)
+        if removed:
+            log.warning("removed %d temporary file(s) that an interrupted run left in %s", len(removed), self.root)
+        return removed
 
     # ---- paths --------------------------------------------------------------------------
     def _partition(self, kind: str, game: str, date: str) -> Path:
@@ -131,13 +255,13 @@ class Store:
         folder = self.root / "_manifest"
         if not folder.is_dir():
             return []
-        out = [SourceRecord(**json.loads(p.read_text("utf-8"))) for p in folder.glob("*.json")]
+        out = [_source_record(p) for p in folder.glob("*.json")]
         return sorted(out, key=lambda r: (r.ingested_at, r.path))
 
     def source(self, sha256: str) -> SourceRecord | None:
         """The manifest entry of a file content, if it was ingested."""
         p = self.root / "_manifest" / f"{safe_component(sha256)}.json"
-        return SourceRecord(**json.loads(p.read_text("utf-8"))) if p.exists() else None
+        return _source_record(p) if p.exists() else None
 
     def _committed(self) -> set[str]:
         folder = self.root / "_manifest"

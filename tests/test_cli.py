@@ -119,3 +119,91 @@ def test_validate_writes_the_quarantine_report(tmp_path):
     rows = pd.read_csv(q)
     assert list(rows["line"]) == [1, 2] and "missing required field" in rows["reason"].iloc[0]
     assert rows["raw"].iloc[1] == "'=cmd|calc"  # spreadsheet-safe
+
+
+# ---- the command layer (issue 13) -------------------------------------------------------------
+def _clean_log(folder: Path) -> Path:
+    log = folder / "logs" / "clean.jsonl"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(json.dumps({
+        "round_id": "R1", "game": "baccarat", "table_id": "T", "started_at": "2025-06-02T09:00:00-05:00",
+        "shoe_id": "S", "round_seq": 1, "player_cards": ["9c", "Qh"], "banker_cards": ["4c", "9h"],
+        "outcome": "player", "wagers": [{"seat": 1, "bet": "player", "amount": 10, "net": 10}]}) + "\n")
+    return log.parent
+
+
+def test_quiet_and_verbose_go_before_or_after_the_subcommand(tmp_path):
+    from auditkit.cli import build_parser
+    from test_job import _cli
+
+    parse = build_parser().parse_args
+    for argv in (["-vv", "rules"], ["rules", "-vv"], ["-v", "rules", "-v"]):
+        args = parse(argv)
+        assert (args.verbose, args.quiet) == (2 if argv != ["-v", "rules", "-v"] else 1, False), argv
+    assert parse(["rules", "-q"]).quiet and parse(["-q", "rules"]).quiet and not parse(["rules"]).quiet
+    _clean_log(tmp_path)
+    for argv in (["-v", "ingest", "logs", "--store", "a"], ["ingest", "logs", "--store", "b", "-v"]):
+        assert "INFO auditkit.ingest: ingested" in _cli(*argv, cwd=tmp_path).stderr
+    for argv in (["-q", "report", "--store", "a", "--out", "r.csv"], ["report", "--store", "a", "--out", "r.csv", "-q"]):
+        proc = _cli(*argv, cwd=tmp_path)
+        assert proc.returncode == 0 and proc.stdout == "" and "warning" in proc.stderr  # never validated by a run
+
+
+def test_every_option_shows_its_default_in_the_help(capsys):
+    from auditkit.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for name, command in sub.choices.items():
+        for action in command._actions:
+            if action.option_strings and action.dest not in ("help", "verbose", "quiet"):
+                assert action.help, (name, action.dest)
+        with pytest.raises(SystemExit):
+            main([name, "--help"])
+        text = " ".join(capsys.readouterr().out.split())
+        for action in command._actions:
+            if action.option_strings and action.dest not in ("help", "verbose", "quiet"):
+                shown = " ".join(action.help.split())
+                assert "default" in shown or "when not given" in shown or f"{shown} (default:" in text, (name, action.dest)
+    with pytest.raises(SystemExit):
+        main(["simulate", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "number of rounds (at least 1) (default: 1000)" in text and "(default: 0.0)" in text and "random seed" in text
+
+
+def test_long_steps_show_progress_on_a_terminal_only(tmp_path):
+    from test_job import _cli, _run_on_terminal
+
+    _clean_log(tmp_path)
+    shown = _run_on_terminal(tmp_path, "ingest", "logs", "--store", "store")
+    assert "ingest" in shown and "files" in shown
+    shown = _run_on_terminal(tmp_path, "validate", "logs", "--out", "r.csv")
+    assert "validate" in shown and "rounds" in shown
+    shown = _run_on_terminal(tmp_path, "simulate", "baccarat", "--rounds", "2000", "--out", "s.jsonl")
+    assert "simulate baccarat" in shown and "rounds" in shown
+    for argv in (["validate", "logs", "--out", "r.csv"], ["simulate", "baccarat", "--rounds", "200", "--out", "s.jsonl"],
+                 ["ingest", "logs", "--store", "store2"]):
+        proc = _cli(*argv, cwd=tmp_path)
+        assert proc.returncode in (0, 1) and "\r" not in proc.stderr and "rounds/s" not in proc.stderr
+
+
+def test_score_compares_findings_with_the_truth(tmp_path, capsys):
+    sample = Path(__file__).resolve().parents[1] / "sample_data"
+    out = tmp_path / "findings.csv"
+    assert main(["-q", "validate", str(sample / "logs"), "--out", str(out)]) == 1
+    capsys.readouterr()
+    truth = sorted(str(p) for p in (sample / "truth").glob("*.csv"))
+    assert main(["score", str(out), *truth]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["citation", "planted", "found", "recall", "false", "positives"]
+    total = lines[-1].split()
+    assert total[0] == "total" and total[1] == total[2] and total[3:] == ["100.0%", "0"]
+    assert any(line.startswith("68 IAC 10-10-14(b)(3)") and line.split()[-2:] == ["100.0%", "0"] for line in lines)
+    found = pd.read_csv(out)
+    missed = found.drop(index=[0, 1])
+    extra = pd.concat([found, found.head(1).assign(round_id="NOT-PLANTED")])
+    for frame in (missed, extra):
+        frame.to_csv(tmp_path / "f.csv", index=False)
+        assert main(["score", str(tmp_path / "f.csv"), *truth]) == 1
+    last = capsys.readouterr().out.splitlines()[-1].split()
+    assert last[0] == "total" and last[-1] == "1"

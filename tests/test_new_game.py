@@ -26,6 +26,10 @@ print(json.dumps({"rules": rows["rule_id"].tolist(), "params": rows["params"].to
 assert main(["ingest", str(tmp / "war.jsonl"), "--store", str(tmp / "store")]) == 0
 assert main(["validate", str(tmp / "store"), "--out", str(tmp / "store.csv")]) == 1
 assert main(["validate", str(tmp / "war.jsonl"), "--out", str(tmp / "oneshot.csv")]) == 1
+(tmp / "even.toml").write_text("[casino_war]\nwin = 0.0\n")  # its own settings, checked like any other
+(tmp / "bad.toml").write_text("[casino_war]\nwin = -1\n")
+assert main(["validate", str(tmp / "war.jsonl"), "--out", str(tmp / "even.csv"), "--config", str(tmp / "even.toml")]) == 1
+assert main(["validate", str(tmp / "war.jsonl"), "--out", str(tmp / "bad.csv"), "--config", str(tmp / "bad.toml")]) == 2
 """
 
 
@@ -48,3 +52,5 @@ def test_a_game_from_outside_auditkit_is_ingested_validated_and_reported(tmp_pat
         rows = list(csv.DictReader(open(tmp_path / name, newline="")))
         assert [(r["round_id"], r["citation"], r["discrepancy"], r["expected_amount"], r["recorded_amount"])
                 for r in rows] == [("W-3", "paytable", "-20.00", "10.00", "-10.00")]
+    even = list(csv.DictReader(open(tmp_path / "even.csv", newline="")))  # at 0:1 a win nets 0
+    assert sorted((r["round_id"], r["discrepancy"]) for r in even) == [("W-1", "10.00"), ("W-3", "-10.00")]

@@ -43,3 +43,15 @@ def test_money_rounding_and_tolerance():
     assert money_round(np.array([35.625]), 0.25, "down").tolist() == [35.5]
     assert money_differs(np.array([35.62, 35.63, 35.61, 99.99, 100.0]),
                          np.array([35.625] * 3 + [100.0, 100.0])).tolist() == [False, False, True, True, False]
+
+
+def test_the_schema_covers_exactly_the_defaults_and_the_defaults_pass_it():
+    from auditkit.paytables import _defaults, check_settings, schema
+
+    defaults, sch = _defaults(), schema()
+    assert set(sch) == set(defaults)
+    for section, keys in sch.items():
+        assert set(keys) == set(defaults[section]), section
+        for key, spec in keys.items():
+            assert spec["type"] and spec["meaning"], (section, key)
+    check_settings(defaults, "defaults.toml")

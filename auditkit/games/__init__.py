@@ -41,8 +41,9 @@ class Game:
     * ``events``: the event types its records may carry, each with a reader of the
       event's fields (``reader(event, out, where)``; None when the type has no field).
     * ``rules``: the module that registers its rules (imported on first use).
-    * ``defaults``: the default settings of its configuration section, for a game whose
-      section is not in auditkit's own ``defaults.toml``.
+    * ``defaults`` and ``settings``: the default settings of its configuration section and
+      their schema (type, range, meaning of each key, as ``auditkit/settings_schema.toml``
+      writes them), for a game whose section is not in auditkit's own files.
     * ``simulate``: ``"module:function"`` of its simulator, ``(n_rounds, *, seed, fault_rate,
       **kw) -> (table, truth)``; ``notebook``: the name of its notebook, if any.
     * ``theory``: the module of its analysis helpers: ``STAKE_COLUMNS`` and
@@ -64,6 +65,7 @@ class Game:
     events: dict[str, Callable[..., None] | None] = field(default_factory=dict)
     notebook: str | None = None
     defaults: dict[str, Any] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
 
     @property
     def names(self) -> tuple[str, ...]:

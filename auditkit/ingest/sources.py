@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,22 +66,79 @@ class IngestReport:
         return "\n".join(parts)
 
 
-def discover(paths: Iterable[str | Path], exclude: Iterable[Path] = ()) -> list[Path]:
-    """Log files named by ``paths`` (files, or folders searched recursively), sorted; companions excluded,
-    and anything under an ``exclude`` folder (a job's own output and store)."""
+def input_problem(path: Path, root: Path, follow_symlinks: bool = False) -> str | None:
+    """Why ``path`` (met under the input folder ``root``) is not read as an input; None when it is.
+
+    Inputs are regular files (or folders): a symbolic link leading out of ``root``
+    is not followed unless ``follow_symlinks``; FIFOs, devices, sockets and broken
+    links are never opened.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return "a broken symbolic link" if path.is_symlink() else "cannot be read"
+    if not follow_symlinks and not path.resolve().is_relative_to(root.resolve()):
+        return f"a symbolic link out of {root} (to {path.resolve()}); not followed without --follow-symlinks"
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+    return f"{kind}, not a regular file; not read"
+
+
+def _walk(root: Path, follow_symlinks: bool, skipped: list[tuple[str, str]]) -> list[Path]:
+    """Log files under the folder ``root`` (hidden names skipped), sorted."""
     found: list[Path] = []
+    seen: set[Path] = set()
+    for folder, dirs, files in os.walk(root, followlinks=follow_symlinks):
+        here = Path(folder)
+        real = here.resolve()
+        if real in seen:  # a link cycle
+            dirs[:] = []
+            continue
+        seen.add(real)
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        entries = [(here / d, True) for d in dirs] + [(here / f, False) for f in files if not f.startswith(".")]
+        for f, is_dir in entries:
+            if is_dir and not (f.is_symlink() and not follow_symlinks):
+                continue
+            if not is_dir and not (f.name.lower().endswith(SUFFIXES) and not is_companion(f)):
+                continue
+            why = input_problem(f, root, follow_symlinks)
+            if why:
+                skipped.append((str(f), why))
+            elif not is_dir:
+                found.append(f)
+        if not follow_symlinks:
+            dirs[:] = [d for d in dirs if not (here / d).is_symlink()]
+    return sorted(found)
+
+
+def discover(paths: Iterable[str | Path], exclude: Iterable[Path] = (), *, follow_symlinks: bool = False,
+             skipped: list[tuple[str, str]] | None = None) -> list[Path]:
+    """Log files named by ``paths`` (files, or folders searched recursively), sorted; companions excluded,
+    and anything under an ``exclude`` folder (a job's own output and store).
+
+    Only regular files are inputs (see :func:`input_problem`); what is passed
+    over is appended to ``skipped`` as (path, reason). A path named explicitly
+    may be a symbolic link.
+    """
+    found: list[Path] = []
+    passed: list[tuple[str, str]] = []
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            for f in sorted(p.rglob("*")):
-                if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts) \
-                        and f.name.lower().endswith(SUFFIXES) and not is_companion(f):
-                    found.append(f)
-        elif p.is_file():
-            if not is_companion(p):
+            found.extend(_walk(p, follow_symlinks, passed))
+        elif p.exists():
+            why = input_problem(p, p.resolve().parent, True)
+            if why:
+                passed.append((str(p), why))
+            elif not is_companion(p):
                 found.append(p)
         else:
             raise InputError(f"no such file or folder: {p}")
+    if skipped is not None:
+        skipped.extend(passed)
     skip = tuple(Path(x).resolve() for x in exclude)
     return [p for p in dict.fromkeys(found) if not any(p.resolve().is_relative_to(x) for x in skip)]
 
@@ -103,7 +162,10 @@ def source_sha256(path: Path) -> str:
     for f in files:
         if f is not path:
             h.update(b"\0" + f.name.split(".")[-2].encode() + b"\0")
-        with open(f, "rb") as fh:
+        fd = os.open(f, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO swapped in since discover() must not block
+        with open(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise InputError(f"{f} is not a regular file")
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 h.update(chunk)
     return h.hexdigest()
@@ -294,9 +356,11 @@ def ingest_source(path: Path, store: Store, seen: SeenRounds | None = None, *,
 
 
 def ingest_paths(paths: Iterable[str | Path], store: Store, *, exclude: Iterable[Path] = (),
-                 on_file: Callable[[Path], None] | None = None) -> IngestReport:
+                 follow_symlinks: bool = False, on_file: Callable[[Path], None] | None = None) -> IngestReport:
     """Ingest every log under ``paths`` whose content the store has not seen; ``on_file`` is
-    called after each file (for progress)."""
+    called after each file (for progress). Symbolic links out of the input folders are followed
+    only with ``follow_symlinks``; special files are skipped with a warning."""
+    paths = list(paths)
     report = IngestReport()
     seen: SeenRounds | None = None
     for orphan in orphan_companions(paths):  # nothing to attach its rows to: say so, read nothing
@@ -304,7 +368,13 @@ def ingest_paths(paths: Iterable[str | Path], store: Store, *, exclude: Iterable
         report.skipped.append((str(orphan), why))
         report.files.append({"path": str(orphan), "status": f"skipped: {why}"})
         log.warning("skip %s: %s", orphan, why)
-    for path in discover(paths, exclude):
+    passed: list[tuple[str, str]] = []
+    files = discover(paths, exclude, follow_symlinks=follow_symlinks, skipped=passed)
+    for path, why in passed:
+        report.skipped.append((path, why))
+        report.files.append({"path": path, "status": f"skipped: {why}"})
+        log.warning("skip %s: %s", path, why)
+    for path in files:
         entry: dict[str, Any] = {"path": str(path)}
         if is_csv(path) and not is_round_csv(path):
             why = "not a round log (CSV header lacks round_id, game, table_id, started_at)"

@@ -8,6 +8,7 @@ the rounds in the game's stored schema and a ground-truth frame of
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,16 +34,24 @@ def simulate(game: str, n_rounds: int, *, seed: int = 0, fault_rate: float = 0.0
 
 
 def simulate_to_jsonl(game: str, n_rounds: int, out: Path, truth: Path | None = None, *, seed: int = 0,
-                      fault_rate: float = 0.0) -> tuple[int, int]:
-    """Write simulated rounds as a spec JSONL log (and the ground truth CSV); returns (rounds, faults)."""
+                      fault_rate: float = 0.0, progress: Callable[[int], None] | None = None) -> tuple[int, int]:
+    """Write simulated rounds as a spec JSONL log (and the ground truth CSV); returns (rounds, faults).
+    ``progress`` is called with 1 for each round written."""
     from ..ingest.jsonl import records_from_table, write_jsonl
     from ..report import write_csv
 
     table, faults = simulate(game, n_rounds, seed=seed, fault_rate=fault_rate)
-    n = write_jsonl(records_from_table(table, game), out)
+    n = write_jsonl(_counted(records_from_table(table, game), progress), out)
     if truth is not None:
         write_csv(pd.DataFrame(faults)[["round_id", "citation"]], truth)
     return n, len(faults)
+
+
+def _counted(records: Iterable[dict], progress: Callable[[int], None] | None) -> Iterator[dict]:
+    for rec in records:
+        yield rec
+        if progress is not None:
+            progress(1)
 
 
 def simulate_into_store(store: "Store", game: str, n_rounds: int, *, seed: int = 0, fault_rate: float = 0.0,

@@ -1,0 +1,99 @@
+"""What the commands share: exit statuses, argument checks, the configuration, the quarantine summary."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..status import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
+
+__all__ = ["EXIT_CLEAN", "EXIT_FINDINGS", "EXIT_ERROR", "DEFAULT_LOCK_TIMEOUT", "UsageError"]
+
+DEFAULT_LOCK_TIMEOUT = 60.0  # seconds ingest, validate and report wait for the store's lock
+
+
+class UsageError(Exception):
+    """A run that cannot be done; the message says why (exit status 2)."""
+
+
+def add_lock_timeout(parser: argparse.ArgumentParser, default: float | None) -> None:
+    """The ``--lock-timeout`` option: seconds to wait for another process holding the store."""
+    parser.add_argument("--lock-timeout", type=non_negative, default=default, metavar="SECONDS",
+                        help="seconds to wait for another auditkit process holding the store's lock"
+                        + ("" if default is not None else " (default: the job's lock_timeout)"))
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def non_negative(text: str) -> float:
+    """An argparse type: a finite number >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, not {text!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, not {text}")
+    return value
+
+
+def fraction(text: str) -> float:
+    """An argparse type: a number from 0 to 1."""
+    value = non_negative(text)
+    if value > 1:
+        raise argparse.ArgumentTypeError(f"must be from 0 to 1, not {text}")
+    return value
+
+
+def check_citations(citations: Sequence[str] | None, games: Sequence[str] | None = None) -> None:
+    """Refuse citations the rules registry does not know (of these games, when given), listing the valid ones."""
+    if not citations:
+        return
+    from ..rules.registry import catalog
+
+    known = list(dict.fromkeys(c for g in (games or [None]) for c in catalog(g)["citation"]))
+    bad = [c for c in citations if c not in known]
+    if bad:
+        raise UsageError(f"unknown citation(s) {', '.join(map(repr, bad))}; valid: {', '.join(known)}")
+
+
+def report_quarantine(report: Any, store: Any) -> None:
+    """Say on stderr how many lines of this run were quarantined, with the first few."""
+    n = report.total("quarantined")
+    if not n:
+        return
+    q = store.quarantine()
+    q = q[q["sha256"].isin({s.sha256 for s in report.sources})]
+    print(f"auditkit: {n} line(s) quarantined", file=sys.stderr)
+    for r in q.head(20).itertuples(index=False):
+        print(f"  {r.source_file}:{r.line}: {r.reason}", file=sys.stderr)
+    if n > 20:
+        print(f"  ... and {n - 20} more (see the quarantine report)", file=sys.stderr)
+
+
+def prepare_outputs(paths: Sequence[str | Path | None]) -> None:
+    """Refuse an output that is a folder; remove the temporary files killed writers of the outputs left."""
+    from ..store import remove_stale_temps
+
+    outputs = [Path(p) for p in paths if p]
+    for p in outputs:
+        if p.is_dir():
+            raise UsageError(f"{p} is a folder, not a file to write")
+    remove_stale_temps(outputs)
+
+
+def require_logs(report: Any, paths: Sequence[str | Path]) -> None:
+    """Refuse an ingest that met no log file at all (an empty folder, only ``.json`` files)."""
+    if not any(e.get("status") in ("ingested", "already ingested") for e in report.files):
+        raise UsageError(f"no log file (.jsonl, .jsonl.gz, .ndjson, .csv of rounds) in {', '.join(map(str, paths))}")

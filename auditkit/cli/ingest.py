@@ -1,0 +1,44 @@
+"""``auditkit ingest PATH... --store STORE``: read logs into a Parquet store, each file once."""
+
+from __future__ import annotations
+
+import argparse
+
+from .common import (DEFAULT_LOCK_TIMEOUT, EXIT_CLEAN, add_lock_timeout, prepare_outputs, report_quarantine,
+                     require_logs)
+
+
+def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
+    s = sub.add_parser("ingest", help="read logs into a Parquet store (each file once)", **kw)
+    s.add_argument("paths", nargs="+", help="log files or folders (.jsonl, .jsonl.gz, .ndjson, .csv)")
+    s.add_argument("--store", required=True, help="store folder (created when missing)")
+    s.add_argument("--quarantine-report", metavar="CSV", help="write this run's quarantined lines to this CSV")
+    s.add_argument("--follow-symlinks", action="store_true",
+                   help="follow symbolic links that lead out of the input folders")
+    add_lock_timeout(s, DEFAULT_LOCK_TIMEOUT)
+    s.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..ingest.sources import ingest_paths
+    from ..progress import progress_bar
+    from ..report import write_csv
+    from ..store import Store
+
+    store = Store(args.store)
+    prepare_outputs([args.quarantine_report])
+    with store.lock(timeout=args.lock_timeout, command="ingest"):
+        bar = progress_bar(None, "ingest", " files", not args.quiet)
+        try:
+            report = ingest_paths(args.paths, store, follow_symlinks=args.follow_symlinks,
+                                  on_file=(lambda _p: bar.update(1)) if bar is not None else None)
+        finally:
+            if bar is not None:
+                bar.close()
+        require_logs(report, args.paths)
+        print(report.summary())
+        report_quarantine(report, store)
+        if args.quarantine_report:
+            q = store.quarantine()
+            write_csv(q[q["sha256"].isin({s.sha256 for s in report.sources})], args.quarantine_report)
+    return EXIT_CLEAN

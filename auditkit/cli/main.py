@@ -1,0 +1,112 @@
+"""The parser and the one mapping of outcomes to exit statuses.
+
+0 no finding, 1 findings written, 2 the run could not be done: bad arguments,
+unreadable input, store or configuration, a locked store, a full disk, or a
+bug ("internal error", never 1). No traceback reaches the user unless ``-v``
+asks for it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import traceback
+from collections.abc import Sequence
+
+from .. import __version__
+from . import ingest, report, rules, run, score, simulate, validate
+from .common import EXIT_ERROR, UsageError
+
+COMMANDS = (ingest, validate, simulate, rules, run, report, score)
+
+
+class _Formatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows ``(default: X)`` after every option's help; ``(default: none)`` when not giving it means nothing is done."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.default is argparse.SUPPRESS or "default" in text or "when not given" in text:
+            return text
+        if action.default is None:
+            return text + " (default: none)" if action.option_strings else text
+        return super()._get_help_string(action) or ""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits 2 as well; keep its message
+        self.print_usage(sys.stderr)
+        raise UsageError(message)
+
+
+def _log_options(parser: argparse.ArgumentParser, default: object) -> None:
+    parser.add_argument("-v", "--verbose", action="count", default=default,
+                        help="more log output (-vv for debug lines and tracebacks)")
+    parser.add_argument("-q", "--quiet", action="store_true", default=default,
+                        help="warnings and errors only, no progress bar")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``auditkit`` parser with every subcommand; ``-v``/``-q`` go before or after the subcommand."""
+    p = _Parser(prog="auditkit", description="Audit casino table-game hand histories against 68 IAC 10.",
+                formatter_class=_Formatter)
+    p.add_argument("--version", action="version", version=f"auditkit {__version__}")
+    _log_options(p, 0)
+    p.set_defaults(quiet=False)
+    common = argparse.ArgumentParser(add_help=False)
+    _log_options(common, argparse.SUPPRESS)  # after the subcommand too, without resetting the global ones
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
+    for command in COMMANDS:
+        command.add_parser(sub, parents=[common], formatter_class=_Formatter)
+    return p
+
+
+def _setup_logging(verbose: int, quiet: bool) -> None:
+    level = logging.WARNING if quiet else (logging.DEBUG if verbose > 1 else logging.INFO if verbose else logging.WARNING)
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+
+
+def _expected_errors() -> tuple[type[BaseException], ...]:
+    """Errors that say why a run cannot be done; their message is all the user needs."""
+    import pyarrow as pa
+
+    from ..ingest.sources import InputError
+    from ..job import JobError
+    from ..paytables import ConfigError
+
+    return UsageError, InputError, ConfigError, JobError, OSError, pa.ArrowException
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 no finding, 1 findings written, 2 could not be done)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except UsageError as exc:
+        print(f"auditkit: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    _setup_logging(args.verbose, args.quiet)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print("auditkit: error: interrupted", file=sys.stderr)
+        return EXIT_ERROR
+    except Exception as exc:  # noqa: BLE001 - every failure is exit 2 with one line, never 1 or a traceback
+        if args.verbose:
+            traceback.print_exc(file=sys.stderr)
+        if isinstance(exc, _expected_errors()):
+            print(f"auditkit: error: {_describe(exc)}", file=sys.stderr)
+        else:
+            print(f"auditkit: error: internal error: {type(exc).__name__}: {exc} (run with -v for the traceback)",
+                  file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _describe(exc: BaseException) -> str:
+    """The one-line message of an expected error."""
+    import pyarrow as pa
+
+    if isinstance(exc, pa.ArrowException):
+        return f"cannot read a store file (corrupt or truncated?): {exc}"
+    if isinstance(exc, OSError) and exc.strerror and exc.filename:
+        return f"{exc.filename}: {exc.strerror}"
+    return str(exc)

@@ -1,0 +1,111 @@
+"""``auditkit report``: re-export stored findings (a period, games, tables, citations) as CSV; nothing is re-validated."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fnmatch
+import json
+import sys
+from datetime import date as Date
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..job import SEVERITY_RANK
+from .common import (DEFAULT_LOCK_TIMEOUT, EXIT_CLEAN, UsageError, add_lock_timeout, check_citations,
+                     prepare_outputs)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
+    from ..report import SUMMARIES
+    from ..games import names
+
+    GAMES = names()
+
+    s = sub.add_parser("report", help="re-export stored findings (a period, games, tables, citations) as CSV",
+                       description="Reads the findings stored by earlier runs; nothing is re-validated. "
+                                   "Exit 0 when written, 2 on error.", **kw)
+    s.add_argument("--store", help="store folder (or --job)")
+    s.add_argument("--job", help="take the store from this job file (or --store)")
+    s.add_argument("--out", required=True, help="CSV file to write")
+    s.add_argument("--from", dest="start", metavar="YYYY-MM-DD", help="first gaming day, inclusive (when not given: the first)")
+    s.add_argument("--to", dest="end", metavar="YYYY-MM-DD", help="last gaming day, inclusive (when not given: the last)")
+    s.add_argument("--game", action="append", choices=GAMES, help="only these games (repeatable; when not given: all)")
+    s.add_argument("--table", action="append",
+                   help="only these table ids or globs such as 'BJ-*' (repeatable; when not given: all)")
+    s.add_argument("--citation", action="append", help="only these citations (repeatable; when not given: all)")
+    s.add_argument("--dealer", action="append", help="only these dealer ids (repeatable; when not given: all)")
+    s.add_argument("--severity", choices=list(SEVERITY_RANK),
+                   help="only findings at or above this severity (when not given: all)")
+    s.add_argument("--summary", choices=list(SUMMARIES),
+                   help="write counts and money by this instead of the findings (when not given: the findings)")
+    s.add_argument("--parquet", help="also write the selected findings as Parquet here")
+    add_lock_timeout(s, DEFAULT_LOCK_TIMEOUT)
+    s.set_defaults(func=run)
+
+
+def _check_date(value: str | None, what: str) -> str | None:
+    if value is None:
+        return None
+    try:
+        return Date.fromisoformat(value).isoformat()
+    except ValueError:
+        raise UsageError(f"{what} must be a date YYYY-MM-DD, not {value!r}") from None
+
+
+def select_findings(findings: pd.DataFrame, *, tables: list[str] | None = None, citations: list[str] | None = None,
+                    severity: str | None = None, dealers: list[str] | None = None) -> pd.DataFrame:
+    """Findings of some tables (ids or globs), citations, dealers, at or above a severity."""
+    keep = findings.index == findings.index
+    if tables:
+        ids = findings["table_id"].fillna("").astype(str)
+        ok = {t for t in ids.unique() if any(fnmatch.fnmatchcase(t, pat) for pat in tables)}
+        keep &= ids.isin(ok).to_numpy()
+    if citations:
+        keep &= findings["citation"].isin(citations).to_numpy()
+    if dealers:
+        keep &= findings["dealer_id"].isin(dealers).to_numpy()
+    if severity:
+        keep &= (findings["severity"].map(SEVERITY_RANK).fillna(3) >= SEVERITY_RANK[severity]).to_numpy()
+    return findings[keep].reset_index(drop=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .. import report as rep
+    from ..job import load_job
+    from ..store import Store
+    from ..validate import sort_findings
+
+    if bool(args.store) == bool(args.job):
+        raise UsageError("give either --store or --job")
+    check_citations(args.citation, args.game)
+    root = Path(args.store) if args.store else load_job(args.job).store
+    if not Store.is_store(root):
+        raise UsageError(f"{root} is not a store (no _manifest or rounds folder)")
+    start, end = _check_date(args.start, "--from"), _check_date(args.end, "--to")
+    if start and end and start > end:
+        raise UsageError("--from is after --to")
+    prepare_outputs([args.out, args.parquet])
+    store = Store(root)
+    with store.lock(args.lock_timeout, shared=True, command="report"):
+        validated: set[str] = set()
+        for state in (root / "_jobs").glob("*.json"):
+            with contextlib.suppress(ValueError, KeyError, TypeError, OSError):
+                validated |= set(json.loads(state.read_text("utf-8"))["validated"])
+        behind = [r for r in store.manifest() if r.sha256 not in validated]
+        findings = sort_findings(store.findings(args.game or None, start, end))
+    if behind:
+        print(f"auditkit: warning: {len(behind)} source(s) in the store were never validated by `auditkit run` "
+              f"(e.g. {behind[0].path}); their findings are not in this report", file=sys.stderr)
+    findings = select_findings(findings, tables=args.table, citations=args.citation, severity=args.severity,
+                               dealers=args.dealer)
+    out = rep.summarize(findings, rep.SUMMARIES[args.summary]) if args.summary else findings
+    rep.write_csv(out, args.out)
+    if args.parquet:
+        rep.write_findings_parquet(findings, args.parquet)
+    if not args.quiet:
+        print(f"{len(findings)} finding(s) on {findings['round_id'].nunique()} round(s) written to {args.out}")
+    return EXIT_CLEAN

@@ -1,0 +1,38 @@
+"""``auditkit rules``: the registered checks with their citations."""
+
+from __future__ import annotations
+
+import argparse
+
+from .common import EXIT_CLEAN
+
+
+def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
+    from ..games import names
+
+    GAMES = names()
+
+    s = sub.add_parser("rules", help="list the registered checks with their citations", **kw)
+    s.add_argument("--game", choices=GAMES, help="only the checks of this game (when not given: all)")
+    s.add_argument("--markdown", action="store_true", help="print a Markdown table (docs/rules.md)")
+    s.add_argument("--config", help="show each check's settings as this licensee file sets them (default: the "
+                                    "defaults)")
+    s.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..paytables import load_config
+    from ..rules.registry import catalog
+
+    frame = catalog(args.game, load_config(args.config))
+    if args.markdown:
+        print("| game | rule_id | citation | severity | check | settings (defaults) |\n|---|---|---|---|---|---|")
+        for r in frame.itertuples(index=False):
+            settings = "<br>".join(f"`{p}`" for p in r.params.split("; ") if p)
+            print(f"| {r.games} | `{r.rule_id}` | `{r.citation}` | {r.severity} | {r.summary} | {settings} |")
+    else:
+        for r in frame.itertuples(index=False):
+            print(f"{r.rule_id:<28} {r.citation:<24} {r.severity:<7} {r.summary}")
+            if r.params:
+                print(f"{'':<28} settings: {r.params}")
+    return EXIT_CLEAN

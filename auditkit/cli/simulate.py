@@ -1,0 +1,43 @@
+"""``auditkit simulate GAME --out LOG``: simulated rounds with injected faults and their ground truth."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .common import EXIT_CLEAN, fraction, positive_int, prepare_outputs
+
+
+def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
+    from ..games import names
+
+    GAMES = names()
+
+    s = sub.add_parser("simulate", help="write simulated rounds with injected faults and their ground truth", **kw)
+    s.add_argument("game", choices=GAMES, help="the game to simulate")
+    s.add_argument("--rounds", type=positive_int, default=1000, help="number of rounds (at least 1)")
+    s.add_argument("--out", required=True, help="JSONL file to write (.jsonl or .jsonl.gz)")
+    s.add_argument("--truth", metavar="CSV",
+                   help="write the (round_id, citation) of every injected fault here (when not given: not written)")
+    s.add_argument("--fault-rate", type=fraction, default=0.0,
+                   help="share of rounds with one injected fault, from 0 to 1")
+    s.add_argument("--seed", type=int, default=0, help="random seed: the same seed writes the same log")
+    s.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..progress import progress_bar
+    from ..simulate import simulate_to_jsonl
+
+    prepare_outputs([args.out, args.truth])
+    bar = progress_bar(args.rounds, f"simulate {args.game}", " rounds", not args.quiet)
+    try:
+        n, faults = simulate_to_jsonl(args.game, args.rounds, Path(args.out), Path(args.truth) if args.truth else None,
+                                      seed=args.seed, fault_rate=args.fault_rate,
+                                      progress=bar.update if bar is not None else None)
+    finally:
+        if bar is not None:
+            bar.close()
+    print(f"{n} {args.game} round(s) written to {args.out}; {faults} injected fault(s)"
+          + (f", ground truth in {args.truth}" if args.truth else ""))
+    return EXIT_CLEAN

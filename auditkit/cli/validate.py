@@ -1,0 +1,126 @@
+"""``auditkit validate PATH... --out CSV``: check every round of logs (one shot) or of a store."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+import re
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from .common import (DEFAULT_LOCK_TIMEOUT, EXIT_CLEAN, EXIT_FINDINGS, add_lock_timeout, check_citations,
+                     prepare_outputs, report_quarantine, require_logs)
+
+log = logging.getLogger("auditkit")
+TEMP_STORE = re.compile(r"^auditkit-validate-(\d+)-")  # the one-shot route's store in $TMPDIR: creator pid
+
+
+def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
+    from ..games import names
+
+    GAMES = names()
+
+    s = sub.add_parser("validate", help="check every round and write the violation report", **kw)
+    s.add_argument("paths", nargs="+", help="log files or folders, or one store folder")
+    s.add_argument("--out", required=True, help="violation report CSV")
+    s.add_argument("--parquet", help="also write the findings as Parquet here")
+    s.add_argument("--summaries", metavar="DIR", help="also write summaries by citation, table, dealer and day here")
+    s.add_argument("--quarantine-report", metavar="CSV", help="write every quarantined line (file, line, reason, raw) here")
+    s.add_argument("--config", help="paytable and house-rules TOML (when not given: the rules catalog's defaults)")
+    s.add_argument("--game", action="append", choices=GAMES, help="only these games (repeatable; when not given: all)")
+    s.add_argument("--citation", action="append",
+                   help="only these citations, as `auditkit rules` lists them (repeatable; when not given: all)")
+    s.add_argument("--follow-symlinks", action="store_true",
+                   help="follow symbolic links that lead out of the input folders")
+    s.add_argument("--no-progress", action="store_true", help="no progress bar (none anyway when not a terminal)")
+    add_lock_timeout(s, DEFAULT_LOCK_TIMEOUT)
+    s.set_defaults(func=run)
+
+
+def output_paths(args: argparse.Namespace) -> list[Path]:
+    """Every file this command writes."""
+    from ..report import SUMMARIES
+
+    out = [Path(p) for p in (args.out, args.parquet, args.quarantine_report) if p]
+    if args.summaries:
+        out += [Path(args.summaries) / f"summary_by_{name}.csv" for name in SUMMARIES]
+    return out
+
+
+@contextlib.contextmanager
+def temporary_store() -> Iterator[Path]:
+    """A private store in $TMPDIR for the one-shot route, named with this process's id; the ones
+    whose creator is gone (a validate killed by SIGKILL) are removed first."""
+    from ..store import pid_alive
+
+    root = Path(tempfile.gettempdir())
+    for old in root.glob("auditkit-validate-*"):
+        m = TEMP_STORE.match(old.name)
+        if m and old.is_dir() and not old.is_symlink() and not pid_alive(int(m.group(1))):
+            log.warning("removing the temporary store of an interrupted validate: %s", old)
+            shutil.rmtree(old, ignore_errors=True)
+    path = Path(tempfile.mkdtemp(prefix=f"auditkit-validate-{os.getpid()}-", dir=root))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _check(store, config, args: argparse.Namespace, show: bool):
+    """(findings, rounds checked) of a store, with a progress bar on a terminal."""
+    from ..progress import on_terminal, progress_bar
+    from ..validate import collect
+
+    bar = progress_bar(store.count() if show and on_terminal() else None, "validate", " rounds", show)
+    try:
+        return collect(store, config, games=args.game or None, citations=args.citation or None,
+                       progress=bar.update if bar is not None else None)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..ingest.sources import ingest_paths
+    from ..paytables import load_config
+    from ..progress import progress_bar
+    from ..report import format_summary, write_csv, write_findings_parquet, write_summaries
+    from ..store import Store
+
+    check_citations(args.citation, args.game)
+    config = load_config(args.config)
+    prepare_outputs(output_paths(args))
+    show = not args.no_progress and not args.quiet
+    if len(args.paths) == 1 and Store.is_store(args.paths[0]):
+        store = Store(args.paths[0])
+        with store.lock(args.lock_timeout, shared=True, command="validate"):
+            findings, checked = _check(store, config, args, show)
+    else:
+        with temporary_store() as tmp:
+            store = Store(tmp)
+            bar = progress_bar(None, "ingest", " files", show)
+            try:
+                report = ingest_paths(args.paths, store, follow_symlinks=args.follow_symlinks,
+                                      on_file=(lambda _p: bar.update(1)) if bar is not None else None)
+            finally:
+                if bar is not None:
+                    bar.close()
+            require_logs(report, args.paths)
+            print(report.summary(), file=sys.stderr)
+            report_quarantine(report, store)
+            if args.quarantine_report:
+                write_csv(store.quarantine(), args.quarantine_report)
+            findings, checked = _check(store, config, args, show)
+    write_csv(findings, args.out)
+    if args.parquet:
+        write_findings_parquet(findings, args.parquet)
+    if args.summaries:
+        write_summaries(findings, args.summaries)
+    print(format_summary(findings, checked))
+    print(f"report: {args.out}")
+    return EXIT_FINDINGS if len(findings) else EXIT_CLEAN
