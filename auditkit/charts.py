@@ -10,7 +10,6 @@ offline) or the Vega-Lite JSON through vl-convert.
 from __future__ import annotations
 
 import json
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from .store import atomic_path
 __all__ = [
     "MAX_ROWS", "use_renderer", "findings_over_time", "findings_by_citation", "findings_by", "heatmap",
     "discrepancy_histogram", "largest_discrepancies", "cumulative_payouts", "funnel_plot", "hold_heatmap",
-    "hold_by_table", "save_chart", "OFFLINE_RENDERER",
+    "hold_by_table", "save_chart", "OFFLINE_RENDERER", "VEGALITE_V5_MIME", "VEGALITE_V5_SCHEMA",
 ]
 
 MAX_ROWS = 5000
@@ -40,20 +39,44 @@ def _check(frame: pd.DataFrame, what: str) -> pd.DataFrame:
 
 
 # ---- rendering ------------------------------------------------------------------------------
-def _offline_renderer(spec: dict[str, Any], **_meta: Any) -> dict[str, str]:
-    """A div and a call to vegaEmbed; the page must load the vega-embed bundle once (see auditkit.notebooks)."""
-    div = f"auditkit-chart-{uuid.uuid4().hex[:12]}"
-    html = (f'<div id="{div}"></div><script type="text/javascript">'
-            f'vegaEmbed("#{div}", {json.dumps(spec)}, {{"actions": false}}).catch(console.error);</script>')
-    return {"text/html": html, "text/plain": "<chart: open the HTML report in a browser>"}
+VEGALITE_V5_MIME = "application/vnd.vegalite.v5+json"
+"""The Vega-Lite mime type JupyterLab 4 (and Notebook 7) draw with their own bundled Vega, no network."""
+VEGALITE_V5_SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
 
 
-def use_renderer(name: str = "default") -> None:
-    """Choose how notebooks show charts: ``default`` (Jupyter), ``offline`` (HTML reports
-    rendered by :func:`auditkit.notebooks.render`, which embeds vega once), ``png`` or ``svg`` (static)."""
+def _static_svg(spec: dict[str, Any]) -> str:
+    import vl_convert as vlc
+    from altair.utils._importers import vl_version_for_vl_convert
+
+    return vlc.vegalite_to_svg(spec, vl_version=vl_version_for_vl_convert())
+
+
+def _offline_renderer(spec: dict[str, Any], **_meta: Any) -> dict[str, Any]:
+    """A mime bundle that needs no network anywhere.
+
+    JupyterLab draws the Vega-Lite v5 bundle itself (interactive); ``jupyter
+    nbconvert --to html`` and other front ends that know no Vega show the
+    static SVG; :func:`auditkit.notebooks.export_html` turns the spec back into an
+    interactive chart with the Vega bundle inlined. Altair's specs use only
+    Vega-Lite 5 grammar, so only the ``$schema`` changes.
+    """
+    title = spec.get("title")
+    title = title if isinstance(title, str) else (title or {}).get("text", "")
+    return {VEGALITE_V5_MIME: {**spec, "$schema": VEGALITE_V5_SCHEMA}, "image/svg+xml": _static_svg(spec),
+            "text/plain": f"<chart: {title or 'untitled'}>"}
+
+
+def use_renderer(name: str = OFFLINE_RENDERER) -> None:
+    """Choose how notebooks show charts.
+
+    ``auditkit-offline`` (also ``default`` and ``offline``): works without a network
+    in live JupyterLab, ``jupyter nbconvert --to html`` and the HTML reports (see
+    :func:`_offline_renderer`); ``png`` or ``svg``: static only; any other name is
+    one of Altair's own renderers (``html`` loads Vega from a CDN).
+    """
     if OFFLINE_RENDERER not in alt.renderers.names():
         alt.renderers.register(OFFLINE_RENDERER, _offline_renderer)
-    alt.renderers.enable(OFFLINE_RENDERER if name == "offline" else name)
+    alt.renderers.enable(OFFLINE_RENDERER if name in ("default", "offline") else name)
 
 
 # ---- findings --------------------------------------------------------------------------------

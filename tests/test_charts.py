@@ -155,6 +155,35 @@ def test_offline_renderer():
         bundle = alt.renderers.get()(C.findings_by_citation(pd.DataFrame(
             {"citation": ["x"], "game": "g", "severity": "high", "findings": [1], "rounds": [1],
              "overpaid": [0.0], "underpaid": [0.0]})).to_dict())
-        assert "vegaEmbed(" in bundle["text/html"] and "<script" in bundle["text/html"]
+        assert bundle[C.VEGALITE_V5_MIME]["$schema"].endswith("/vega-lite/v5.json")  # JupyterLab draws it
+        assert bundle["image/svg+xml"].lstrip().startswith("<svg")  # nbconvert's HTML shows it
+        assert "text/html" not in bundle  # would outrank the Vega-Lite bundle in JupyterLab
     finally:
         C.use_renderer("default")
+    assert alt.renderers.active == C.OFFLINE_RENDERER
+
+
+def _every_chart(findings: pd.DataFrame) -> list:
+    store = sample_store()
+    counts = A.round_counts(store, by=["table_id", "date"])
+    eo = A.expected_vs_observed(A.outcome_counts(store, games="baccarat"), "table_id")
+    player = eo[eo["event"] == "player"]
+    return [
+        C.findings_over_time(A.heatmap_frame(findings, "citation")), C.findings_by_citation(A.by_citation(findings)),
+        C.findings_by(A.by_table(findings), "table_id"), C.heatmap(A.heatmap_frame(findings, "table_id", counts=counts)),
+        C.discrepancy_histogram(A.discrepancy_bins(findings)),
+        C.largest_discrepancies(A.largest_discrepancies(findings, 10)),
+        C.cumulative_payouts(A.cumulative_payouts(findings)),
+        C.funnel_plot(player, A.funnel_limits(A.baccarat_probabilities()["player"], int(player["trials"].max()))),
+        C.hold_heatmap(A.hold(store)), C.hold_by_table(A.hold(store, by=["game", "table_id"])),
+    ]
+
+
+def test_specs_are_vega_lite_5(findings):
+    """JupyterLab 4 compiles the v5 bundle with its own Vega-Lite 5: every chart must be valid Vega-Lite 5."""
+    import vl_convert as vlc
+
+    oldest = min(v for v in vlc.get_vegalite_versions() if v.startswith("5."))
+    for chart in _every_chart(findings):
+        spec = {**chart.to_dict(), "$schema": C.VEGALITE_V5_SCHEMA}
+        assert vlc.vegalite_to_vega(spec, vl_version=oldest)["$schema"].startswith("https://vega.github.io/schema/vega/")

@@ -13,6 +13,7 @@ pytest.importorskip("papermill")
 pytest.importorskip("altair")
 pytest.importorskip("scipy")
 
+from auditkit import charts as C  # noqa: E402
 from auditkit import notebooks as N  # noqa: E402
 
 from sample_store import BIASED_TABLE, has_simulator, sample_store  # noqa: E402
@@ -51,11 +52,15 @@ def _outputs(nb) -> list[dict]:
     return [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
 
 
-def _chart_specs(nb) -> list[str]:
-    """Vega-Lite specs in the outputs (the default renderer writes them into text/html)."""
-    return [o["data"]["text/html"] for o in _outputs(nb)
-            if o.get("output_type") in ("display_data", "execute_result") and "text/html" in o.get("data", {})
-            and ("vegaEmbed" in o["data"]["text/html"])]
+def _chart_specs(nb) -> list[dict]:
+    """Vega-Lite specs in the outputs (the offline renderer writes a v5 mime bundle beside a static SVG)."""
+    out = []
+    for o in _outputs(nb):
+        data = o.get("data", {})
+        if C.VEGALITE_V5_MIME in data:
+            assert data["image/svg+xml"].lstrip().startswith("<svg")  # nbconvert and other front ends show it
+            out.append(data[C.VEGALITE_V5_MIME])
+    return out
 
 
 @pytest.mark.parametrize("name", N.NOTEBOOKS)
@@ -108,6 +113,18 @@ def test_render_html_offline(executed):
         pytest.fail(str(executed[HTML_NOTEBOOK]))
     html = Path(executed["_dir"] / f"{HTML_NOTEBOOK}.html").read_text("utf-8")
     assert html.count("vegaEmbed(\"#auditkit-chart-") >= 3  # the charts, drawn by the inlined bundle
-    assert "cdn.jsdelivr.net/npm/vega" not in html  # no network needed
+    assert "cdn.jsdelivr.net" not in html and 'data-mime-type="image/svg+xml"' not in html  # no network; interactive, not static
     assert "Pai gow poker: findings by citation" in html
     assert "from auditkit import" not in html  # code cells hidden
+
+
+def test_plain_nbconvert_html_offline(executed):
+    """What `jupyter nbconvert --execute --to html` writes: the static SVG of each chart, nothing from a CDN."""
+    from nbconvert import HTMLExporter
+
+    nb = executed["01_overview"]
+    if isinstance(nb, Exception):
+        pytest.fail(str(nb))
+    html, _ = HTMLExporter(template_name="lab").from_notebook_node(nb)
+    assert html.count('data-mime-type="image/svg+xml"') >= len(_chart_specs(nb)) >= 3
+    assert "cdn.jsdelivr.net" not in html and "Error loading script" not in html
