@@ -92,7 +92,9 @@ const stderr = [...w.node.querySelectorAll('.jp-OutputArea-output[data-mime-type
 const text = w.node.innerText;
 const shown = ['Error loading script', 'Javascript Error'].filter(s => text.includes(s));
 return {status: kernel ? kernel.status : 'none', ran: cells.filter(c => c.model.executionCount !== null).length,
-        cells: cells.length, charts, drawn, errors, stderr, shown, height: w.content.node.scrollHeight};
+        cells: cells.length, charts, drawn, errors, stderr, shown,
+        height: Math.max(...[w.content.node, ...w.content.node.querySelectorAll('.jp-WindowedPanel-outer')]
+                         .map(e => e.scrollHeight)) + 150};
 """
 
 
@@ -209,9 +211,10 @@ wait();""")
     while time.monotonic() < deadline and not state["errors"] and state["drawn"] < state["charts"]:
         time.sleep(0.5)
         state = driver.execute_script(STATE_JS)
-    driver.execute_script("window.jupyterapp.shell.collapseLeft()")
+    driver.execute_script("window.jupyterapp.shell.collapseLeft(); const w = window.jupyterapp.shell.currentWidget;"
+                          "w.content.node.querySelectorAll('.jp-WindowedPanel-outer').forEach(e => e.scrollTop = 0)")
     driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {  # the whole notebook in one shot
-        "width": 1400, "height": min(int(state["height"]) + 200, 16000), "deviceScaleFactor": 1, "mobile": False})
+        "width": 1400, "height": min(int(state["height"]), 16000), "deviceScaleFactor": 1, "mobile": False})
     time.sleep(1.5)
     state = driver.execute_script(STATE_JS)
     for folder in (ARTIFACTS, SCREENS):

@@ -102,10 +102,40 @@ def test_expected_vs_observed_notebook_flags_biased_table(executed):
     nb = executed["03_expected_vs_observed"]
     if isinstance(nb, Exception):
         pytest.fail(str(nb))
-    flagged = next(o for c in nb.cells if c.cell_type == "code" and "flagged" in c.source and "concat" in c.source
+    flagged = next(o for c in nb.cells if c.cell_type == "code" and "C.table(A.flagged_groups" in c.source
                    for o in c.outputs if o.get("output_type") == "execute_result")
     table = flagged["data"]["text/plain"]
     assert BIASED_TABLE in table and "BAC-01" not in table and "TCP-" not in table and "BJ-" not in table
+
+
+@pytest.mark.parametrize("name", N.NOTEBOOKS)
+def test_notebook_opens_with_a_summary(executed, name):
+    """The first cell after the parameters is a one-screen summary: rounds, severities, money, worst, flagged."""
+    if name in GAME_OF and not has_simulator(GAME_OF[name]):
+        pytest.skip(f"no simulator for {GAME_OF[name]} yet")
+    nb = executed[name]
+    if isinstance(nb, Exception):
+        pytest.fail(str(nb))
+    code = [c for c in nb.cells if c.cell_type == "code" and "injected-parameters" not in c.metadata.get("tags", [])]
+    assert "summary" in code[1].metadata.get("tags", []), name
+    text = "".join(o["data"].get("text/markdown", "") for o in code[1].outputs if "data" in o)
+    assert "rounds checked" in text and ("findings" in text or "No findings" in text), text
+    if "No findings" not in text:
+        assert "high" in text and "overpaid" in text and "Worst tables" in text and "Worst dealers" in text, text
+    assert "Improbable outcome frequencies" in text or "Expected versus observed" in text, text
+    if name in ("01_overview", "10_baccarat"):
+        assert BIASED_TABLE.replace("-", "-") in text.replace("\\", "")  # the biased table is named on screen one
+
+
+def test_tables_are_readable(executed):
+    """No raw records in a table: wagers and hands written out, money to the cent, local times."""
+    nb = executed["02_payout_discrepancies"]
+    if isinstance(nb, Exception):
+        pytest.fail(str(nb))
+    html = json.dumps([o.get("data", {}).get("text/html", "") for o in _outputs(nb)])
+    assert "{'seat'" not in html and "'amount':" not in html and "[{" not in html
+    assert "→" in html or "\\u2192" in html  # seat 2 banker 25.00 → +23.75
+    assert "(UTC-05:00)" in html
 
 
 def test_render_html_offline(executed):
