@@ -290,8 +290,10 @@ def readable(frame: pd.DataFrame) -> pd.DataFrame:
             out[c] = col.map(lambda x: f"{x:.4f}" if pd.notna(x) else "")
         elif c in ("expected", "z", "per_1000") and pd.api.types.is_float_dtype(col):
             out[c] = col.round(2)
-        elif c == "started_at" and col.dtype == object and col.astype(str).str.match(r"\d{4}-\d\d-\d\dT").all():
-            out[c] = col.str.slice(0, 10) + " " + col.str.slice(11, 19) + " (UTC" + col.str.slice(19) + ")"
+        elif c == "started_at" and pd.api.types.is_string_dtype(col) and col.astype(str).str.match(
+                r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d$").all():
+            text = col.astype(str)
+            out[c] = text.str.slice(0, 10) + " " + text.str.slice(11, 19) + " (UTC" + text.str.slice(19) + ")"
         elif col.dtype == object and col.map(lambda v: isinstance(v, (list, dict, np.ndarray))).any():
             out[c] = col.map(lambda v: ", ".join(map(str, v)) if isinstance(v, (list, np.ndarray))
                              else "; ".join(f"{k} {x}" for k, x in v.items()) if isinstance(v, dict) else v)
@@ -483,7 +485,8 @@ def rounds_behind(store: StoreLike, findings: pd.DataFrame, columns: Sequence[st
             continue
         t = pa.concat_tables(frames).sort_by("started_at")
         nested = [c for c in t.column_names if pa.types.is_list(t.schema.field(c).type)]
-        frame = t.drop_columns(nested).to_pandas()
+        frame = t.drop_columns(nested).to_pandas(  # integers stay integers where some are missing
+            types_mapper=lambda typ: pd.Int64Dtype() if pa.types.is_integer(typ) else None)
         for c in nested:  # a few drilled rounds: formatted one by one
             typ = t.schema.field(c).type
             if pa.types.is_int8(typ.value_type) and c != "dice":
@@ -499,8 +502,13 @@ def rounds_behind(store: StoreLike, findings: pd.DataFrame, columns: Sequence[st
         if "started_at" in frame and "utc_offset" in frame:
             frame["started_at"] = _local_text(frame["started_at"], frame.pop("utc_offset"))
         rules = f.groupby("round_id")["rule_id"].agg(lambda s: ", ".join(sorted(set(s))))
-        frame.insert(1, "rules", frame["round_id"].map(rules))
-        out[str(game)] = frame.reset_index(drop=True)
+        frame["rules"] = frame["round_id"].map(rules)
+        first = ["round_id", "started_at", "table_id", "dealer_id"]
+        last = ["wagers", "rules", "status", "events", "shoe_id", "round_seq", "source_file", "source_line"]
+        game_cols = sorted((c for c in frame.columns if c not in first + last),  # the cards, then the hands
+                           key=lambda c: 0 if c.endswith("_cards") or c == "dice" else 1 if c == "hands" else 2)
+        frame = frame.drop(columns=[c for c in ("wagers", "events") if c in frame and not frame[c].astype(bool).any()])
+        out[str(game)] = frame[[c for c in first + game_cols + last if c in frame.columns]].reset_index(drop=True)
     return out
 
 

@@ -154,7 +154,8 @@ def findings_by_citation(summary: pd.DataFrame, title: str = "Findings by citati
     order = totals.sort_values(["_r", "_n"], ascending=[True, False], kind="stable").index.tolist()
     return alt.Chart(summary, title=title).mark_bar().encode(
         y=alt.Y("label:N", sort=order, title="Citation", axis=alt.Axis(labelLimit=320)),
-        x=alt.X("sum(findings):Q", title="Findings"),
+        x=alt.X("sum(findings):Q", title="Findings (log scale: one finding still shows)",
+                scale=alt.Scale(type="symlog")),
         color=alt.Color("severity:N", scale=alt.Scale(domain=SEVERITY_ORDER, range=SEVERITY_COLORS),
                         title="Severity"),
         tooltip=["game:N", "citation:N", "severity:N", alt.Tooltip("findings:Q", title="findings"),
