@@ -265,3 +265,39 @@ def test_notebook_draws_its_charts_offline(runs, name):
     assert r["charts"] >= 3, f"{name}: {r['charts']} chart outputs"
     assert r["drawn"] >= r["charts"], (f"{name}: {r['drawn']} of {r['charts']} charts drawn; "
                                        f"browser console: {r['console']}")
+
+
+def test_html_reports_draw_their_charts_offline(tmp_path):
+    """The nightly job's report (interactive, bundle inlined) and plain `jupyter nbconvert --to html` (static SVG),
+    opened from disk in the same offline browser: every chart drawn, nothing fetched."""
+    from nbconvert import HTMLExporter
+
+    name = "13_pai_gow_poker" if "13_pai_gow_poker" in NAMES else "01_overview"
+    executed = N.execute(N.NOTEBOOK_DIR / f"{name}.ipynb", {"store": str(sample_store())})
+    report = N.export_html(executed, tmp_path / "report.html")
+    plain = tmp_path / "nbconvert.html"
+    plain.write_text(HTMLExporter(template_name="lab").from_notebook_node(executed)[0], "utf-8")
+    driver = _browser(tmp_path / "profile")
+    try:
+        driver.get(report.as_uri())
+        deadline = time.monotonic() + DRAW_TIMEOUT
+        while time.monotonic() < deadline:
+            charts, drawn = driver.execute_script(
+                "return [document.querySelectorAll('div[id^=auditkit-chart-]').length,"
+                " document.querySelectorAll('div[id^=auditkit-chart-] .marks').length]")
+            if charts and drawn >= charts:
+                break
+            time.sleep(0.5)
+        assert charts >= 3 and drawn >= charts, f"report: {drawn} of {charts} charts drawn"
+        for folder in (ARTIFACTS, SCREENS):
+            folder.mkdir(parents=True, exist_ok=True)
+            driver.save_screenshot(str(folder / f"report_{name}.png"))
+        driver.get(plain.as_uri())
+        svgs = driver.execute_script(
+            "return [...document.querySelectorAll('.jp-RenderedSVG img')].filter("
+            "i => i.complete && i.naturalWidth > 50).length")  # the static SVG, decoded
+        assert svgs >= 3, f"nbconvert: {svgs} charts shown"
+        text = driver.execute_script("return document.body.innerText")
+        assert "Error loading script" not in text and "Javascript Error" not in text
+    finally:
+        driver.quit()
