@@ -3,8 +3,12 @@
 Every builder takes a small frame from :mod:`auditkit.analysis` (summaries, never
 rounds) and refuses one with more than :data:`MAX_ROWS` rows, so a chart spec
 stays small and Altair's row limit is never hit. Charts have titles, axis
-titles and tooltips; :func:`save_chart` writes PNG, SVG, HTML (self-contained,
-offline) or the Vega-Lite JSON through vl-convert.
+titles and tooltips; days are labelled as dates (``Jun 01``), and an empty frame
+gives a chart that says so. :func:`use_renderer` makes notebooks display charts
+that need no network (JupyterLab's own Vega, a static SVG for nbconvert);
+:func:`summary`, :func:`table` and :func:`rounds` show the opening summary,
+readable tables and the drill-down. :func:`save_chart` writes PNG, SVG, HTML
+(self-contained, offline) or the Vega-Lite JSON through vl-convert.
 """
 
 from __future__ import annotations
