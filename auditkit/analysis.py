@@ -301,16 +301,22 @@ def readable(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def overview(findings: pd.DataFrame, counts: pd.DataFrame, flagged: pd.DataFrame | None = None,
-             top: int = 3) -> dict[str, Any]:
+             top: int = 3, min_rounds: int = 100) -> dict[str, Any]:
     """The figures of a notebook's opening summary.
 
     ``counts``: :func:`round_counts` by game, table_id, dealer_id and date;
     ``flagged``: :func:`flagged_groups`. Worst tables and dealers are ranked by
-    findings per thousand rounds.
+    findings per thousand rounds, among those with ``min_rounds`` rounds or more
+    (a dealer of 30 rounds with 4 findings is not the worst), unless none has.
     """
     severity = findings["severity"].value_counts()
-    tables = with_rates(by_table(findings), counts, ["game", "table_id"])
-    dealers = with_rates(by_dealer(findings), counts, "dealer_id")
+    def worst(summary: pd.DataFrame) -> pd.DataFrame:
+        busy = summary[summary["rounds_checked"] >= min_rounds]
+        busy = busy if len(busy) else summary
+        return busy.sort_values(["per_1000", "findings"], ascending=False, kind="stable").head(top)
+
+    tables = worst(with_rates(by_table(findings), counts, ["game", "table_id"]))
+    dealers = worst(with_rates(by_dealer(findings), counts, "dealer_id"))
     dates = sorted(counts["date"].unique()) if "date" in counts and len(counts) else []
     return {
         "rounds": int(counts["rounds"].sum()) if len(counts) else 0,
@@ -318,8 +324,7 @@ def overview(findings: pd.DataFrame, counts: pd.DataFrame, flagged: pd.DataFrame
         "days": len(dates), "findings": len(findings), "rounds_flagged": int(findings["round_id"].nunique()),
         "by_severity": {k: int(severity.get(k, 0)) for k in ("high", "medium", "low")},
         "money": payout_totals(findings),
-        "tables": tables.sort_values(["per_1000", "findings"], ascending=False, kind="stable").head(top),
-        "dealers": dealers.sort_values(["per_1000", "findings"], ascending=False, kind="stable").head(top),
+        "tables": tables, "dealers": dealers,
         "flagged": flagged if flagged is not None else pd.DataFrame(),
     }
 
