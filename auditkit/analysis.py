@@ -49,10 +49,10 @@ __all__ = [
     "DEFAULT_SHIFTS", "open_store", "shift_of", "load_findings", "iter_rounds", "load_rounds", "round_counts",
     "summarize", "by_citation", "by_table", "by_dealer", "by_shift", "by_day", "payout_totals",
     "money_findings", "discrepancy_bins", "largest_discrepancies", "cumulative_payouts", "heatmap_frame",
-    "with_rates",
+    "with_rates", "readable", "overview", "MONEY_COLUMNS",
     "drill_down", "rounds_behind", "baccarat_probabilities", "tcp_dealer_qualify_probability",
     "blackjack_bust_probabilities", "blackjack_bust_probability", "outcome_counts",
-    "expected_vs_observed", "funnel_limits", "hold",
+    "expected_vs_observed", "flagged_groups", "funnel_limits", "hold",
 ]
 
 DEFAULT_SHIFTS: dict[str, tuple[int, int]] = {"day": (6, 14), "swing": (14, 22), "grave": (22, 6)}
@@ -271,6 +271,65 @@ def drill_down(findings: pd.DataFrame, **where: Any) -> pd.DataFrame:
     return findings[mask].reset_index(drop=True)
 
 
+MONEY_COLUMNS = ("discrepancy", "expected_amount", "recorded_amount", "overpaid", "underpaid", "net", "amount",
+                 "drop", "win", "cumulative")
+
+
+def readable(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy for people: money to the cent (``1,234.50``), rates and p-values rounded, hold as a percent,
+    finding times as local date and time with their offset, lists and records written out."""
+    out = frame.copy()
+    for c in out.columns:
+        col = out[c]
+        if c in MONEY_COLUMNS and pd.api.types.is_numeric_dtype(col):
+            out[c] = col.map(lambda x: _amount(float(x)) if pd.notna(x) else "")
+        elif c == "hold" and pd.api.types.is_numeric_dtype(col):
+            out[c] = col.map(lambda x: f"{x:.2%}" if pd.notna(x) else "")
+        elif c in ("p_value", "p_adjusted", "chi2_p") and pd.api.types.is_numeric_dtype(col):
+            out[c] = col.map(lambda x: f"{x:.2g}" if pd.notna(x) else "")
+        elif c in ("rate", "expected_rate") and pd.api.types.is_numeric_dtype(col):
+            out[c] = col.map(lambda x: f"{x:.4f}" if pd.notna(x) else "")
+        elif c in ("expected", "z", "per_1000") and pd.api.types.is_float_dtype(col):
+            out[c] = col.round(2)
+        elif c == "started_at" and pd.api.types.is_string_dtype(col) and col.astype(str).str.match(
+                r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d$").all():
+            text = col.astype(str)
+            out[c] = text.str.slice(0, 10) + " " + text.str.slice(11, 19) + " (UTC" + text.str.slice(19) + ")"
+        elif col.dtype == object and col.map(lambda v: isinstance(v, (list, dict, np.ndarray))).any():
+            out[c] = col.map(lambda v: ", ".join(map(str, v)) if isinstance(v, (list, np.ndarray))
+                             else "; ".join(f"{k} {x}" for k, x in v.items()) if isinstance(v, dict) else v)
+    return out
+
+
+def overview(findings: pd.DataFrame, counts: pd.DataFrame, flagged: pd.DataFrame | None = None,
+             top: int = 3, min_rounds: int = 100) -> dict[str, Any]:
+    """The figures of a notebook's opening summary.
+
+    ``counts``: :func:`round_counts` by game, table_id, dealer_id and date;
+    ``flagged``: :func:`flagged_groups`. Worst tables and dealers are ranked by
+    findings per thousand rounds, among those with ``min_rounds`` rounds or more
+    (a dealer of 30 rounds with 4 findings is not the worst), unless none has.
+    """
+    severity = findings["severity"].value_counts()
+    def worst(summary: pd.DataFrame) -> pd.DataFrame:
+        busy = summary[summary["rounds_checked"] >= min_rounds]
+        busy = busy if len(busy) else summary
+        return busy.sort_values(["per_1000", "findings"], ascending=False, kind="stable").head(top)
+
+    tables = worst(with_rates(by_table(findings), counts, ["game", "table_id"]))
+    dealers = worst(with_rates(by_dealer(findings), counts, "dealer_id"))
+    dates = sorted(counts["date"].unique()) if "date" in counts and len(counts) else []
+    return {
+        "rounds": int(counts["rounds"].sum()) if len(counts) else 0,
+        "first_day": dates[0] if dates else None, "last_day": dates[-1] if dates else None,
+        "days": len(dates), "findings": len(findings), "rounds_flagged": int(findings["round_id"].nunique()),
+        "by_severity": {k: int(severity.get(k, 0)) for k in ("high", "medium", "low")},
+        "money": payout_totals(findings),
+        "tables": tables, "dealers": dealers,
+        "flagged": flagged if flagged is not None else pd.DataFrame(),
+    }
+
+
 # ---- rounds ---------------------------------------------------------------------------------
 def _filter(tables: list[str] | None, dealers: list[str] | None, round_ids: list[str] | None = None) -> Any:
     expr = None
@@ -347,12 +406,77 @@ def _cards_text(col: pa.ChunkedArray) -> np.ndarray:
     return np.array([cards_str(row) for row in m], dtype=object)  # formatting the few drilled rounds
 
 
+def _amount(x: float | None, sign: bool = False) -> str:
+    if x is None or x != x:
+        return "-"
+    return f"{x:+,.2f}" if sign else f"{x:,.2f}"
+
+
+def _wagers_text(wagers: list[dict] | None) -> str:
+    """``seat 2 banker 25.00 → +23.75; seat 5 tie 10.00 → -10.00``."""
+    return "; ".join(f"seat {w['seat']} {w['bet']} {_amount(w['amount'])} → {_amount(w['net'], True)}"
+                     for w in wagers or [])
+
+
+def _hand_text(game: str, h: dict) -> str:
+    """One patron hand as a person reads it: seat, cards, stakes and what it was paid."""
+    from .cards import cards_str
+
+    cards = cards_str(h.get("cards") or [])
+    if game == "blackjack":
+        how = [k for k in ("doubled", "split", "surrendered") if h.get(k)]
+        return (f"seat {h['seat']} hand {h['hand']}: {cards}, {_amount(h['wager'])}"
+                f"{' (' + ', '.join(how) + ')' if how else ''} → {_amount(h['net'], True)}")
+    if game == "three_card_poker":
+        paid = ", ".join(f"{label} {_amount(h[k], True)}" for label, k in
+                         (("ante", "net_ante"), ("play", "net_play"), ("bonus", "ante_bonus"),
+                          ("pair plus", "net_pair_plus")) if h.get(k))
+        return (f"seat {h['seat']}: {cards} {h.get('decision') or ''}, ante {_amount(h['ante'])} play "
+                f"{_amount(h['play'])} pair plus {_amount(h['pair_plus'])} → {paid or '0.00'}")
+    if game == "pai_gow_poker":
+        return (f"seat {h['seat']}: {cards} (high {cards_str(h.get('high') or [])} / low "
+                f"{cards_str(h.get('low') or [])}), {_amount(h['wager'])} → {_amount(h['net'], True)}")
+    return str(h)
+
+
+def _events_text(events: list[dict] | None) -> str:
+    """``double seat 2 25.00; roll dice 3 4``: each event's type and the fields it recorded."""
+    from .cards import cards_str
+
+    out = []
+    for e in events or []:
+        parts = [str(e.get("type"))]
+        for k, v in e.items():
+            if k == "type" or v is None:
+                continue
+            if k in ("high", "low"):
+                v = cards_str(v)
+            elif k == "dice":
+                v = " ".join(str(d) for d in v)
+            elif k == "amount":
+                v = _amount(v)
+            parts.append(f"{k} {v}")
+        out.append(" ".join(parts))
+    return "; ".join(out)
+
+
+def _local_text(utc: pd.Series, offset: pd.Series) -> pd.Series:
+    """``2025-06-01 10:05:50 (UTC-05:00)``: the local time the log wrote."""
+    off = offset.fillna(0).astype(np.int64)
+    local = pd.to_datetime(utc, utc=True).dt.tz_localize(None) + pd.to_timedelta(off, unit="m")
+    sign = np.where(off < 0, "-", "+")
+    zone = [f"UTC{s}{abs(o) // 60:02d}:{abs(o) % 60:02d}" for s, o in zip(sign, off)]
+    return local.dt.strftime("%Y-%m-%d %H:%M:%S") + " (" + pd.Series(zone, index=utc.index) + ")"
+
+
 def rounds_behind(store: StoreLike, findings: pd.DataFrame, columns: Sequence[str] | None = None,
                   limit: int = 1000) -> dict[str, pd.DataFrame]:
-    """The stored rounds behind some findings (at most ``limit`` per game), cards written out.
+    """The stored rounds behind some findings (at most ``limit`` per game), written as a person reads them.
 
     Returns one frame per game (their columns differ), with the rule ids of the
-    findings on each round in ``rules``.
+    findings on each round in ``rules``; cards as ``Ah Td 4s``, wagers as
+    ``seat 2 banker 25.00 → +23.75``, hands with their cards, stakes and
+    payouts, events in words, ``started_at`` as local time with its offset.
     """
     st = open_store(store)
     out: dict[str, pd.DataFrame] = {}
@@ -365,16 +489,32 @@ def rounds_behind(store: StoreLike, findings: pd.DataFrame, columns: Sequence[st
                 frames.append(t)
         if not frames:
             continue
-        t = pa.concat_tables(frames)
-        frame = t.drop_columns([c for c in t.column_names if pa.types.is_list(t.schema.field(c).type)
-                                and pa.types.is_int8(t.schema.field(c).type.value_type)]).to_pandas()
-        for c in t.column_names:  # card columns as text: "Ah Td 4s"
+        t = pa.concat_tables(frames).sort_by("started_at")
+        nested = [c for c in t.column_names if pa.types.is_list(t.schema.field(c).type)]
+        frame = t.drop_columns(nested).to_pandas(  # integers stay integers where some are missing
+            types_mapper=lambda typ: pd.Int64Dtype() if pa.types.is_integer(typ) else None)
+        for c in nested:  # a few drilled rounds: formatted one by one
             typ = t.schema.field(c).type
-            if pa.types.is_list(typ) and pa.types.is_int8(typ.value_type):
+            if pa.types.is_int8(typ.value_type) and c != "dice":
                 frame[c] = _cards_text(t[c])
+            elif c == "wagers":
+                frame[c] = [_wagers_text(w) for w in t[c].to_pylist()]
+            elif c == "hands":
+                frame[c] = [" | ".join(_hand_text(str(game), h) for h in hs or []) for hs in t[c].to_pylist()]
+            elif c == "events":
+                frame[c] = [_events_text(e) for e in t[c].to_pylist()]
+            else:
+                frame[c] = [" ".join(str(x) for x in v or []) for v in t[c].to_pylist()]
+        if "started_at" in frame and "utc_offset" in frame:
+            frame["started_at"] = _local_text(frame["started_at"], frame.pop("utc_offset"))
         rules = f.groupby("round_id")["rule_id"].agg(lambda s: ", ".join(sorted(set(s))))
-        frame.insert(1, "rules", frame["round_id"].map(rules))
-        out[str(game)] = frame.sort_values("started_at", kind="stable").reset_index(drop=True)
+        frame["rules"] = frame["round_id"].map(rules)
+        first = ["round_id", "started_at", "table_id", "dealer_id"]
+        last = ["wagers", "rules", "status", "events", "shoe_id", "round_seq", "source_file", "source_line"]
+        game_cols = sorted((c for c in frame.columns if c not in first + last),  # the cards, then the hands
+                           key=lambda c: 0 if c.endswith("_cards") or c == "dice" else 1 if c == "hands" else 2)
+        frame = frame.drop(columns=[c for c in ("wagers", "events") if c in frame and not frame[c].astype(bool).any()])
+        out[str(game)] = frame[[c for c in first + game_cols + last if c in frame.columns]].reset_index(drop=True)
     return out
 
 
@@ -471,6 +611,21 @@ def expected_vs_observed(counts: pd.DataFrame, by: str | Sequence[str] = "table_
         g.loc[idx, "p_adjusted"] = _adjust(g.loc[idx, "p_value"].to_numpy(), adjust)
     g["flagged"] = (g["p_adjusted"] < alpha) & (g["trials"] >= min_trials)
     return g[cols].sort_values(["game", "p_value"], kind="stable").reset_index(drop=True)
+
+
+def flagged_groups(counts: pd.DataFrame, levels: Sequence[str] = ("table_id", "dealer_id", "shoe_id"), *,
+                   alpha: float = 0.01) -> pd.DataFrame:
+    """The groups :func:`expected_vs_observed` flags at each level, in one frame: ``level`` (table, dealer,
+    shoe) and ``group`` (its id), then game, event and the test's figures."""
+    cols = ["level", "group", "game", "event", "trials", "observed", "expected", "rate", "expected_rate", "z",
+            "p_value", "p_adjusted"]
+    frames = []
+    for key in levels:
+        eo = expected_vs_observed(counts, key, alpha=alpha)
+        eo = eo[eo["flagged"]]
+        if len(eo):
+            frames.append(eo.rename(columns={key: "group"}).assign(level=key.replace("_id", "")))
+    return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)
 
 
 def _adjust(p: np.ndarray, method: str) -> np.ndarray:

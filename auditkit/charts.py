@@ -3,14 +3,17 @@
 Every builder takes a small frame from :mod:`auditkit.analysis` (summaries, never
 rounds) and refuses one with more than :data:`MAX_ROWS` rows, so a chart spec
 stays small and Altair's row limit is never hit. Charts have titles, axis
-titles and tooltips; :func:`save_chart` writes PNG, SVG, HTML (self-contained,
-offline) or the Vega-Lite JSON through vl-convert.
+titles and tooltips; days are labelled as dates (``Jun 01``), and an empty frame
+gives a chart that says so. :func:`use_renderer` makes notebooks display charts
+that need no network (JupyterLab's own Vega, a static SVG for nbconvert);
+:func:`summary`, :func:`table` and :func:`rounds` show the opening summary,
+readable tables and the drill-down. :func:`save_chart` writes PNG, SVG, HTML
+(self-contained, offline) or the Vega-Lite JSON through vl-convert.
 """
 
 from __future__ import annotations
 
 import json
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +25,8 @@ from .store import atomic_path
 __all__ = [
     "MAX_ROWS", "use_renderer", "findings_over_time", "findings_by_citation", "findings_by", "heatmap",
     "discrepancy_histogram", "largest_discrepancies", "cumulative_payouts", "funnel_plot", "hold_heatmap",
-    "hold_by_table", "save_chart", "OFFLINE_RENDERER",
+    "hold_by_table", "save_chart", "nothing", "citation_labels", "summary", "table", "rounds", "OFFLINE_RENDERER",
+    "VEGALITE_V5_MIME", "VEGALITE_V5_SCHEMA",
 ]
 
 MAX_ROWS = 5000
@@ -39,49 +43,123 @@ def _check(frame: pd.DataFrame, what: str) -> pd.DataFrame:
     return frame.reset_index(drop=True)
 
 
+_FREQ = {"day": "D", "week": "7D", "month": "MS", "year": "YS"}
+
+
+def _period_labels(values: pd.Series, unit: str) -> tuple[pd.Series, list[str]]:
+    """Date labels (``Jun 01``, ``Jun 2025``) for ``YYYY-MM-DD`` period starts, and every period from the
+    first to the last in order (days without a row keep their place on the axis)."""
+    days = pd.to_datetime(values.astype(str))
+    every = pd.date_range(days.min(), days.max(), freq=_FREQ.get(unit, "D")) if len(days) else pd.DatetimeIndex([])
+    fmt = {"month": "%b %Y", "year": "%Y"}.get(unit, "%b %d" if days.dt.year.nunique() <= 1 else "%b %d %Y")
+    return days.dt.strftime(fmt), list(dict.fromkeys(every.strftime(fmt)))
+
+
+def _period_x(frame: pd.DataFrame, field: str, unit: str, title: str | None = None) -> tuple[pd.DataFrame, alt.X]:
+    """``frame`` with a ``when`` label column, and an axis of gaming days (weeks, months) labelled as dates.
+
+    Labels are made here (``Jun 01``), not by Vega, so no viewer's time zone moves
+    a gaming day and no axis shows hours or epoch milliseconds.
+    """
+    labels, order = _period_labels(frame[field], unit)
+    axis = alt.Axis(labelAngle=0 if len(order) <= 12 else -45, labelOverlap=True)
+    return frame.assign(when=labels), alt.X("when:O", sort=order, scale=alt.Scale(domain=order),
+                                            title=title or f"Gaming {unit}", axis=axis)
+
+
+def nothing(message: str, title: str = "") -> alt.Chart:
+    """A chart that says in words that there is nothing to draw."""
+    return alt.Chart(pd.DataFrame({"note": [message]}), title=title).mark_text(
+        align="left", x=0, y=10, fontSize=13, color="#555").encode(text="note:N").properties(width=520, height=24)
+
+
 # ---- rendering ------------------------------------------------------------------------------
-def _offline_renderer(spec: dict[str, Any], **_meta: Any) -> dict[str, str]:
-    """A div and a call to vegaEmbed; the page must load the vega-embed bundle once (see auditkit.notebooks)."""
-    div = f"auditkit-chart-{uuid.uuid4().hex[:12]}"
-    html = (f'<div id="{div}"></div><script type="text/javascript">'
-            f'vegaEmbed("#{div}", {json.dumps(spec)}, {{"actions": false}}).catch(console.error);</script>')
-    return {"text/html": html, "text/plain": "<chart: open the HTML report in a browser>"}
+VEGALITE_V5_MIME = "application/vnd.vegalite.v5+json"
+"""The Vega-Lite mime type JupyterLab 4 (and Notebook 7) draw with their own bundled Vega, no network."""
+VEGALITE_V5_SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
 
 
-def use_renderer(name: str = "default") -> None:
-    """Choose how notebooks show charts: ``default`` (Jupyter), ``offline`` (HTML reports
-    rendered by :func:`auditkit.notebooks.render`, which embeds vega once), ``png`` or ``svg`` (static)."""
+def _static_svg(spec: dict[str, Any]) -> str:
+    import vl_convert as vlc
+    from altair.utils._importers import vl_version_for_vl_convert
+
+    return vlc.vegalite_to_svg(spec, vl_version=vl_version_for_vl_convert())
+
+
+def _offline_renderer(spec: dict[str, Any], **_meta: Any) -> dict[str, Any]:
+    """A mime bundle that needs no network anywhere.
+
+    JupyterLab draws the Vega-Lite v5 bundle itself (interactive); ``jupyter
+    nbconvert --to html`` and other front ends that know no Vega show the
+    static SVG; :func:`auditkit.notebooks.export_html` turns the spec back into an
+    interactive chart with the Vega bundle inlined. Altair's specs use only
+    Vega-Lite 5 grammar, so only the ``$schema`` changes.
+    """
+    title = spec.get("title")
+    title = title if isinstance(title, str) else (title or {}).get("text", "")
+    return {VEGALITE_V5_MIME: {**spec, "$schema": VEGALITE_V5_SCHEMA}, "image/svg+xml": _static_svg(spec),
+            "text/plain": f"<chart: {title or 'untitled'}>"}
+
+
+def use_renderer(name: str = OFFLINE_RENDERER) -> None:
+    """Choose how notebooks show charts.
+
+    ``auditkit-offline`` (also ``default`` and ``offline``): works without a network
+    in live JupyterLab, ``jupyter nbconvert --to html`` and the HTML reports (see
+    :func:`_offline_renderer`); ``png`` or ``svg``: static only; any other name is
+    one of Altair's own renderers (``html`` loads Vega from a CDN).
+    """
     if OFFLINE_RENDERER not in alt.renderers.names():
         alt.renderers.register(OFFLINE_RENDERER, _offline_renderer)
-    alt.renderers.enable(OFFLINE_RENDERER if name == "offline" else name)
+    alt.renderers.enable(OFFLINE_RENDERER if name in ("default", "offline") else name)
 
 
 # ---- findings --------------------------------------------------------------------------------
-def findings_over_time(frame: pd.DataFrame, color: str = "citation", title: str = "Findings over time") -> alt.Chart:
-    """Stacked bars of findings per period, linked to a clickable legend.
+def findings_over_time(frame: pd.DataFrame, color: str = "severity", title: str = "Findings over time") -> alt.Chart:
+    """Stacked bars of findings per gaming day (week, month), linked to a clickable legend.
 
     ``frame``: :func:`auditkit.analysis.heatmap_frame` with ``rows=color``
     (columns ``period``, ``granularity``, ``color``, ``findings``, ``rounds_flagged``).
+    Coloured by severity by default, so the legend has three entries whatever the number of citations.
     """
     frame = _check(frame, "findings_over_time")
+    if frame.empty:
+        return nothing("No findings in this period.", title)
     pick = alt.selection_point(fields=[color], bind="legend")
-    unit = str(frame["granularity"].iloc[0]) if len(frame) else "day"
+    unit = str(frame["granularity"].iloc[0])
+    scale = alt.Scale(domain=SEVERITY_ORDER, range=SEVERITY_COLORS) if color == "severity" else alt.Undefined
+    frame, x = _period_x(frame, "period", unit)
     return alt.Chart(frame, title=title).mark_bar().encode(
-        x=alt.X("period:T", title=f"Gaming {unit}"),
+        x=x,
         y=alt.Y("sum(findings):Q", title="Findings"),
-        color=alt.Color(f"{color}:N", title=color.replace("_", " ").capitalize()),
+        color=alt.Color(f"{color}:N", title=color.replace("_", " ").capitalize(), scale=scale,
+                        sort=SEVERITY_ORDER if color == "severity" else alt.Undefined),
         opacity=alt.condition(pick, alt.value(1.0), alt.value(0.15)),
-        tooltip=[alt.Tooltip("period:T", title=unit), alt.Tooltip(f"{color}:N"),
+        tooltip=[alt.Tooltip("when:N", title=f"gaming {unit}"), alt.Tooltip(f"{color}:N"),
                  alt.Tooltip("findings:Q", title="findings"), alt.Tooltip("rounds_flagged:Q", title="rounds")],
     ).add_params(pick).properties(width=640, height=260)
 
 
+def citation_labels(summary: pd.DataFrame) -> pd.Series:
+    """``68 IAC 10-10-14(b)(5)`` as it is (the section names the game); a bare word gets its game: ``paytable (blackjack)``."""
+    bare = ~summary["citation"].astype(str).str.startswith("68 IAC")
+    game = summary["game"].astype(str).str.replace("_", " ")
+    return summary["citation"].where(~bare, summary["citation"].astype(str) + " (" + game + ")")
+
+
 def findings_by_citation(summary: pd.DataFrame, title: str = "Findings by citation") -> alt.Chart:
-    """Horizontal bars per citation (:func:`auditkit.analysis.by_citation`), coloured by severity."""
+    """Horizontal bars per citation (:func:`auditkit.analysis.by_citation`), severity first, coloured by severity."""
     summary = _check(summary, "findings_by_citation")
+    if summary.empty:
+        return nothing("No findings in this period.", title)
+    summary = summary.assign(label=citation_labels(summary))
+    rank = summary["severity"].map({k: i for i, k in enumerate(SEVERITY_ORDER)}).fillna(len(SEVERITY_ORDER))
+    totals = summary.assign(_r=rank).groupby("label").agg(_r=("_r", "min"), _n=("findings", "sum"))
+    order = totals.sort_values(["_r", "_n"], ascending=[True, False], kind="stable").index.tolist()
     return alt.Chart(summary, title=title).mark_bar().encode(
-        y=alt.Y("citation:N", sort="-x", title="Citation"),
-        x=alt.X("sum(findings):Q", title="Findings"),
+        y=alt.Y("label:N", sort=order, title="Citation", axis=alt.Axis(labelLimit=320)),
+        x=alt.X("sum(findings):Q", title="Findings (log scale: one finding still shows)",
+                scale=alt.Scale(type="symlog")),
         color=alt.Color("severity:N", scale=alt.Scale(domain=SEVERITY_ORDER, range=SEVERITY_COLORS),
                         title="Severity"),
         tooltip=["game:N", "citation:N", "severity:N", alt.Tooltip("findings:Q", title="findings"),
@@ -100,6 +178,8 @@ def findings_by(summary: pd.DataFrame, key: str, top: int = 30, title: str | Non
     summary = summary.sort_values(value, ascending=False, kind="stable").head(top)
     summary = _check(summary, "findings_by")
     label = key.replace("_id", "").replace("_", " ")
+    if summary.empty:
+        return nothing("No findings in this period.", title or f"Findings by {label}")
     tips = [alt.Tooltip(f"{key}:N", title=label), alt.Tooltip("findings:Q")]
     tips += [alt.Tooltip(f"{c}:Q", format=",.2f" if c in ("overpaid", "underpaid") else ",")
              for c in ("rounds", "rounds_checked", "per_1000", "overpaid", "underpaid") if c in summary.columns]
@@ -116,11 +196,15 @@ def heatmap(frame: pd.DataFrame, rows: str = "table_id", value: str = "findings"
     frame = _check(frame, "heatmap")
     unit = str(frame["granularity"].iloc[0]) if len(frame) else "day"
     label = rows.replace("_id", "").replace("_", " ")
-    tips = [alt.Tooltip(f"{rows}:N", title=label), alt.Tooltip("period:T", title=unit),
+    title = title or f"Findings by {label} and {unit}"
+    if frame.empty:
+        return nothing("No findings in this period.", title)
+    frame, x = _period_x(frame, "period", unit)
+    tips = [alt.Tooltip(f"{rows}:N", title=label), alt.Tooltip("when:N", title=f"gaming {unit}"),
             alt.Tooltip("findings:Q"), alt.Tooltip("rounds_flagged:Q", title="rounds flagged")]
     tips += [alt.Tooltip(f"{c}:Q") for c in ("rounds", "per_1000") if c in frame.columns]
-    return alt.Chart(frame, title=title or f"Findings by {label} and {unit}").mark_rect().encode(
-        x=alt.X("period:O", title=f"Gaming {unit}", axis=alt.Axis(labelAngle=-45)),
+    return alt.Chart(frame, title=title).mark_rect().encode(
+        x=x,
         y=alt.Y(f"{rows}:N", title=label.capitalize()),
         color=alt.Color(f"{value}:Q", scale=alt.Scale(scheme="orangered"),
                         title="Findings per 1,000 rounds" if value == "per_1000" else value.capitalize()),
@@ -135,6 +219,8 @@ _DIRECTION = alt.Scale(domain=["overpaid", "underpaid"], range=["#c0392b", "#247
 def discrepancy_histogram(bins: pd.DataFrame, title: str = "Payout discrepancies") -> alt.Chart:
     """Pre-binned discrepancies (:func:`auditkit.analysis.discrepancy_bins`), over- and underpaid side by side."""
     bins = _check(bins, "discrepancy_histogram")
+    if bins.empty:
+        return nothing("No payout discrepancies in this period.", title)
     return alt.Chart(bins, title=title).mark_bar().encode(
         x=alt.X("bin_start:Q", bin="binned", title="Discrepancy (absolute amount)",
                 scale=alt.Scale(type="log")),
@@ -151,6 +237,8 @@ def discrepancy_histogram(bins: pd.DataFrame, title: str = "Payout discrepancies
 def largest_discrepancies(top: pd.DataFrame, title: str = "Largest payout discrepancies") -> alt.Chart:
     """One bar per finding of :func:`auditkit.analysis.largest_discrepancies`, signed."""
     top = _check(top, "largest_discrepancies")
+    if top.empty:
+        return nothing("No payout discrepancies in this period.", title)
     return alt.Chart(top, title=title).mark_bar().encode(
         y=alt.Y("round_id:N", sort=alt.EncodingSortField("amount", order="descending"), title="Round"),
         x=alt.X("discrepancy:Q", title="Recorded minus expected net"),
@@ -163,16 +251,19 @@ def largest_discrepancies(top: pd.DataFrame, title: str = "Largest payout discre
 def cumulative_payouts(frame: pd.DataFrame, title: str = "Cumulative over- and underpayment") -> alt.Chart:
     """Running totals per day (:func:`auditkit.analysis.cumulative_payouts`), one line per direction."""
     frame = _check(frame, "cumulative_payouts")
+    if frame.empty:
+        return nothing("No payout discrepancies in this period.", title)
     hover = alt.selection_point(fields=["day"], nearest=True, on="pointerover", empty=False)
+    frame, x = _period_x(frame, "day", "day")
     base = alt.Chart(frame, title=title).encode(
-        x=alt.X("day:T", title="Gaming day"),
+        x=x,
         y=alt.Y("cumulative:Q", title="Cumulative amount"),
         color=alt.Color("direction:N", scale=_DIRECTION, title="Direction"),
     )
     line = base.mark_line(interpolate="step-after")
     points = base.mark_point(filled=True).encode(
         opacity=alt.condition(hover, alt.value(1), alt.value(0)),
-        tooltip=[alt.Tooltip("day:T"), "direction:N", alt.Tooltip("amount:Q", format=",.2f", title="that day"),
+        tooltip=[alt.Tooltip("when:N", title="gaming day"), "direction:N", alt.Tooltip("amount:Q", format=",.2f", title="that day"),
                  alt.Tooltip("cumulative:Q", format=",.2f"), alt.Tooltip("findings:Q")],
     ).add_params(hover)
     return (line + points).properties(width=600, height=260)
@@ -188,6 +279,8 @@ def funnel_plot(eo: pd.DataFrame, limits: pd.DataFrame, key: str = "table_id", t
     expected rate. With more than ``max_points`` groups (shoes over a year),
     the flagged ones and the most extreme by |z| are drawn.
     """
+    if eo.empty:
+        return nothing("No rounds to compare with theory in this period.", title or "Expected versus observed")
     shown = eo
     if len(eo) > max_points:
         shown = eo.assign(_a=eo["z"].abs()).sort_values(["flagged", "_a"], ascending=False).head(max_points)
@@ -235,12 +328,15 @@ def hold_heatmap(frame: pd.DataFrame, title: str = "Hold by table and day") -> a
         frame = frame[frame["date"].isin(days[-keep:])]
         title = f"{title} (last {min(keep, len(days))} days)"
     frame = _check(frame, "hold_heatmap")
+    if frame.empty:
+        return nothing("No completed rounds in this period.", title)
+    frame, x = _period_x(frame, "date", "day")
     return alt.Chart(frame, title=title).mark_rect().encode(
-        x=alt.X("date:O", title="Gaming day", axis=alt.Axis(labelAngle=-45)),
+        x=x,
         y=alt.Y("table_id:N", title="Table"),
         color=alt.Color("hold:Q", scale=alt.Scale(scheme="redblue", domainMid=0, reverse=True),
                         title="Hold", legend=alt.Legend(format=".0%")),
-        tooltip=["game:N", "table_id:N", "date:N", alt.Tooltip("rounds:Q", format=","),
+        tooltip=["game:N", "table_id:N", alt.Tooltip("when:N", title="gaming day"), alt.Tooltip("rounds:Q", format=","),
                  alt.Tooltip("drop:Q", format=",.2f"), alt.Tooltip("win:Q", format=",.2f"),
                  alt.Tooltip("hold:Q", format=".2%")],
     ).properties(width=alt.Step(18), height=alt.Step(16))
@@ -249,6 +345,8 @@ def hold_heatmap(frame: pd.DataFrame, title: str = "Hold by table and day") -> a
 def hold_by_table(frame: pd.DataFrame, title: str = "Hold by table") -> alt.Chart:
     """Hold per table over the period (:func:`auditkit.analysis.hold` by game and table)."""
     frame = _check(frame, "hold_by_table")
+    if frame.empty:
+        return nothing("No completed rounds in this period.", title)
     return alt.Chart(frame, title=title).mark_bar().encode(
         y=alt.Y("table_id:N", sort="-x", title="Table"),
         x=alt.X("hold:Q", title="Hold (win / drop)", axis=alt.Axis(format="%")),
@@ -256,6 +354,74 @@ def hold_by_table(frame: pd.DataFrame, title: str = "Hold by table") -> alt.Char
         tooltip=["game:N", "table_id:N", alt.Tooltip("rounds:Q", format=","), alt.Tooltip("drop:Q", format=",.2f"),
                  alt.Tooltip("win:Q", format=",.2f"), alt.Tooltip("hold:Q", format=".2%")],
     ).properties(width=520)
+
+
+# ---- tables and the opening summary ---------------------------------------------------------------
+def table(frame: pd.DataFrame, empty: str = "Nothing to show in this period.", rows: int | None = None) -> Any:
+    """A frame for people (:func:`auditkit.analysis.readable`), its first ``rows``; an empty one says ``empty`` in words."""
+    from IPython.display import Markdown
+
+    from .analysis import readable
+
+    if frame.empty:
+        return Markdown(f"*{empty}*")
+    return readable(frame if rows is None else frame.head(rows)).reset_index(drop=True)
+
+
+def rounds(store: Any, findings: pd.DataFrame, n: int = 10) -> list[Any]:
+    """The rounds behind the first ``n`` findings, one readable table per game (a sentence when there are none)."""
+    from IPython.display import Markdown
+
+    from .analysis import readable, rounds_behind
+
+    behind = rounds_behind(store, findings.head(n))
+    return [readable(f) for f in behind.values()] or [Markdown("*No rounds behind these findings.*")]
+
+
+def _day(day: str | None) -> str:
+    return pd.Timestamp(day).strftime("%b %d, %Y") if day else "?"
+
+
+def _md(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("*", "\\*").replace("_", "\\_")
+
+
+def summary(figures: dict[str, Any], title: str = "Summary") -> Any:
+    """The opening one-screen summary (:func:`auditkit.analysis.overview`) as Markdown."""
+    from IPython.display import Markdown
+
+    f = figures
+    lines = [f"### {title}",
+             f"**{f['rounds']:,} rounds checked** over {f['days']} gaming day{'s' if f['days'] != 1 else ''}, "
+             f"{_day(f['first_day'])} to {_day(f['last_day'])}."]
+    if not f["findings"]:
+        lines.append("**No findings** in this period: every round checked passed every rule.")
+    else:
+        sev = f["by_severity"]
+        lines.append(f"**{f['findings']:,} findings** on {f['rounds_flagged']:,} rounds: "
+                     f"**{sev['high']:,} high**, {sev['medium']:,} medium, {sev['low']:,} low.")
+        m = f["money"]
+        lines.append(f"**Money**: patrons overpaid **{m['overpaid']:,.2f}** ({m['overpaid_findings']:,} findings), "
+                     f"underpaid **{m['underpaid']:,.2f}** ({m['underpaid_findings']:,} findings); never netted.")
+        for key, label in (("tables", "Worst tables"), ("dealers", "Worst dealers")):
+            rows = f[key]
+            name = "table_id" if key == "tables" else "dealer_id"
+            if len(rows):
+                lines.append(f"**{label}** (findings per 1,000 rounds): " + "; ".join(
+                    f"{_md(r[name])} {r['per_1000']:,.1f} ({int(r['findings']):,} findings)"
+                    for _i, r in rows.iterrows()) + ".")
+    flagged = f["flagged"]
+    if len(flagged):
+        parts = []
+        for _i, r in flagged.head(6).iterrows():
+            parts.append(f"{r['level']} {_md(r['group'])} ({_md(str(r['game']).replace('_', ' '))}, "
+                         f"{_md(str(r['event']).replace('_', ' '))} "
+                         f"{r['rate']:.3f} against {r['expected_rate']:.3f}, adjusted p {r['p_adjusted']:.1e})")
+        more = f" and {len(flagged) - 6} more" if len(flagged) > 6 else ""
+        lines.append(f"**Improbable outcome frequencies**: {'; '.join(parts)}{more}.")
+    else:
+        lines.append("**Expected versus observed**: no table or dealer departs from theory beyond chance.")
+    return Markdown("\n\n".join(lines))
 
 
 # ---- saving ---------------------------------------------------------------------------------

@@ -2,14 +2,18 @@
 
 :func:`render` executes a notebook with papermill (its ``parameters`` cell
 replaced by the given values) and exports it with nbconvert. Charts are drawn
-by the offline renderer of :mod:`auditkit.charts`, and the Vega bundle is put
-once in the page, so the HTML works without a network and keeps its tooltips.
+by the offline renderer of :mod:`auditkit.charts` (a Vega-Lite mime bundle with a
+static SVG beside it); the export turns each into an interactive chart and puts
+the Vega bundle once in the page, so the HTML works without a network and keeps
+its tooltips.
 Needs the ``notebooks`` extra (papermill, nbconvert, ipykernel, altair).
 """
 
 from __future__ import annotations
 
+import json
 import tempfile
+import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -52,22 +56,39 @@ def render(notebook: str | Path, params: Mapping[str, Any] | None, out_html: str
     and text). Absolute store paths are safest in ``params``. ``executed_out``
     also keeps the executed notebook.
     """
-    params = dict(params or {})
-    params["renderer"] = "offline"
+    params = {"renderer": "offline", **(params or {})}
     executed = execute(notebook, params, executed_out, kernel=kernel, timeout=timeout, cwd=cwd)
     return export_html(executed, out_html, hide_code=hide_code)
 
 
+def _interactive(spec: dict[str, Any]) -> str:
+    """A div and the vegaEmbed call that draws ``spec`` in it (``</`` escaped: log text never ends the script)."""
+    div = f"auditkit-chart-{uuid.uuid4().hex[:12]}"
+    data = json.dumps(spec).replace("</", "<\\/")
+    return (f'<div id="{div}"></div><script type="text/javascript">'
+            f'vegaEmbed("#{div}", {data}, {{"actions": false}}).catch(console.error);</script>')
+
+
 def export_html(executed: Any, out_html: str | Path, *, hide_code: bool = True) -> Path:
-    """Write an executed notebook (run with ``renderer="offline"``) as HTML with the Vega bundle inlined once."""
+    """Write an executed notebook as HTML: its charts interactive, the Vega bundle inlined once (works offline)."""
+    import altair as alt
     import nbformat
     import vl_convert as vlc
     from altair.utils._importers import vl_version_for_vl_convert
     from nbconvert import HTMLExporter
 
+    from .charts import VEGALITE_V5_MIME
+
+    nb = nbformat.from_dict(executed)
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            spec = output.get("data", {}).get(VEGALITE_V5_MIME)
+            if spec is not None:  # drawn by the bundle's own Vega-Lite, at the version Altair wrote
+                output["data"] = {"text/html": _interactive({**spec, "$schema": alt.SCHEMA_URL}),
+                                  "text/plain": output["data"].get("text/plain", "<chart>")}
     exporter = HTMLExporter(template_name="lab", exclude_input=hide_code, exclude_input_prompt=hide_code,
                             exclude_output_prompt=hide_code)
-    body, _resources = exporter.from_notebook_node(nbformat.from_dict(executed))
+    body, _resources = exporter.from_notebook_node(nb)
     bundle = vlc.javascript_bundle(vl_version=vl_version_for_vl_convert()).replace("</script", "<\\/script")
     body = body.replace("</head>", f'<script type="text/javascript">\n{bundle}\n</script>\n</head>', 1)
     out_html = Path(out_html)

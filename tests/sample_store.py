@@ -13,12 +13,10 @@ import tempfile
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-import numpy as np
 import pyarrow as pa
 
-from auditkit.cards import BACCARAT_POINTS
-from auditkit.games.baccarat.rules import banker_draws, outcome_of, player_draws
 from auditkit.schema import schema_for
+from auditkit.simulate.samples import deal_baccarat
 
 DAYS = ("2025-06-01", "2025-06-02", "2025-06-03")
 ROUNDS = {"baccarat": 800, "blackjack": 400, "three_card_poker": 500, "pai_gow_poker": 250}
@@ -33,48 +31,6 @@ def has_simulator(game: str) -> bool:
     from auditkit import games
 
     return games.get(game).simulate is not None
-
-
-def _codes_of_value(v: int) -> np.ndarray:
-    if v == 0:
-        return np.arange(32, 48)  # T J Q K
-    if v == 1:
-        return np.arange(48, 52)  # aces
-    return np.arange(4 * (v - 2), 4 * (v - 2) + 4)
-
-
-def deal_baccarat(counts: tuple[int, ...], n_shoes: int, rounds_per_shoe: int, seed: int) -> dict[str, np.ndarray]:
-    """Baccarat rounds dealt by the tableau from shoes of the given make-up (vectorized over shoes).
-
-    Returns padded (n, 3) player and banker card matrices, card counts, shoe index,
-    round number within the shoe and outcome code, shoe by shoe.
-    """
-    rng = np.random.default_rng(seed)
-    shoe = np.concatenate([np.resize(_codes_of_value(v), c) for v, c in enumerate(counts)]).astype(np.int8)
-    if rounds_per_shoe * 6 > len(shoe):
-        raise ValueError("shoe too small for that many rounds")
-    shoes = rng.permuted(np.tile(shoe, (n_shoes, 1)), axis=1)
-    pos = np.zeros(n_shoes, dtype=np.int64)
-    rows = np.arange(n_shoes)
-    P = np.full((rounds_per_shoe, n_shoes, 3), -1, np.int8)
-    B = np.full((rounds_per_shoe, n_shoes, 3), -1, np.int8)
-    for r in range(rounds_per_shoe):  # rounds of a shoe are sequential; shoes are dealt side by side
-        c = [shoes[rows, pos + k] for k in range(6)]
-        p2 = (BACCARAT_POINTS[c[0]] + BACCARAT_POINTS[c[2]]) % 10
-        b2 = (BACCARAT_POINTS[c[1]] + BACCARAT_POINTS[c[3]]) % 10
-        pd_ = player_draws(p2, b2)
-        p3 = np.where(pd_, BACCARAT_POINTS[c[4]], 0)
-        bd = banker_draws(p2, b2, pd_, p3)
-        P[r, :, 0], B[r, :, 0], P[r, :, 1], B[r, :, 1] = c[0], c[1], c[2], c[3]
-        P[r, :, 2] = np.where(pd_, c[4], -1)
-        B[r, :, 2] = np.where(bd, np.where(pd_, c[5], c[4]), -1)
-        pos += 4 + pd_ + bd
-    P = P.transpose(1, 0, 2).reshape(-1, 3)
-    B = B.transpose(1, 0, 2).reshape(-1, 3)
-    pf = BACCARAT_POINTS[P].sum(axis=1) % 10
-    bf = BACCARAT_POINTS[B].sum(axis=1) % 10
-    return {"P": P, "B": B, "shoe": np.repeat(np.arange(n_shoes), rounds_per_shoe),
-            "seq": np.tile(np.arange(1, rounds_per_shoe + 1), n_shoes), "outcome": outcome_of(pf, bf)}
 
 
 def biased_table(day: str, n_shoes: int = 16, rounds_per_shoe: int = 60, seed: int = 7,

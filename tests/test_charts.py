@@ -57,20 +57,78 @@ def _axis_titles(spec: dict) -> dict[str, str]:
             if ch in layer.get("encoding", {}) and layer["encoding"][ch].get("title")}
 
 
+def _labels(chart, axis_title: str) -> list[str]:
+    """The tick labels of the axis titled ``axis_title``, as vl-convert draws them (the SVG's text)."""
+    import re
+
+    import vl_convert as vlc
+
+    svg = vlc.vegalite_to_svg(chart.to_dict(), vl_version=alt_vl_version())
+    for chunk in svg.split('<g class="mark-group role-axis"')[1:]:
+        texts = re.findall(r"<text[^>]*>([^<]*)</text>", chunk)
+        if f"titled '{axis_title}'" in chunk[:300] and axis_title in texts:
+            return texts[:texts.index(axis_title)]  # the tick labels come before the axis title
+    raise AssertionError(f"no axis titled {axis_title!r}")
+
+
+def alt_vl_version() -> str:
+    from altair.utils._importers import vl_version_for_vl_convert
+
+    return vl_version_for_vl_convert()
+
+
+def _assert_dates(labels: list[str]) -> None:
+    import re
+
+    assert labels, "no tick labels"
+    for label in labels:
+        assert not re.search(r"\d{9,}", label), f"epoch milliseconds as a label: {label!r}"
+        assert not re.search(r"\d:\d\d|\b\d{1,2} ?[AP]M\b", label), f"an hour tick on day data: {label!r}"
+        assert re.fullmatch(r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)( \d\d)?( \d{4})?", label), label
+    assert len(labels) == len(set(labels)), f"a day labelled twice: {labels}"
+
+
 def test_findings_over_time(findings):
-    frame = A.heatmap_frame(findings, "citation")
-    spec = C.findings_over_time(frame).to_dict()
+    frame = A.heatmap_frame(findings, "severity")
+    chart = C.findings_over_time(frame)
+    spec = chart.to_dict()
     assert _title(spec) == "Findings over time"
-    assert {"period", "citation", "findings", "rounds_flagged"} <= _fields(spec, "tooltip")
+    assert {"when", "severity", "findings", "rounds_flagged"} <= _fields(spec, "tooltip")
+    assert _fields(spec, "color") == {"severity"}  # three legend entries, whatever the number of citations
     assert _axis_titles(spec) == {"x": "Gaming day", "y": "Findings"}
-    assert spec["params"][0]["bind"] == "legend"  # clicking a citation highlights it
+    assert spec["params"][0]["bind"] == "legend"  # clicking a severity highlights it
     assert _rows(spec) == len(frame)
+    labels = _labels(chart, "Gaming day")
+    _assert_dates(labels)
+    assert labels == ["Jun 01", "Jun 02", "Jun 03"]  # one tick per gaming day, in no viewer's time zone
+
+
+def test_day_axes_are_dates(findings):
+    """Cumulative payouts and both heat maps label gaming days as dates: never epoch ms, never hours."""
+    _assert_dates(_labels(C.cumulative_payouts(A.cumulative_payouts(findings)), "Gaming day"))
+    counts = A.round_counts(sample_store(), by=["table_id", "date"])
+    _assert_dates(_labels(C.heatmap(A.heatmap_frame(findings, "table_id", counts=counts)), "Gaming day"))
+    _assert_dates(_labels(C.hold_heatmap(A.hold(sample_store())), "Gaming day"))
+
+
+def test_empty_charts_say_so():
+    empty = A.heatmap_frame(A.load_findings(sample_store(), citations="no such citation"), "severity")
+    for chart in (C.findings_over_time(empty), C.cumulative_payouts(A.cumulative_payouts(empty.assign(discrepancy=0.0)))):
+        spec = chart.to_dict()
+        assert "No " in json.dumps(spec["datasets"]) and spec["mark"]["type"] == "text"
 
 
 def test_findings_by_citation_and_group(findings):
-    spec = C.findings_by_citation(A.by_citation(findings)).to_dict()
+    citations = A.by_citation(findings)
+    spec = C.findings_by_citation(citations).to_dict()
     assert {"game", "citation", "severity", "findings", "rounds", "overpaid", "underpaid"} <= _fields(spec, "tooltip")
     assert _fields(spec, "color") == {"severity"}
+    order = spec["encoding"]["y"]["sort"]  # severity first, then the most frequent
+    rank = {"high": 0, "medium": 1, "low": 2}
+    labelled = citations.assign(label=C.citation_labels(citations))
+    worst = [labelled.loc[labelled["label"] == o, "severity"].map(rank).min() for o in order]
+    assert worst == sorted(worst) and len(order) == labelled["label"].nunique()
+    assert "paytable (baccarat)" in order and "68 IAC 10-10-14(b)(5)" in order
     summary = A.by_table(findings)
     spec = C.findings_by(summary, "table_id", top=3).to_dict()
     assert _rows(spec) == 3 and {"table_id", "findings", "rounds"} <= _fields(spec, "tooltip")
@@ -84,7 +142,7 @@ def test_heatmap(findings):
     counts = A.round_counts(sample_store(), by=["table_id", "date"])
     frame = A.heatmap_frame(findings, "table_id", counts=counts)
     spec = C.heatmap(frame, value="per_1000").to_dict()
-    assert {"table_id", "period", "findings", "rounds", "per_1000"} <= _fields(spec, "tooltip")
+    assert {"table_id", "when", "findings", "rounds", "per_1000"} <= _fields(spec, "tooltip")
     assert _fields(spec, "color") == {"per_1000"} and _fields(spec, "y") == {"table_id"}
     assert _title(spec) == "Findings by table and day"
 
@@ -99,7 +157,7 @@ def test_money_charts(findings):
     assert _rows(spec) == len(top) <= 10
     cum = A.cumulative_payouts(findings)
     spec = C.cumulative_payouts(cum).to_dict()
-    assert {"day", "direction", "amount", "cumulative"} <= _fields(spec, "tooltip")
+    assert {"when", "direction", "amount", "cumulative"} <= _fields(spec, "tooltip")
     assert _fields(spec, "y") == {"cumulative"}
 
 
@@ -122,7 +180,7 @@ def test_funnel_plot():
 def test_hold_charts():
     h = A.hold(sample_store())
     spec = C.hold_heatmap(h).to_dict()
-    assert {"table_id", "date", "rounds", "drop", "win", "hold"} <= _fields(spec, "tooltip")
+    assert {"table_id", "when", "rounds", "drop", "win", "hold"} <= _fields(spec, "tooltip")
     spec = C.hold_by_table(A.hold(sample_store(), by=["game", "table_id"])).to_dict()
     assert _fields(spec, "x") == {"hold"}
 
@@ -155,6 +213,35 @@ def test_offline_renderer():
         bundle = alt.renderers.get()(C.findings_by_citation(pd.DataFrame(
             {"citation": ["x"], "game": "g", "severity": "high", "findings": [1], "rounds": [1],
              "overpaid": [0.0], "underpaid": [0.0]})).to_dict())
-        assert "vegaEmbed(" in bundle["text/html"] and "<script" in bundle["text/html"]
+        assert bundle[C.VEGALITE_V5_MIME]["$schema"].endswith("/vega-lite/v5.json")  # JupyterLab draws it
+        assert bundle["image/svg+xml"].lstrip().startswith("<svg")  # nbconvert's HTML shows it
+        assert "text/html" not in bundle  # would outrank the Vega-Lite bundle in JupyterLab
     finally:
         C.use_renderer("default")
+    assert alt.renderers.active == C.OFFLINE_RENDERER
+
+
+def _every_chart(findings: pd.DataFrame) -> list:
+    store = sample_store()
+    counts = A.round_counts(store, by=["table_id", "date"])
+    eo = A.expected_vs_observed(A.outcome_counts(store, games="baccarat"), "table_id")
+    player = eo[eo["event"] == "player"]
+    return [
+        C.findings_over_time(A.heatmap_frame(findings, "severity")), C.findings_by_citation(A.by_citation(findings)),
+        C.findings_by(A.by_table(findings), "table_id"), C.heatmap(A.heatmap_frame(findings, "table_id", counts=counts)),
+        C.discrepancy_histogram(A.discrepancy_bins(findings)),
+        C.largest_discrepancies(A.largest_discrepancies(findings, 10)),
+        C.cumulative_payouts(A.cumulative_payouts(findings)),
+        C.funnel_plot(player, A.funnel_limits(A.baccarat_probabilities()["player"], int(player["trials"].max()))),
+        C.hold_heatmap(A.hold(store)), C.hold_by_table(A.hold(store, by=["game", "table_id"])),
+    ]
+
+
+def test_specs_are_vega_lite_5(findings):
+    """JupyterLab 4 compiles the v5 bundle with its own Vega-Lite 5: every chart must be valid Vega-Lite 5."""
+    import vl_convert as vlc
+
+    oldest = min(v for v in vlc.get_vegalite_versions() if v.startswith("5."))
+    for chart in _every_chart(findings):
+        spec = {**chart.to_dict(), "$schema": C.VEGALITE_V5_SCHEMA}
+        assert vlc.vegalite_to_vega(spec, vl_version=oldest)["$schema"].startswith("https://vega.github.io/schema/vega/")

@@ -13,6 +13,7 @@ pytest.importorskip("papermill")
 pytest.importorskip("altair")
 pytest.importorskip("scipy")
 
+from auditkit import charts as C  # noqa: E402
 from auditkit import notebooks as N  # noqa: E402
 
 from sample_store import BIASED_TABLE, has_simulator, sample_store  # noqa: E402
@@ -51,11 +52,15 @@ def _outputs(nb) -> list[dict]:
     return [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
 
 
-def _chart_specs(nb) -> list[str]:
-    """Vega-Lite specs in the outputs (the default renderer writes them into text/html)."""
-    return [o["data"]["text/html"] for o in _outputs(nb)
-            if o.get("output_type") in ("display_data", "execute_result") and "text/html" in o.get("data", {})
-            and ("vegaEmbed" in o["data"]["text/html"])]
+def _chart_specs(nb) -> list[dict]:
+    """Vega-Lite specs in the outputs (the offline renderer writes a v5 mime bundle beside a static SVG)."""
+    out = []
+    for o in _outputs(nb):
+        data = o.get("data", {})
+        if C.VEGALITE_V5_MIME in data:
+            assert data["image/svg+xml"].lstrip().startswith("<svg")  # nbconvert and other front ends show it
+            out.append(data[C.VEGALITE_V5_MIME])
+    return out
 
 
 @pytest.mark.parametrize("name", N.NOTEBOOKS)
@@ -97,10 +102,40 @@ def test_expected_vs_observed_notebook_flags_biased_table(executed):
     nb = executed["03_expected_vs_observed"]
     if isinstance(nb, Exception):
         pytest.fail(str(nb))
-    flagged = next(o for c in nb.cells if c.cell_type == "code" and "flagged" in c.source and "concat" in c.source
+    flagged = next(o for c in nb.cells if c.cell_type == "code" and "C.table(A.flagged_groups" in c.source
                    for o in c.outputs if o.get("output_type") == "execute_result")
     table = flagged["data"]["text/plain"]
     assert BIASED_TABLE in table and "BAC-01" not in table and "TCP-" not in table and "BJ-" not in table
+
+
+@pytest.mark.parametrize("name", N.NOTEBOOKS)
+def test_notebook_opens_with_a_summary(executed, name):
+    """The first cell after the parameters is a one-screen summary: rounds, severities, money, worst, flagged."""
+    if name in GAME_OF and not has_simulator(GAME_OF[name]):
+        pytest.skip(f"no simulator for {GAME_OF[name]} yet")
+    nb = executed[name]
+    if isinstance(nb, Exception):
+        pytest.fail(str(nb))
+    code = [c for c in nb.cells if c.cell_type == "code" and "injected-parameters" not in c.metadata.get("tags", [])]
+    assert "summary" in code[1].metadata.get("tags", []), name
+    text = "".join(o["data"].get("text/markdown", "") for o in code[1].outputs if "data" in o)
+    assert "rounds checked" in text and ("findings" in text or "No findings" in text), text
+    if "No findings" not in text:
+        assert "high" in text and "overpaid" in text and "Worst tables" in text and "Worst dealers" in text, text
+    assert "Improbable outcome frequencies" in text or "Expected versus observed" in text, text
+    if name in ("01_overview", "10_baccarat"):
+        assert BIASED_TABLE.replace("-", "-") in text.replace("\\", "")  # the biased table is named on screen one
+
+
+def test_tables_are_readable(executed):
+    """No raw records in a table: wagers and hands written out, money to the cent, local times."""
+    nb = executed["02_payout_discrepancies"]
+    if isinstance(nb, Exception):
+        pytest.fail(str(nb))
+    html = json.dumps([o.get("data", {}).get("text/html", "") for o in _outputs(nb)])
+    assert "{'seat'" not in html and "'amount':" not in html and "[{" not in html
+    assert "→" in html or "\\u2192" in html  # seat 2 banker 25.00 → +23.75
+    assert "(UTC-05:00)" in html
 
 
 def test_render_html_offline(executed):
@@ -108,6 +143,18 @@ def test_render_html_offline(executed):
         pytest.fail(str(executed[HTML_NOTEBOOK]))
     html = Path(executed["_dir"] / f"{HTML_NOTEBOOK}.html").read_text("utf-8")
     assert html.count("vegaEmbed(\"#auditkit-chart-") >= 3  # the charts, drawn by the inlined bundle
-    assert "cdn.jsdelivr.net/npm/vega" not in html  # no network needed
+    assert "cdn.jsdelivr.net" not in html and 'data-mime-type="image/svg+xml"' not in html  # no network; interactive, not static
     assert "Pai gow poker: findings by citation" in html
     assert "from auditkit import" not in html  # code cells hidden
+
+
+def test_plain_nbconvert_html_offline(executed):
+    """What `jupyter nbconvert --execute --to html` writes: the static SVG of each chart, nothing from a CDN."""
+    from nbconvert import HTMLExporter
+
+    nb = executed["01_overview"]
+    if isinstance(nb, Exception):
+        pytest.fail(str(nb))
+    html, _ = HTMLExporter(template_name="lab").from_notebook_node(nb)
+    assert html.count('data-mime-type="image/svg+xml"') >= len(_chart_specs(nb)) >= 3
+    assert "cdn.jsdelivr.net" not in html and "Error loading script" not in html

@@ -27,3 +27,28 @@ def test_sample_data_is_what_the_generator_writes(tmp_path):
         sorted(p.relative_to(SAMPLE) for p in (SAMPLE / "truth").rglob("*.*"))
     for rel in written:
         assert (tmp_path / rel).read_bytes() == (SAMPLE / rel).read_bytes(), rel
+
+
+def test_sample_data_tells_its_story(tmp_path):
+    """Five weeks at four baccarat tables: the drifting dealer's overpayments grow, the biased table is flagged."""
+    import json
+
+    from auditkit import analysis as A
+    from auditkit.ingest.sources import ingest_paths
+    from auditkit.simulate import samples
+    from auditkit.store import Store
+    from auditkit.validate import validate_into_store
+
+    story = json.loads((SAMPLE / "truth" / "story.json").read_text())
+    store = Store(tmp_path / "store")
+    ingest_paths([SAMPLE / "logs" / samples.STORY_FILE], store)
+    validate_into_store(store)
+    f = A.load_findings(store)
+    assert set(f["dealer_id"]) == {story["drifting_dealer"]["dealer_id"]} and set(f["citation"]) == {"paytable"}
+    weekly = f.groupby(pd.to_datetime(f["day"]).dt.to_period("W"))["discrepancy"].sum()
+    assert len(weekly) >= 5 and weekly.iloc[-1] > 3 * weekly.iloc[0] > 0  # the drift
+    counts = A.round_counts(store, by=["table_id", "dealer_id", "date", "shift"])
+    assert counts["date"].nunique() >= 30 and counts["table_id"].nunique() == 4
+    assert counts["dealer_id"].nunique() == len(story["dealers"]) and set(counts["shift"]) == {"day", "swing", "grave"}
+    flagged = A.flagged_groups(A.outcome_counts(store), ("table_id", "dealer_id"))
+    assert set(flagged["group"]) == {story["biased_table"]["table_id"]}
