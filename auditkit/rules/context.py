@@ -92,3 +92,9 @@ class Context:
     def nets(self) -> Nets:
         """Every wager net of the batch (the game's hands and its ``wagers`` list)."""
         raise NotImplementedError
+
+    def nets_of(self, rounds: np.ndarray) -> Nets:
+        """The wager nets of the rounds where ``rounds`` (a mask) is True; a game may build just
+        those instead of every wager (the void check asks for the few void and dead rounds)."""
+        keep = rounds[self.nets.round]
+        return Nets(*(getattr(self.nets, f)[keep] for f in ("round", "seat", "what", "net")))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 
 from ..money import format_net, money_differs
 from .context import Context
@@ -19,10 +20,10 @@ def void_round_nets(ctx: Context) -> Hits:
     One hit per wager (the engine merges them into one finding per round); the
     discrepancy is the recorded net, as the expected net is 0.
     """
-    nets = ctx.nets
-    bad = ctx.void_or_dead[nets.round] & money_differs(nets.net, np.zeros(len(nets.net)), ctx.unit)
+    nets = ctx.nets_of(ctx.void_or_dead)
+    bad = money_differs(nets.net, np.zeros(len(nets.net)), ctx.unit)
     rows, seat, what, net = nets.round[bad], nets.seat[bad], nets.what[bad], nets.net[bad]
-    status = ctx.status[rows]
+    status = ctx.table["status"].take(pa.array(rows)).to_pylist()
     message = np.array([f"seat {s} {w}: net {format_net(x)} in a {st} round" for s, w, x, st in
                         zip(seat, what, net, status)], dtype=object)
     recorded = np.array([f"net {format_net(x)}" for x in net], dtype=object)
