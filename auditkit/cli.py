@@ -111,11 +111,24 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_simulate(args: argparse.Namespace) -> int:
     from .simulate import simulate_to_jsonl
 
+    if args.follow:
+        from .simulate.follow import follow_command
+
+        return follow_command(args)
+    if not args.out:
+        raise UsageError("simulate needs --out (or --follow with --out-dir)")
+
     n, faults = simulate_to_jsonl(args.game, args.rounds, Path(args.out), Path(args.truth) if args.truth else None,
                                   seed=args.seed, fault_rate=args.fault_rate)
     print(f"{n} {args.game} round(s) written to {args.out}; {faults} injected fault(s)"
           + (f", ground truth in {args.truth}" if args.truth else ""))
     return EXIT_CLEAN
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    from .live import watch_command
+
+    return watch_command(args)
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
@@ -171,11 +184,20 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("simulate", help="write simulated rounds with injected faults and their ground truth")
     s.add_argument("game", choices=GAMES)
     s.add_argument("--rounds", type=int, default=1000)
-    s.add_argument("--out", required=True, help="JSONL file to write (.jsonl or .jsonl.gz)")
+    s.add_argument("--out", help="JSONL file to write (.jsonl or .jsonl.gz)")
     s.add_argument("--truth", help="CSV of (round_id, citation) for every injected fault")
     s.add_argument("--fault-rate", type=float, default=0.0)
     s.add_argument("--seed", type=int, default=0)
+    from .simulate.follow import add_follow_arguments
+
+    add_follow_arguments(s)
     s.set_defaults(func=cmd_simulate)
+
+    from .live import add_watch_arguments
+
+    s = sub.add_parser("watch", help="follow growing logs and report each round's findings as it arrives")
+    add_watch_arguments(s)
+    s.set_defaults(func=cmd_watch)
 
     s = sub.add_parser("rules", help="list the registered checks with their citations")
     s.add_argument("--game", choices=GAMES)
