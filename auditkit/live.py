@@ -129,25 +129,31 @@ class RecentRounds:
 
     def __init__(self, capacity: int = 100_000):
         self.capacity = capacity
-        self.ids: dict[int, int] = {}
+        self.ids: dict[int, tuple[int, str, int]] = {}  # id hash -> (line hash, file, line)
 
-    def get(self, id_hash: int) -> int | None:
+    def get(self, id_hash: int) -> tuple[int, str, int] | None:
         return self.ids.get(id_hash)
 
-    def add(self, id_hash: int, line_hash: int) -> None:
-        self.ids[id_hash] = line_hash
+    def add(self, id_hash: int, line_hash: int, file: str, line: int) -> None:
+        self.ids[id_hash] = (line_hash, file, line)
         while len(self.ids) > self.capacity:
             del self.ids[next(iter(self.ids))]
 
-    def state(self) -> dict[str, str]:
-        ids = np.fromiter(self.ids.keys(), np.uint64, len(self.ids))
-        lines = np.fromiter(self.ids.values(), np.uint64, len(self.ids))
-        return {"ids": base64.b64encode(ids.tobytes()).decode(), "lines": base64.b64encode(lines.tobytes()).decode()}
+    def state(self) -> dict[str, Any]:
+        files = list(dict.fromkeys(f for _h, f, _n in self.ids.values()))
+        number = {f: i for i, f in enumerate(files)}
+        n = len(self.ids)
+        cols = {"ids": np.fromiter(self.ids.keys(), np.uint64, n),
+                "lines": np.fromiter((h for h, _f, _n in self.ids.values()), np.uint64, n),
+                "file": np.fromiter((number[f] for _h, f, _n in self.ids.values()), np.int32, n),
+                "line": np.fromiter((k for _h, _f, k in self.ids.values()), np.int64, n)}
+        return {"files": files, **{k: base64.b64encode(v.tobytes()).decode() for k, v in cols.items()}}
 
-    def restore(self, state: dict[str, str]) -> None:
-        ids = np.frombuffer(base64.b64decode(state["ids"]), np.uint64)
-        lines = np.frombuffer(base64.b64decode(state["lines"]), np.uint64)
-        self.ids = dict(zip(ids.tolist(), lines.tolist(), strict=True))
+    def restore(self, state: dict[str, Any]) -> None:
+        dtypes = {"ids": np.uint64, "lines": np.uint64, "file": np.int32, "line": np.int64}
+        c = {k: np.frombuffer(base64.b64decode(state[k]), t).tolist() for k, t in dtypes.items()}
+        files = state["files"]
+        self.ids = {i: (h, files[f], n) for i, h, f, n in zip(c["ids"], c["lines"], c["file"], c["line"], strict=True)}
 
 
 # ---- open shoes ---------------------------------------------------------------------------------
@@ -500,7 +506,6 @@ class Watcher:
             return
         if (st.st_size, st.st_mtime_ns) != (t.size, t.mtime):
             t.size, t.mtime, t.stable_since = st.st_size, st.st_mtime_ns, now
-            return
         if now - t.stable_since < self.gzip_settle:
             return
         if not _gzip_complete(t.path) and now - t.stable_since < self.gzip_damaged:
@@ -532,7 +537,7 @@ class Watcher:
         p = self.pending
         rows: dict[str, list[dict[str, Any]]] = {}
         for t, n, raw in lines:
-            name = str(t.path)
+            name = sys.intern(str(t.path))
             rng = p.ranges.setdefault(t.source_key, [name, n, n])
             rng[0], rng[2] = name, max(rng[2], n)
             if isinstance(raw, LineError):  # a damaged gzip stream: one entry where it broke
@@ -563,10 +568,11 @@ class Watcher:
             store_it = True
             first = self.recent.get(id_hash)
             if first is not None:
-                if first == line_hash:
+                if first[0] == line_hash:
                     p.counts["already_stored"] += 1
                 else:
-                    self._bad(name, n, raw, f"duplicate round_id {round_id!r} with different content", round_id)
+                    self._bad(name, n, raw, f"duplicate round_id {round_id!r} with different content "
+                              f"(first stored from {first[1]} line {first[2]})", round_id)
                 continue
             if self.stored_seen is not None:
                 prior = self.stored_seen.lookup(round_id, id_hash)
@@ -577,10 +583,10 @@ class Watcher:
                         continue
                     if (prior[1], prior[2]) != (name, n):  # stored before from elsewhere: not new
                         p.counts["already_stored"] += 1
-                        self.recent.add(id_hash, line_hash)
+                        self.recent.add(id_hash, line_hash, prior[1], prior[2])
                         continue
                     store_it = False  # our own line, committed before a restart: check it again, store it once
-            self.recent.add(id_hash, line_hash)
+            self.recent.add(id_hash, line_hash, name, n)
             row["source_file"], row["source_line"], row["date"] = name, n, date
             rows.setdefault(game, []).append(row)
             if not store_it:
@@ -782,7 +788,7 @@ def watch_command(args: Any) -> int:
                       out=Path(args.out) if args.out else None, csv=Path(args.csv) if args.csv else None,
                       checkpoint=Path(args.checkpoint) if args.checkpoint else None,
                       stdout=None if args.no_stdout else sys.stdout, poll=args.poll,
-                      checkpoint_every=args.checkpoint_every)
+                      checkpoint_every=args.checkpoint_every, gzip_settle=0.0 if args.once else 1.0)
     found = watcher.run(once=args.once)
     s = watcher.stats
     print(f"auditkit watch: {s['rounds']} round(s) checked, {found} finding(s) emitted, "
