@@ -34,6 +34,7 @@ import sys
 import time
 import uuid
 import zlib
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -295,7 +296,7 @@ class Watcher:
                  stdout: TextIO | None = None, stderr: TextIO | None = None, poll: float = 0.2,
                  checkpoint_every: float = 5.0, gzip_settle: float = 1.0, gzip_damaged: float = 60.0,
                  orphan_grace: float = 10.0, shoe_idle: float = 4 * 3600.0, recent: int = 100_000,
-                 emit: Callable[[pd.DataFrame], None] | None = None):
+                 rescan: float = 1.0, emit: Callable[[pd.DataFrame], None] | None = None):
         self.paths = [Path(p) for p in paths]
         self.config = config or Config()
         self.store, self.out, self.csv, self.checkpoint = store, out, csv, checkpoint
@@ -316,13 +317,21 @@ class Watcher:
         self.warned: set[str] = set()
         self.stop = False
         self.stats = {"rounds": 0, "findings": 0, "quarantined": 0, "polls": 0}
+        self.poll_times: deque[tuple[float, float]] = deque(maxlen=100_000)  # (wall, CPU) of polls that read lines
         self._out_fh: IO[bytes] | None = None
         self._csv_fh: IO[bytes] | None = None
         self._last_checkpoint = time.monotonic()
+        self.rescan = max(rescan, poll)
+        self._scanned = -math.inf
+        self._listed: dict[tuple[int, int], tuple[Path, os.stat_result]] = {}
 
     # ---- lifecycle ---------------------------------------------------------------------------
     def open(self) -> None:
-        """Restore the checkpoint (if any) and open the outputs."""
+        """Restore the checkpoint (if any), load every game's rules and open the outputs."""
+        from . import games
+
+        for game in games.names():  # import the rule modules now, not in the first poll
+            self._rules(game)
         state: dict[str, Any] = {}
         if self.checkpoint is not None and self.checkpoint.exists():
             state = json.loads(self.checkpoint.read_text("utf-8"))
@@ -426,11 +435,27 @@ class Watcher:
                 found.setdefault((st.st_dev, st.st_ino), (f, st))
         return found
 
+    def _known(self) -> dict[tuple[int, int], tuple[Path, os.stat_result]] | None:
+        """The files of the last listing, stat'ed again; None when a name now holds another file or is gone."""
+        out = {}
+        for key, (path, _st) in self._listed.items():
+            try:
+                st = path.stat()
+            except OSError:
+                return None
+            if (st.st_dev, st.st_ino) != key:
+                return None
+            out[key] = (path, st)
+        return out
+
     def poll_once(self) -> bool:
         """Read, validate and emit what arrived; True when a file had more to read than one poll takes."""
         self.stats["polls"] += 1
-        now = time.monotonic()
-        listing = self._listing()
+        now, cpu = time.monotonic(), time.thread_time()
+        listing = self._known() if now - self._scanned < self.rescan else None
+        if listing is None:  # folders listed again every ``rescan`` seconds; known files stat'ed every poll
+            listing, self._scanned = self._listing(), now
+        self._listed = listing
         lines: list[tuple[Tracked, int, bytes]] = []
         more = False
         for key, t in list(self.files.items()):  # files renamed away or deleted: read to their end, then drop
@@ -460,6 +485,8 @@ class Watcher:
             self._process(lines)
         for shoes in self.shoes.values():
             shoes.expire(now)
+        if lines:
+            self.poll_times.append((time.monotonic() - now, time.thread_time() - cpu))
         return more
 
     def _read(self, t: Tracked, lines: list[tuple[Tracked, int, bytes]], final: bool = False) -> bool:
@@ -793,4 +820,9 @@ def watch_command(args: Any) -> int:
     s = watcher.stats
     print(f"auditkit watch: {s['rounds']} round(s) checked, {found} finding(s) emitted, "
           f"{s['quarantined']} line(s) quarantined", file=sys.stderr)
+    if watcher.poll_times:
+        wall, cpu = (np.array(x) * 1000 for x in zip(*watcher.poll_times, strict=True))
+        print(f"auditkit watch: {len(wall)} poll(s) read lines; per poll wall p50 {np.median(wall):.0f} ms, "
+              f"p99 {np.percentile(wall, 99):.0f} ms, max {wall.max():.0f} ms; CPU p50 {np.median(cpu):.0f} ms, "
+              f"p99 {np.percentile(cpu, 99):.0f} ms, max {cpu.max():.0f} ms", file=sys.stderr)
     return 1 if args.once and found else 0
