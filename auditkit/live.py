@@ -31,6 +31,7 @@ import math
 import os
 import signal
 import sys
+import threading
 import time
 import uuid
 import zlib
@@ -60,7 +61,7 @@ log = logging.getLogger("auditkit.live")
 
 CHECKPOINT_VERSION = 1
 HEAD = 4096                  # bytes of a file's start kept as a hash, to know it again after a restart
-READ_LIMIT = 4 << 20         # bytes read from one file in one poll (bounds memory; the rest comes next poll)
+READ_LIMIT = 1 << 20         # bytes read from one file in one poll (bounds memory; the rest comes next poll)
 GZIP_LINES = 20_000          # lines of a gzip file validated per batch
 COLUMNS = [f.name for f in FINDINGS]
 
@@ -322,6 +323,8 @@ class Watcher:
         self._csv_fh: IO[bytes] | None = None
         self._last_checkpoint = time.monotonic()
         self.rescan = max(rescan, poll)
+        self._flusher: threading.Thread | None = None
+        self._flush_error: BaseException | None = None
         self._scanned = -math.inf
         self._listed: dict[tuple[int, int], tuple[Path, os.stat_result]] = {}
 
@@ -400,8 +403,8 @@ class Watcher:
                     break
                 if self.stop:
                     break
-                if time.monotonic() - self._last_checkpoint >= self.checkpoint_every:
-                    self.flush()
+                if time.monotonic() - self._last_checkpoint >= self.checkpoint_every and not self.flushing():
+                    self.flush(wait=False)
                 if not more:
                     time.sleep(self.poll)
         finally:
@@ -686,22 +689,50 @@ class Watcher:
             self.on_emit(found)
 
     # ---- store and checkpoint ----------------------------------------------------------------
-    def flush(self) -> None:
-        """Commit the pending rounds to the store, then write the checkpoint."""
-        if self._out_fh is not None:
-            os.fsync(self._out_fh.fileno())
-        if self._csv_fh is not None:
-            os.fsync(self._csv_fh.fileno())
-        if self.store is not None and self.pending:
-            self._commit()
-        self.pending = _Pending()
-        if self.checkpoint is not None:
-            self._write_checkpoint()
-        self._last_checkpoint = time.monotonic()
+    def flush(self, wait: bool = True) -> None:
+        """Hand the rounds read since the last checkpoint and a snapshot of the state to a writer thread,
+        which fsyncs the outputs, commits the rounds to the store, then writes the checkpoint, in that
+        order (a slow disk does not hold up the polls); ``wait`` for it to finish."""
+        self.wait_flush()
+        pending, self.pending = self.pending, _Pending()
+        state = self._state() if self.checkpoint is not None else None
+        fds = [fh.fileno() for fh in (self._out_fh, self._csv_fh) if fh is not None]
 
-    def _commit(self) -> None:
-        """The pending rounds as one source of the store, committed by its protocol (manifest last)."""
-        p, store = self.pending, self.store
+        def job() -> None:
+            try:
+                for fd in fds:
+                    os.fsync(fd)
+                if self.store is not None and pending:
+                    self._commit(pending)
+                if state is not None:
+                    with atomic_path(self.checkpoint) as tmp:  # type: ignore[arg-type]
+                        tmp.write_text(json.dumps(state), "utf-8")
+            except BaseException as exc:  # raised in the polling thread by wait_flush
+                self._flush_error = exc
+
+        self._flusher = threading.Thread(target=job, name="auditkit-live-flush")
+        self._flusher.start()
+        self._last_checkpoint = time.monotonic()
+        if wait:
+            self.wait_flush()
+
+    def flushing(self) -> bool:
+        """True while a checkpoint is being written."""
+        return self._flusher is not None and self._flusher.is_alive()
+
+    def wait_flush(self) -> None:
+        """Wait for the checkpoint being written; raise what went wrong writing it."""
+        if self._flusher is not None:
+            self._flusher.join()
+            self._flusher = None
+        if self._flush_error is not None:
+            exc, self._flush_error = self._flush_error, None
+            raise exc
+
+    def _commit(self, p: _Pending) -> None:
+        """Rounds read since the last checkpoint as one source of the store, committed by its protocol
+        (parts, index and quarantine first, manifest last)."""
+        store = self.store
         assert store is not None
         ranges = sorted(p.ranges.items(), key=lambda kv: (kv[1][0], kv[1][1]))
         sha = hashlib.sha256(json.dumps(["live", ranges, uuid.uuid4().hex]).encode()).hexdigest()
@@ -721,9 +752,9 @@ class Watcher:
             raise AssertionError(f"live line accounting does not balance: {rec}")
         store.commit_source(rec)
 
-    def _write_checkpoint(self) -> None:
-        assert self.checkpoint is not None
-        state = {
+    def _state(self) -> dict[str, Any]:
+        """What the checkpoint holds, as of now."""
+        return {
             "version": CHECKPOINT_VERSION,
             "written_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "files": [t.state() for t in self.files.values()],
@@ -732,8 +763,6 @@ class Watcher:
             "out_offset": self._out_fh.tell() if self._out_fh is not None else 0,
             "csv_offset": self._csv_fh.tell() if self._csv_fh is not None else 0,
         }
-        with atomic_path(self.checkpoint) as tmp:
-            tmp.write_text(json.dumps(state), "utf-8")
 
     def _restore(self, state: dict[str, Any]) -> None:
         for f in state.get("files", []):
