@@ -188,15 +188,25 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--truth", help="CSV of (round_id, citation) for every injected fault")
     s.add_argument("--fault-rate", type=float, default=0.0)
     s.add_argument("--seed", type=int, default=0)
-    from .simulate.follow import add_follow_arguments
-
-    add_follow_arguments(s)
+    s.add_argument("--follow", action="store_true", help="write per-table logs in real time (live demos)")
+    s.add_argument("--rate", type=float, default=200.0, help="with --follow: rounds per second in all")
+    s.add_argument("--tables", type=int, default=50, help="with --follow: number of table log files")
+    s.add_argument("--out-dir", help="with --follow: folder of the table logs")
+    s.add_argument("--seconds", type=float, help="with --follow: stop after this long (default: at SIGINT)")
     s.set_defaults(func=cmd_simulate)
 
-    from .live import add_watch_arguments
-
-    s = sub.add_parser("watch", help="follow growing logs and report each round's findings as it arrives")
-    add_watch_arguments(s)
+    s = sub.add_parser("watch", help="follow growing logs; report each round's findings as it arrives (docs/live.md)")
+    s.add_argument("paths", nargs="+", help="log files or folders to follow (.jsonl, .jsonl.gz, .ndjson)")
+    s.add_argument("--store", help="also ingest the rounds into this store as they arrive")
+    s.add_argument("--out", help="append findings here as JSON lines (exactly once across restarts)")
+    s.add_argument("--csv", help="append findings here as a spreadsheet-safe CSV")
+    s.add_argument("--config", help="paytable and house-rules TOML (defaults: the rules catalog's)")
+    s.add_argument("--checkpoint", help="resume from and keep writing this checkpoint file")
+    s.add_argument("--poll", type=float, default=0.2, help="seconds between polls (default 0.2)")
+    s.add_argument("--checkpoint-every", type=float, default=5.0,
+                   help="seconds between checkpoints and store commits (default 5)")
+    s.add_argument("--once", action="store_true", help="read what is there, then stop (tests, cron)")
+    s.add_argument("--no-stdout", action="store_true", help="do not print findings on stdout")
     s.set_defaults(func=cmd_watch)
 
     s = sub.add_parser("rules", help="list the registered checks with their citations")

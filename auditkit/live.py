@@ -817,21 +817,6 @@ def watch(paths: Iterable[str | Path], **kwargs: Any) -> Watcher:
 
 
 # ---- command line (the CLI package calls these) ---------------------------------------------------
-def add_watch_arguments(parser: Any) -> None:
-    """The arguments of ``auditkit watch`` on an argparse parser."""
-    parser.add_argument("paths", nargs="+", help="log files or folders to follow (.jsonl, .jsonl.gz, .ndjson)")
-    parser.add_argument("--store", help="also ingest the rounds into this store as they arrive")
-    parser.add_argument("--out", help="append findings here as JSON lines (exactly once across restarts)")
-    parser.add_argument("--csv", help="append findings here as a spreadsheet-safe CSV")
-    parser.add_argument("--config", help="paytable and house-rules TOML (defaults: the rules catalog's)")
-    parser.add_argument("--checkpoint", help="resume from and keep writing this checkpoint file")
-    parser.add_argument("--poll", type=float, default=0.2, help="seconds between polls (default 0.2)")
-    parser.add_argument("--checkpoint-every", type=float, default=5.0,
-                        help="seconds between checkpoints and store commits (default 5)")
-    parser.add_argument("--once", action="store_true", help="read what is there, then stop (tests, cron)")
-    parser.add_argument("--no-stdout", action="store_true", help="do not print findings on stdout")
-
-
 def watch_command(args: Any) -> int:
     """Run ``auditkit watch``: 0 after SIGINT/SIGTERM (checkpoint written); with ``--once`` 1 when findings
     were emitted, else 0."""

@@ -69,7 +69,8 @@ def main() -> int:
            "--checkpoint", str(tmp / "checkpoint.json"), "--poll", str(args.poll)]
     if args.store:
         cmd += ["--store", str(tmp / "store")]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
+    err_file = open(tmp / "watch.stderr", "w+")  # noqa: SIM115 (a file, not a pipe: it never fills up)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err_file, text=True, bufsize=1,
                             preexec_fn=lambda: (os.sched_setaffinity(0, {cores[0]}), os.nice(args.nice)))
     if len(cores) > 1:
         os.sched_setaffinity(0, set(cores[1:]))
@@ -113,8 +114,10 @@ def main() -> int:
     cpu = cpu_seconds(proc.pid) - cpu0
     stop_sampling.set()
     proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=120)
-    reader.join(timeout=10)
+    proc.wait(timeout=120)
+    reader.join(timeout=60)  # it reads stdout to its end
+    err_file.seek(0)
+    err = err_file.read()
 
     lat = np.array([first_seen[r] - written[r] for r in first_seen if r in written])
     print(f"{args.game}: {n:,} rounds written to {args.tables} table files in {wall:.0f} s "

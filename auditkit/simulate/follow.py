@@ -20,7 +20,7 @@ from typing import Any
 
 from ..store import safe_component
 
-__all__ = ["follow", "add_follow_arguments", "follow_command", "table_streams"]
+__all__ = ["follow", "follow_command", "table_streams"]
 
 POOL = 4000  # rounds simulated once, replayed with new ids
 
@@ -90,15 +90,6 @@ def follow(game: str, out_dir: Path, *, rate: float = 200.0, tables: int = 50, s
         for fh in handles:
             fh.close()
     return written
-
-
-def add_follow_arguments(parser: Any) -> None:
-    """``--follow`` and its options on the ``simulate`` parser."""
-    parser.add_argument("--follow", action="store_true", help="write per-table logs in real time (live demos)")
-    parser.add_argument("--rate", type=float, default=200.0, help="with --follow: rounds per second in all")
-    parser.add_argument("--tables", type=int, default=50, help="with --follow: number of table log files")
-    parser.add_argument("--out-dir", help="with --follow: folder of the table logs")
-    parser.add_argument("--seconds", type=float, help="with --follow: stop after this long (default: at SIGINT)")
 
 
 def follow_command(args: Any) -> int:
