@@ -136,6 +136,11 @@ def main() -> int:
             slope = np.polyfit([t for t, _ in samples[half:]], rss[half:], 1)[0]
             print(f"RSS slope over the second half: {slope * 3600:+.1f} MiB/hour")
 
+    # a watcher stopped while behind leaves lines after its checkpoint: a restart (--once) reads them
+    catch_up = subprocess.run([*cmd, "--once", "--no-stdout"], capture_output=True, text=True)
+    said = [x for x in catch_up.stderr.splitlines() if "round(s) checked" in x]
+    print(f"restart with --once after the stop (exit {catch_up.returncode}): "
+          f"{said[-1].removeprefix('auditkit watch: ') if said else catch_up.stderr[-500:]}")
     with tempfile.TemporaryDirectory() as vt:
         store = Store(vt)
         ingest_paths([str(logs)], store)
