@@ -10,7 +10,7 @@ from typing import Any
 
 from ..status import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
 
-__all__ = ["EXIT_CLEAN", "EXIT_FINDINGS", "EXIT_ERROR", "DEFAULT_LOCK_TIMEOUT", "UsageError"]
+__all__ = ["EXIT_CLEAN", "EXIT_FINDINGS", "EXIT_ERROR", "DEFAULT_LOCK_TIMEOUT", "UsageError", "positive"]
 
 DEFAULT_LOCK_TIMEOUT = 60.0  # seconds ingest, validate and report wait for the store's lock
 
@@ -34,6 +34,17 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"must be an integer, not {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def positive(text: str) -> float:
+    """An argparse type: a finite number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, not {text!r}") from None
+    if not (0 < value < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, not {text}")
     return value
 
 

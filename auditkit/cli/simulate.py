@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .common import EXIT_CLEAN, fraction, positive_int, prepare_outputs
+from .common import EXIT_CLEAN, UsageError, fraction, positive, positive_int, prepare_outputs
 
 
 def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
@@ -16,12 +16,17 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
     s = sub.add_parser("simulate", help="write simulated rounds with injected faults and their ground truth", **kw)
     s.add_argument("game", choices=GAMES, help="the game to simulate")
     s.add_argument("--rounds", type=positive_int, default=1000, help="number of rounds (at least 1)")
-    s.add_argument("--out", required=True, help="JSONL file to write (.jsonl or .jsonl.gz)")
+    s.add_argument("--out", help="JSONL file to write (.jsonl or .jsonl.gz); required unless --follow")
     s.add_argument("--truth", metavar="CSV",
                    help="write the (round_id, citation) of every injected fault here (when not given: not written)")
     s.add_argument("--fault-rate", type=fraction, default=0.0,
                    help="share of rounds with one injected fault, from 0 to 1")
     s.add_argument("--seed", type=int, default=0, help="random seed: the same seed writes the same log")
+    s.add_argument("--follow", action="store_true", help="write per-table logs in real time (live demos)")
+    s.add_argument("--rate", type=positive, default=200.0, help="with --follow: rounds per second in all")
+    s.add_argument("--tables", type=positive_int, default=50, help="with --follow: number of table log files")
+    s.add_argument("--out-dir", help="with --follow: folder of the table logs")
+    s.add_argument("--seconds", type=positive, help="with --follow: stop after this long (when not given: at SIGINT)")
     s.set_defaults(func=run)
 
 
@@ -29,6 +34,14 @@ def run(args: argparse.Namespace) -> int:
     from ..progress import progress_bar
     from ..simulate import simulate_to_jsonl
 
+    if args.follow:
+        from ..simulate.follow import follow_command
+
+        if not args.out_dir:
+            raise UsageError("simulate --follow needs --out-dir")
+        return follow_command(args)
+    if not args.out:
+        raise UsageError("simulate needs --out (or --follow with --out-dir)")
     prepare_outputs([args.out, args.truth])
     bar = progress_bar(args.rounds, f"simulate {args.game}", " rounds", not args.quiet)
     try:

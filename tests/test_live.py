@@ -1,0 +1,317 @@
+"""Live mode (``auditkit watch``): rotation, truncation, partial lines, gzip, crashes, shoe rules across
+polls, quarantine, the store, and the same findings as ``auditkit validate`` on the same files."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from auditkit.ingest.sources import ingest_paths
+from auditkit.live import Watcher
+from auditkit.simulate.follow import _stamp, table_streams
+from auditkit.store import Store
+from auditkit.validate import collect
+
+T0 = datetime(2025, 6, 2, 15, 0, tzinfo=UTC)
+SHOE_RULES = {"baccarat.e", "baccarat.integrity_shoe", "blackjack.integrity_shoe"}
+
+
+def streams(game: str, tables: int = 3, seed: int = 3, fault_rate: float = 0.1, pool: int = 600) -> dict[str, list[str]]:
+    """Per-table JSON lines of simulated rounds (fixed times), with faults."""
+    out = {}
+    for k, (tid, recs) in enumerate(table_streams(game, tables, seed=seed, fault_rate=fault_rate, pool=pool)):
+        out[tid] = [json.dumps(_stamp(r, tid, 0, T0 + timedelta(seconds=30 * i + k)))
+                    for i, r in enumerate(recs)]
+    return out
+
+
+def append(path: Path, lines: list[str], end: str = "\n") -> None:
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write("".join(line + "\n" for line in lines[:-1]) + (lines[-1] + end if lines else ""))
+
+
+def watcher(paths, tmp: Path, **kw) -> Watcher:
+    kw.setdefault("out", tmp / "findings.jsonl")
+    kw.setdefault("checkpoint", tmp / "checkpoint.json")
+    return Watcher([str(p) for p in paths], stderr=kw.pop("stderr", io.StringIO()), gzip_settle=0.0, poll=0.05,
+                   **kw)
+
+
+def once(paths, tmp: Path, **kw) -> Watcher:
+    w = watcher(paths, tmp, **kw)
+    w.run(once=True)
+    return w
+
+
+def emitted(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text("utf-8").splitlines()] if path.exists() else []
+
+
+def keys(findings) -> Counter:
+    return Counter((f["round_id"], f["rule_id"], round(float(f["discrepancy"]), 2)) for f in findings)
+
+
+def nightly(paths) -> Counter:
+    """What ``auditkit validate`` finds on the same files (ingest into a fresh store, validate)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(tmp)
+        ingest_paths([str(p) for p in paths], store)
+        found, _ = collect(store)
+    return keys(found.to_dict("records"))
+
+
+# ---- the same findings as the nightly job --------------------------------------------------------
+@pytest.mark.parametrize("game", ["baccarat", "blackjack"])
+def test_same_findings_as_validate_across_polls(tmp_path, game):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    data = streams(game)
+    for step in range(4):  # rounds arrive in four polls (a new watcher each time: resumed from the checkpoint)
+        for tid, lines in data.items():
+            chunk = lines[step * len(lines) // 4:(step + 1) * len(lines) // 4]
+            append(logs / f"{tid}.jsonl", chunk)
+        once([logs], tmp_path)
+    live = emitted(tmp_path / "findings.jsonl")
+    assert max(keys(live).values()) == 1  # none reported twice
+    assert keys(live) == nightly([logs])
+    assert {f["rule_id"] for f in live} & SHOE_RULES  # the shoe rules found something across polls
+
+
+def test_findings_have_the_report_columns_and_csv_matches(tmp_path):
+    from auditkit.schema import FINDINGS
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for tid, lines in streams("baccarat", tables=2).items():
+        append(logs / f"{tid}.jsonl", lines)
+    out = io.StringIO()
+    once([logs], tmp_path, csv=tmp_path / "f.csv", stdout=out)
+    live = emitted(tmp_path / "findings.jsonl")
+    assert live and all(list(f) == FINDINGS.names for f in live)
+    assert [json.loads(x) for x in out.getvalue().splitlines()] == live
+    csv = pd.read_csv(tmp_path / "f.csv")
+    assert list(csv.columns) == FINDINGS.names and len(csv) == len(live)
+
+
+def test_shoe_rules_across_polls(tmp_path):
+    """The cutting card in round 2 of a shoe, round 4 dealt in a later poll: (e) reported on round 4."""
+    tid, recs = table_streams("baccarat", 1, seed=1)[0]
+    shoe = [r for r in recs if r["shoe_id"] == recs[0]["shoe_id"]][:4]
+    lines = []
+    for i, r in enumerate(shoe):
+        r = _stamp(r, tid, 0, T0 + timedelta(minutes=i))
+        r.pop("cut_card", None)
+        if i == 1:
+            r["cut_card"] = True
+        lines.append(json.dumps(r))
+    log = tmp_path / "t.jsonl"
+    append(log, lines[:2])
+    once([log], tmp_path)
+    assert not any(f["rule_id"] == "baccarat.e" for f in emitted(tmp_path / "findings.jsonl"))
+    append(log, lines[2:3])
+    once([log], tmp_path)
+    assert not any(f["rule_id"] == "baccarat.e" for f in emitted(tmp_path / "findings.jsonl"))
+    append(log, lines[3:])
+    once([log], tmp_path)
+    cut = [f for f in emitted(tmp_path / "findings.jsonl") if f["rule_id"] == "baccarat.e"]
+    assert [f["source_line"] for f in cut] == [4]
+    assert keys(emitted(tmp_path / "findings.jsonl")) == nightly([log])
+
+
+# ---- files that move, shrink, grow by halves ----------------------------------------------------
+def test_rotation_old_file_read_to_its_end_new_file_from_its_start(tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (tid, lines), = streams("baccarat", tables=1).items()
+    log = logs / "table.jsonl"
+    append(log, lines[:100])
+    once([logs], tmp_path)
+    os.rename(log, logs / "table.jsonl.1")      # rotated away (not a log name any more) ...
+    append(logs / "table.jsonl.1", lines[100:120])  # ... while the writer still appends to it
+    append(log, lines[120:200])                  # and a new file at the old name
+    w = once([logs], tmp_path, orphan_grace=0.0)
+    assert w.stats["rounds"] == 20 + len(lines[120:200])
+    got = emitted(tmp_path / "findings.jsonl")
+    assert max(keys(got).values()) == 1
+    assert {f["round_id"] for f in got} == {f[0] for f in nightly([logs / "table.jsonl.1", log])}
+    assert keys(got) == nightly([logs / "table.jsonl.1", log])
+
+
+def test_truncation_reads_the_file_again_from_its_start(tmp_path):
+    (tid, lines), = streams("baccarat", tables=1).items()
+    log = tmp_path / "t.jsonl"
+    append(log, lines[:50])
+    once([log], tmp_path)
+    log.write_text("")                        # copytruncate
+    append(log, lines[50:80])
+    err = io.StringIO()
+    w = once([log], tmp_path, stderr=err)
+    assert w.stats["rounds"] == 30
+    assert "truncated" in err.getvalue()
+
+
+def test_partial_line_waits_for_its_newline(tmp_path):
+    (tid, lines), = streams("baccarat", tables=1).items()
+    log = tmp_path / "t.jsonl"
+    append(log, lines[:3])
+    with open(log, "a") as fh:
+        fh.write(lines[3][:40])
+    w = once([log], tmp_path)
+    assert w.stats["rounds"] == 3 and w.stats["quarantined"] == 0
+    with open(log, "a") as fh:
+        fh.write(lines[3][40:] + "\n")
+    w = once([log], tmp_path)
+    assert w.stats["rounds"] == 1 and w.stats["quarantined"] == 0
+
+
+def test_gzip_read_once_complete(tmp_path):
+    (tid, lines), = streams("baccarat", tables=1).items()
+    data = gzip.compress(("\n".join(lines[:40]) + "\n").encode())
+    gz = tmp_path / "old.jsonl.gz"
+    gz.write_bytes(data[: len(data) // 2])     # still being written
+    w = once([tmp_path], tmp_path, out=tmp_path / "out" / "f.jsonl")
+    assert w.stats["rounds"] == 0
+    gz.write_bytes(data)
+    w = once([tmp_path], tmp_path, out=tmp_path / "out" / "f.jsonl")
+    assert w.stats["rounds"] == 40
+    w = once([tmp_path], tmp_path, out=tmp_path / "out" / "f.jsonl")
+    assert w.stats["rounds"] == 0              # read once
+
+
+# ---- bad lines and the store --------------------------------------------------------------------
+def test_bad_lines_quarantined_as_ingest_does(tmp_path):
+    (tid, lines), = streams("baccarat", tables=1).items()
+    log = tmp_path / "logs" / "t.jsonl"
+    log.parent.mkdir()
+    bad = ['{"round_id": "X1", "game": "roulette"}', "not json", json.dumps(json.loads(lines[5]) | {"outcome": "x"}),
+           json.dumps(json.loads(lines[5]) | {"dealer_id": "D-OTHER"})]
+    append(log, lines[:10] + bad + lines[10:20] + [""])
+    err = io.StringIO()
+    live_store = Store(tmp_path / "live")
+    once([log.parent], tmp_path, store=live_store, stderr=err)
+    q = live_store.quarantine()
+    nightly_store = Store(tmp_path / "nightly")
+    ingest_paths([str(log.parent)], nightly_store)
+    expected = nightly_store.quarantine()
+    assert sorted(zip(q["source_file"], q["line"], q["reason"], strict=True)) == \
+        sorted(zip(expected["source_file"], expected["line"], expected["reason"], strict=True))
+    assert len(q) == 4  # three bad lines and a duplicate round_id with other content
+    for f, n, reason in zip(q["source_file"], q["line"], q["reason"], strict=True):
+        assert f"{f}:{n}: {reason}" in err.getvalue()
+
+
+def test_store_rounds_are_already_stored_for_the_nightly_job(tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    data = streams("baccarat", tables=2)
+    store = Store(tmp_path / "store")
+    for half in (0, 1):
+        for tid, lines in data.items():
+            append(logs / f"{tid}.jsonl", lines[half * len(lines) // 2:(half + 1) * len(lines) // 2])
+        once([logs], tmp_path, store=store)
+    total = sum(len(v) for v in data.values())
+    assert store.count() == total
+    assert all(s.balanced for s in store.manifest())
+    report = ingest_paths([str(logs)], store)  # the nightly job on the same files
+    assert report.total("stored") == 0 and report.total("already_stored") == total
+    found, _ = collect(store)
+    assert keys(found.to_dict("records")) == keys(emitted(tmp_path / "findings.jsonl"))
+
+
+# ---- crashes ------------------------------------------------------------------------------------
+def test_crash_after_emit_before_checkpoint_reports_nothing_twice(tmp_path):
+    """Findings written to --out, then the process dies before its checkpoint (no close)."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    data = streams("baccarat", tables=2)
+    for tid, lines in data.items():
+        append(logs / f"{tid}.jsonl", lines[:100])
+    once([logs], tmp_path, csv=tmp_path / "f.csv")
+    for tid, lines in data.items():
+        append(logs / f"{tid}.jsonl", lines[100:200])
+    w = watcher([logs], tmp_path, csv=tmp_path / "f.csv", store=Store(tmp_path / "store"))
+    w.open()
+    w.poll_once()                               # emitted ...
+    w._out_fh.write(b'{"round_id": "half a lin')  # ... and died writing one more line
+    w._out_fh.flush()
+    for tid, lines in data.items():
+        append(logs / f"{tid}.jsonl", lines[200:])
+    once([logs], tmp_path, csv=tmp_path / "f.csv", store=Store(tmp_path / "store"))
+    live = emitted(tmp_path / "findings.jsonl")
+    assert max(keys(live).values()) == 1
+    assert keys(live) == nightly([logs])
+    assert len(pd.read_csv(tmp_path / "f.csv")) == len(live)
+
+
+def _watch_process(logs: Path, tmp: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "auditkit", "watch", str(logs), "--out", str(tmp / "findings.jsonl"),
+                             "--checkpoint", str(tmp / "checkpoint.json"), "--store", str(tmp / "store"),
+                             "--poll", "0.05", "--checkpoint-every", "0.3", "--no-stdout"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for(cond, timeout: float = 60.0) -> None:
+    end = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > end:
+            raise AssertionError("timed out")
+        time.sleep(0.05)
+
+
+def test_sigkill_between_checkpoints_no_loss_no_duplicate(tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    data = streams("baccarat", tables=3)
+    proc = _watch_process(logs, tmp_path)
+    try:
+        for step in range(6):
+            for tid, lines in data.items():
+                append(logs / f"{tid}.jsonl", lines[step * len(lines) // 10:(step + 1) * len(lines) // 10])
+            time.sleep(0.15)
+        _wait_for(lambda: (tmp_path / "checkpoint.json").exists() and (tmp_path / "findings.jsonl").exists())
+        time.sleep(0.4)
+    finally:
+        proc.kill()                            # SIGKILL: no checkpoint at exit
+        proc.wait()
+    for step in range(6, 10):
+        for tid, lines in data.items():
+            append(logs / f"{tid}.jsonl", lines[step * len(lines) // 10:(step + 1) * len(lines) // 10])
+    proc = _watch_process(logs, tmp_path)
+    total = sum(len(v) for v in data.values())
+    _wait_for(lambda: Store(tmp_path / "store").count() == total)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    live = emitted(tmp_path / "findings.jsonl")
+    assert max(keys(live).values()) == 1
+    assert keys(live) == nightly([logs])
+    assert Store(tmp_path / "store").count() == total  # every round stored once
+
+
+# ---- the command line ---------------------------------------------------------------------------
+def test_cli_watch_once_and_simulate_follow(tmp_path):
+    from auditkit.cli import main
+
+    assert main(["simulate", "baccarat", "--follow", "--rate", "400", "--tables", "3", "--out-dir",
+                 str(tmp_path / "logs"), "--seconds", "0.5", "--fault-rate", "0.2"]) == 0
+    files = sorted((tmp_path / "logs").glob("*.jsonl"))
+    assert len(files) == 3 and all(f.stat().st_size for f in files)
+    rc = main(["watch", str(tmp_path / "logs"), "--once", "--no-stdout", "--out", str(tmp_path / "f.jsonl"),
+               "--poll", "0.05"])
+    live = emitted(tmp_path / "f.jsonl")
+    assert rc == (1 if live else 0)
+    assert keys(live) == nightly([tmp_path / "logs"])
+    assert main(["simulate", "baccarat", "--rounds", "5"]) == 2  # --out still needed without --follow
