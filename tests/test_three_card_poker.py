@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import example_records, expected_findings
 
@@ -292,3 +293,21 @@ def test_worked_examples() -> None:
     for key, d in want.items():
         assert got[key] == pytest.approx(d, abs=0.005), key
     assert len(f) == len(e)
+
+
+def test_findings_carry_amounts() -> None:
+    """Money findings: the expected and recorded nets of the wagers they cover; others leave them empty."""
+    f = validate_records([rnd(QUEEN_HIGH, hand(1, "Qd 4c 2h", "play", 100, 50, net_play=50)),
+                          rnd(QUEEN_HIGH, hand(2, "Jc 9d 8h", "play", 10, -10, net_play=0)),
+                          rnd(JACK_HIGH, hand(3, "2h 6h Th", "play", 10, 10, bonus=10)),
+                          rnd(QUEEN_HIGH, hand(4, "4s 5h 7d", "fold", 0, 0))]).set_index("citation")
+    c3 = f.loc[f"{SEC}(c)(3)"]
+    assert (c3["expected_amount"], c3["recorded_amount"], c3["discrepancy"]) == (200.0, 100.0, -100.0)
+    assert c3["expected"] == "ante +100.00, play +100.00" and c3["recorded"] == "ante +50.00, play +50.00"
+    assert "ante 100.00 play 100.00" in c3["message"]
+    c2 = f.loc[f"{SEC}(c)(2)"]  # only the play net is wrong: only the play bet counts
+    assert (c2["expected_amount"], c2["recorded_amount"], c2["discrepancy"]) == (-10.0, 0.0, 10.0)
+    d = f.loc[f"{SEC}(d)"]
+    assert (d["expected_amount"], d["recorded_amount"], d["discrepancy"]) == (0.0, 10.0, 10.0)
+    a = f.loc[f"{SEC}(a)"]
+    assert np.isnan(a["expected_amount"]) and np.isnan(a["recorded_amount"]) and a["discrepancy"] == 0

@@ -62,7 +62,7 @@ def ante_and_play_nets(ante: np.ndarray, play: np.ndarray, dealer_qualified: np.
     (c)(4) a tie: both push.
     """
     ante_wins = ~dealer_qualified | beats_dealer
+    play_wins = dealer_qualified & beats_dealer
     lost = dealer_qualified & dealer_beats
-    net_ante = np.where(ante_wins, ante * ante_odds, np.where(lost, -ante, 0.0))
-    net_play = np.where(dealer_qualified & beats_dealer, play * play_odds, np.where(lost, -play, 0.0))
-    return net_ante, net_play
+    # a won bet nets its odds times itself, a lost one minus itself, a push nothing
+    return ante * (ante_wins * ante_odds - lost), play * (play_wins * play_odds - lost)

@@ -29,7 +29,7 @@ from ...rules.integrity import repeated_in_round
 from ...rules.registry import Hits, preparer, rule
 from ...rules.void import VOID_SUMMARY, void_round_nets
 from .hands import CATEGORY_NAMES, STRAIGHT, STRAIGHT_FLUSH, THREE_OF_A_KIND, evaluate
-from .kernels import distinct_cards_short
+from .kernels import distinct_cards_short, strings_as_objects
 from .paytable import (
     ANTE_BONUS_MINIMUM,
     WIN_MINIMUM,
@@ -44,6 +44,7 @@ __all__ = ["ThreeCardPoker", "SECTION"]
 GAME = "three_card_poker"
 SECTION = "68 IAC 10-11-6"
 
+
 def _by_category(odds: dict[int, float], below: float) -> np.ndarray:
     """Odds indexed by category: ``odds`` where given, ``below`` for the other categories, 0 at index -1."""
     out = np.full(7, below)
@@ -57,12 +58,16 @@ _MINIMUM_BONUS_ODDS = _by_category(ANTE_BONUS_MINIMUM, 0.0)
 """(d)(1)-(d)(3) minimum ante bonus odds indexed by category (0: no bonus)."""
 
 
-def _below(recorded: np.ndarray, minimum: np.ndarray, among: np.ndarray) -> np.ndarray:
+def _below(recorded: np.ndarray, minimum: np.ndarray, among: np.ndarray, unit: float) -> np.ndarray:
     """Where ``among``: the recorded amount is a rounding unit or more below ``minimum``."""
     out = np.zeros(len(among), dtype=bool)
     i = np.flatnonzero(among)
-    out[i] = money_differs(recorded[i], minimum[i]) & (recorded[i] < minimum[i])
+    out[i] = money_differs(recorded[i], minimum[i], unit) & (recorded[i] < minimum[i])
     return out
+
+
+_WAGERS = np.array(["ante", "play", "ante bonus", "pair plus"], dtype=object)
+"""The wagers of a hand, as :class:`Nets` names them."""
 
 
 def _texts(values: Any) -> np.ndarray:
@@ -216,6 +221,11 @@ class ThreeCardPoker(Context):
         return self.field("net_pair_plus")
 
     @cached_property
+    def status(self) -> np.ndarray:
+        """Each round's status (object array), read through the column's dictionary."""
+        return strings_as_objects(self.table["status"], "completed")
+
+    @cached_property
     def in_completed_round(self) -> np.ndarray:
         """The hand's round was played to the end (not void, not dead)."""
         return self.completed[self.hand_round]
@@ -248,10 +258,15 @@ class ThreeCardPoker(Context):
         return self.played & self.in_completed_round & self.readable & self.dealer_readable[self.hand_round]
 
     # ---- the posted paytable (per hand) ------------------------------------------------------------------
+    @cached_property
+    def _tables(self) -> tuple[np.ndarray, list]:
+        """Each round's table number and the distinct table ids of the batch."""
+        return self.config.table_codes(self.table["table_id"])
+
     def posted(self, odds_of: Callable[[dict[str, Any]], Any]) -> tuple[np.ndarray, np.ndarray]:
         """A paytable value per table of the batch (``(k,)`` or ``(k, m)``) and each hand's table number,
-        read once per distinct table; a batch whose tables all post the same gets one table."""
-        codes, tables = self.config.table_codes(self.table["table_id"])
+        read once per distinct table; a batch whose tables all post the same gets one table (and no numbers)."""
+        codes, tables = self._tables
         values = np.array([odds_of(self.config.section(GAME, str(t))) for t in tables] or [odds_of(
             self.config.section(GAME))], dtype=np.float64)
         if (values == values[0]).all():
@@ -346,11 +361,11 @@ class ThreeCardPoker(Context):
     @cached_property
     def ante_paid_below_even(self) -> np.ndarray:
         """Among wrong ante nets: recorded below a 1:1 win."""
-        return _below(self.net_ante, self.ante * WIN_MINIMUM, self.ante_net_wrong)
+        return _below(self.net_ante, self.ante * WIN_MINIMUM, self.ante_net_wrong, self.unit)
 
     @cached_property
     def play_paid_below_even(self) -> np.ndarray:
-        return _below(self.net_play, self.play * WIN_MINIMUM, self.play_net_wrong)
+        return _below(self.net_play, self.play * WIN_MINIMUM, self.play_net_wrong, self.unit)
 
     @cached_property
     def earns_ante_bonus(self) -> np.ndarray:
@@ -374,7 +389,7 @@ class ThreeCardPoker(Context):
     def ante_bonus_below_minimum(self) -> np.ndarray:
         """Among hands earning an ante bonus paid wrong: paid below (d)'s minimum odds."""
         minimum = self.ante * _MINIMUM_BONUS_ODDS[self.category]
-        return _below(self.ante_bonus, minimum, self.earns_ante_bonus & self.ante_bonus_wrong)
+        return _below(self.ante_bonus, minimum, self.earns_ante_bonus & self.ante_bonus_wrong, self.unit)
 
     @cached_property
     def expected_net_pair_plus(self) -> np.ndarray:
@@ -386,16 +401,28 @@ class ThreeCardPoker(Context):
         return (self.has_pair_plus & self.in_completed_round & self.readable
                 & money_differs(self.net_pair_plus, self.expected_net_pair_plus, self.unit))
 
-    # ---- every wager net (the shared void check) ---------------------------------------------------------
+    # ---- wager nets (the shared void check) ------------------------------------------------------------
+    def wager_nets(self, rounds: np.ndarray) -> Nets:
+        """The ante, play, ante bonus and (where wagered) pair plus nets of every hand of the rounds
+        where ``rounds`` (per round, boolean) is True."""
+        hand = np.flatnonzero(rounds[self.hand_round])
+        pp = hand[self.has_pair_plus[hand]]
+        hr, seat = self.hand_round, self.seat
+        return Nets(round=np.concatenate([hr[hand], hr[hand], hr[hand], hr[pp]]),
+                    seat=np.concatenate([seat[hand], seat[hand], seat[hand], seat[pp]]),
+                    what=np.repeat(_WAGERS, [len(hand)] * 3 + [len(pp)]),
+                    net=np.concatenate([self.net_ante[hand], self.net_play[hand], self.ante_bonus[hand],
+                                        self.net_pair_plus[pp]]))
+
     @cached_property
     def nets(self) -> Nets:
-        """Ante, play, ante bonus and (where wagered) pair plus of every hand."""
-        hr, seat = self.hand_round, self.seat
-        pp = np.flatnonzero(self.has_pair_plus)
-        parts = [Nets(hr, seat, np.full(len(hr), what, dtype=object), net) for what, net in
-                 (("ante", self.net_ante), ("play", self.net_play), ("ante bonus", self.ante_bonus))]
-        parts.append(Nets(hr[pp], seat[pp], np.full(len(pp), "pair plus", dtype=object), self.net_pair_plus[pp]))
-        return Nets.join(*parts)
+        """The wager nets the shared void check reads: those of the void and dead rounds.
+
+        ``wager_nets(np.ones(n, bool))`` lists every wager of the batch; building it (1.4 M
+        entries a batch) would cost the void check a third of the batch's checking time, for
+        nets that check then discards (``tests/test_three_card_kernels.py`` proves the findings equal).
+        """
+        return self.wager_nets(self.void_or_dead)
 
     # ---- texts of the flagged hands ----------------------------------------------------------------------
     def rounded(self, values: np.ndarray) -> np.ndarray:
