@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...cards import JOKER, cards_str
-from ...columns import flat_values, lengths, padded, parents, to_numpy
+from ...columns import flat_values, padded, parents, to_numpy
 from ...money import format_money, format_net, money_differs, money_round
 from ...rules.context import Context, Nets, cached_property
 from ...rules.integrity import repeated_in_round
@@ -503,21 +503,23 @@ class ThreeCardPoker(Context):
         dealer = self.dealer_cards if self.dealer_card_count.max(initial=0) <= 3 else padded(
             self.table["dealer_cards"])[0]
         cards = self.cards if self.card_count.max(initial=0) <= 3 else padded(self.hands.field("cards"))[0]
-        per_round = lengths(self.table["hands"])
-        starts = np.cumsum(per_round) - per_round
-        hr, seat = self.hand_round, self.seat
+        seat = self.seat
+        # the hands of the flagged rounds (hands are in round order): hand ``lo[k] + j`` is round k's j-th
+        lo, hi = np.searchsorted(self.hand_round, rows), np.searchsorted(self.hand_round, rows + 1)
+        count = hi - lo
+        local = np.repeat(np.arange(len(rows)), count)
+        position = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+        sel = lo[local] + position
         # a matrix of every card of the flagged rounds: the dealer's, then each hand's
-        sel = np.isin(hr, rows)
         width, dw = max(cards.shape[1], 1), max(dealer.shape[1], 1)
-        matrix = np.full((len(rows), dw + width * int(per_round[rows].max(initial=0))), -1, dtype=np.int8)
+        matrix = np.full((len(rows), dw + width * int(count.max(initial=0))), -1, dtype=np.int8)
         matrix[:, :dealer.shape[1]] = dealer[rows]
-        position = (np.arange(len(hr)) - starts[hr])[sel]
         cols = dw + position[:, None] * width + np.arange(cards.shape[1])[None, :]
-        matrix[np.searchsorted(rows, hr[sel])[:, None], cols] = cards[sel]
+        matrix[local[:, None], cols] = cards[sel]
         repeated, first = repeated_in_round(np.where(matrix == JOKER, -1, matrix).astype(np.int8))
         out = np.empty(len(rows), dtype=object)
         for k, r in enumerate(rows):  # flagged rounds only
-            mine = range(int(starts[r]), int(starts[r] + per_round[r]))
+            mine = range(int(lo[k]), int(hi[k]))
             parts = []
             if repeated[k]:
                 code = int(first[k])
