@@ -6,7 +6,7 @@ for the patrons; each fact computed on first use). Its docstring quotes the
 regulation and the catalog's reading; ``docs/three_card_poker.md`` explains the
 readings in full. The regulation's tables (the queen-high qualifier, the 1:1
 minimum, the ante bonus minimums) and the settlement under (c) are in
-:mod:`.paytable`; the one tuned kernel (the integrity screen) is in :mod:`.kernels`.
+:mod:`.paytable`; the tuned kernels (the integrity screen, the status column) are in :mod:`.kernels`.
 
 Money findings carry the expected and recorded nets of the wagers they cover
 (expected rounded as the paytable rounds) and ``discrepancy`` = recorded - expected.
