@@ -311,3 +311,15 @@ def test_findings_carry_amounts() -> None:
     assert (d["expected_amount"], d["recorded_amount"], d["discrepancy"]) == (0.0, 10.0, 10.0)
     a = f.loc[f"{SEC}(a)"]
     assert np.isnan(a["expected_amount"]) and np.isnan(a["recorded_amount"]) and a["discrepancy"] == 0
+
+
+def test_rules_read_only_their_declared_columns() -> None:
+    """Each rule finds the same on a batch cut to its declared columns plus the report's metadata."""
+    from auditkit.games.three_card_poker.simulate import simulate
+    from auditkit.validate import META, check_rounds, select_rules
+
+    table, _ = simulate(6_000, seed=9, fault_rate=0.3, void_rate=0.02)
+    for r in select_rules("three_card_poker", "round"):
+        cut = table.select([c for c in table.column_names if c in {*r.columns, *META}])
+        full = check_rounds(table, "three_card_poker", Config(), [r])
+        assert len(full) and full.equals(check_rounds(cut, "three_card_poker", Config(), [r])), r.rule_id
