@@ -26,9 +26,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from auditkit.games.three_card_poker.simulate import simulate
 from auditkit.paytables import Config
 from auditkit.rules.registry import PREPARERS
-from auditkit.games.three_card_poker.simulate import simulate
 from auditkit.store import SourceRecord, Store
 from auditkit.validate import check_rounds, select_rules, validate_store
 
@@ -117,8 +117,8 @@ def main() -> None:
               f"wall, {hands / cpu / 1e6:.2f} M hands/s per core (CPU); {total:,} findings")
 
         got = pd.concat(found, ignore_index=True)
-        pairs = set(zip(got["round_id"], got["citation"]))
-        want = set(zip(truth["round_id"], truth["citation"]))
+        pairs = set(zip(got["round_id"], got["citation"], strict=True))
+        want = set(zip(truth["round_id"], truth["citation"], strict=True))
         print(f"findings vs injected faults: {len(want - pairs)} missed, {len(pairs - want)} extra")
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(f"peak RSS {peak:,.0f} MiB")

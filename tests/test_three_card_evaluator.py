@@ -9,8 +9,16 @@ import pytest
 
 from auditkit.cards import JOKER, NO_CARD, parse_cards
 from auditkit.games.three_card_poker.hands import (
-    FLUSH, HIGH_CARD, PAIR, QUALIFY_SCORE, STRAIGHT, STRAIGHT_FLUSH, THREE_OF_A_KIND, evaluate, qualifies,
+    FLUSH,
+    HIGH_CARD,
+    PAIR,
+    STRAIGHT,
+    STRAIGHT_FLUSH,
+    THREE_OF_A_KIND,
+    evaluate,
 )
+from auditkit.games.three_card_poker.paytable import QUEEN_HIGH
+from auditkit.games.three_card_poker.paytable import dealer_qualifies as qualifies
 
 
 def hands(*texts: str) -> np.ndarray:
@@ -87,7 +95,7 @@ def test_identical_ranks_tie() -> None:
 def test_queen_high_qualifies_jack_high_does_not() -> None:
     _, s = evaluate(hands("Qh 2c 3d", "Jh 9c 8d", "2c 2d 3h", "Qd Jd Th", "Kc 4d 2s", "Ac 2d 4h"))
     assert qualifies(s).tolist() == [True, False, True, True, True, True]
-    assert score("Qh 3c 2d") == QUALIFY_SCORE + 13 + 0
+    assert score("Qh 3c 2d") == QUEEN_HIGH + 13 + 0
 
 
 def test_invalid_rows() -> None:

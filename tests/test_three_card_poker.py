@@ -5,12 +5,12 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
+import numpy as np
 import pytest
+from conftest import example_records, expected_findings
 
 from auditkit.paytables import Config, load_config
 from auditkit.validate import validate_records
-
-from conftest import example_records, expected_findings
 
 SEC = "68 IAC 10-11-6"
 _ids = itertools.count(1)
@@ -44,7 +44,7 @@ def found(*records: dict, config: Config | None = None) -> list[tuple[str, float
     f = validate_records(list(records), config)
     order = {r["round_id"]: i for i, r in enumerate(records)}
     f = f.assign(o=f["round_id"].map(order)).sort_values(["o", "citation"])
-    return [(c, float(d)) for c, d in zip(f["citation"], f["discrepancy"])]
+    return [(c, float(d)) for c, d in zip(f["citation"], f["discrepancy"], strict=True)]
 
 
 def only(record: dict, config: Config | None = None) -> list[tuple[str, float]]:
@@ -217,11 +217,6 @@ def test_paytable(tmp_path: Path) -> None:
               hand(3, "Ah As 3h", "fold", 10, -10, pp=10, net_pp=0),
               hand(6, "Ks 9s 3d", "play", 10, 10, pp=5, net_pp=0))
     assert only(bad) == [("paytable", 5.0 - 10 + 5)]
-    # void and dead rounds: every net 0, no other settlement rule
-    assert only(rnd(QUEEN_HIGH, hand(1, "Kd 5s 2h", "play", 10, 0), hand(2, "4s 5h 7d", "fold", 10, 0, pp=5,
-                                                                            net_pp=0), status="void")) == []
-    assert only(rnd(QUEEN_HIGH, hand(1, "Kd 5s 2h", "play", 10, 10, net_play=10, bonus=0),
-                    hand(2, "4s 5h 7d", "fold", 10, -10), status="dead")) == [("paytable", 10.0)]
 
     # a posted 40/30/6/4/1 pair plus and a richer ante bonus, from TOML
     cfg = _config(tmp_path, "[three_card_poker.pair_plus]\nflush = 4.0\n"
@@ -242,6 +237,21 @@ def test_paytable(tmp_path: Path) -> None:
     assert only(vip, cfg) == [] and only(rnd(JACK_HIGH, hand(1, "Kd 5s 2h", "play", 10, 10)), cfg) == []
     assert only(rnd(JACK_HIGH, hand(1, "Kd 5s 2h", "play", 10, 10), table_id="VIP-2"), cfg) == [("paytable", -10.0)]
     assert only(rnd(JACK_HIGH, hand(1, "Kd 5s 2h", "play", 10, 5), table_id="VIP-2"), cfg) == [(f"{SEC}(c)(1)", -15.0)]
+
+
+# ---- void ---------------------------------------------------------------------------------------
+def test_void() -> None:
+    # void and dead rounds: every net 0, and no settlement rule of a completed round applies
+    assert only(rnd(QUEEN_HIGH, hand(1, "Kd 5s 2h", "play", 10, 0), hand(2, "4s 5h 7d", "fold", 10, 0, pp=5,
+                                                                            net_pp=0), status="void")) == []
+    assert only(rnd(QUEEN_HIGH, hand(1, "Kd 5s 2h", "play", 10, 10, net_play=10, bonus=0),
+                    hand(2, "4s 5h 7d", "fold", 10, -10), status="dead")) == [("void", 10.0)]
+    # an ante bonus and a pair plus net count too, one finding for the round
+    r = rnd(JACK_HIGH, hand(1, "Ac 2c 3c", "play", 20, 0, bonus=100, pp=5, net_pp=200), status="void")
+    assert only(r) == [("void", 300.0)]
+    f = validate_records([r]).iloc[0]
+    assert f["expected_amount"] == 0 and f["recorded_amount"] == 300
+    assert "ante bonus" in f["message"] and "+200.00" in f["message"]
 
 
 # ---- integrity ----------------------------------------------------------------------------------
@@ -269,7 +279,7 @@ def test_only_three_card_poker_findings_on_many_rounds() -> None:
     recs[7]["hands"][0]["net_ante"] = 5
     recs[31]["hands"][0]["ante_bonus"] = 10
     f = validate_records(recs)
-    assert set(zip(f["round_id"], f["citation"])) == {(recs[7]["round_id"], f"{SEC}(c)(3)"),
+    assert set(zip(f["round_id"], f["citation"], strict=True)) == {(recs[7]["round_id"], f"{SEC}(c)(3)"),
                                                       (recs[31]["round_id"], f"{SEC}(d)")}
 
 
@@ -277,9 +287,39 @@ def test_only_three_card_poker_findings_on_many_rounds() -> None:
 def test_worked_examples() -> None:
     f = validate_records(example_records("three_card_poker"))
     e = expected_findings("three_card_poker")
-    got = {(r, c): d for r, c, d in zip(f["round_id"], f["citation"], f["discrepancy"])}
-    want = {(r, c): float(d) for r, c, d in zip(e["round_id"], e["citation"], e["discrepancy"])}
+    got = {(r, c): d for r, c, d in zip(f["round_id"], f["citation"], f["discrepancy"], strict=True)}
+    want = {(r, c): float(d) for r, c, d in zip(e["round_id"], e["citation"], e["discrepancy"], strict=True)}
     assert set(got) == set(want)
     for key, d in want.items():
         assert got[key] == pytest.approx(d, abs=0.005), key
     assert len(f) == len(e)
+
+
+def test_findings_carry_amounts() -> None:
+    """Money findings: the expected and recorded nets of the wagers they cover; others leave them empty."""
+    f = validate_records([rnd(QUEEN_HIGH, hand(1, "Qd 4c 2h", "play", 100, 50, net_play=50)),
+                          rnd(QUEEN_HIGH, hand(2, "Jc 9d 8h", "play", 10, -10, net_play=0)),
+                          rnd(JACK_HIGH, hand(3, "2h 6h Th", "play", 10, 10, bonus=10)),
+                          rnd(QUEEN_HIGH, hand(4, "4s 5h 7d", "fold", 0, 0))]).set_index("citation")
+    c3 = f.loc[f"{SEC}(c)(3)"]
+    assert (c3["expected_amount"], c3["recorded_amount"], c3["discrepancy"]) == (200.0, 100.0, -100.0)
+    assert c3["expected"] == "ante +100.00, play +100.00" and c3["recorded"] == "ante +50.00, play +50.00"
+    assert "ante 100.00 play 100.00" in c3["message"]
+    c2 = f.loc[f"{SEC}(c)(2)"]  # only the play net is wrong: only the play bet counts
+    assert (c2["expected_amount"], c2["recorded_amount"], c2["discrepancy"]) == (-10.0, 0.0, 10.0)
+    d = f.loc[f"{SEC}(d)"]
+    assert (d["expected_amount"], d["recorded_amount"], d["discrepancy"]) == (0.0, 10.0, 10.0)
+    a = f.loc[f"{SEC}(a)"]
+    assert np.isnan(a["expected_amount"]) and np.isnan(a["recorded_amount"]) and a["discrepancy"] == 0
+
+
+def test_rules_read_only_their_declared_columns() -> None:
+    """Each rule finds the same on a batch cut to its declared columns plus the report's metadata."""
+    from auditkit.games.three_card_poker.simulate import simulate
+    from auditkit.validate import META, check_rounds, select_rules
+
+    table, _ = simulate(6_000, seed=9, fault_rate=0.3, void_rate=0.02)
+    for r in select_rules("three_card_poker", "round"):
+        cut = table.select([c for c in table.column_names if c in {*r.columns, *META}])
+        full = check_rounds(table, "three_card_poker", Config(), [r])
+        assert len(full) and full.equals(check_rounds(cut, "three_card_poker", Config(), [r])), r.rule_id

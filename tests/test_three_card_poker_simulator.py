@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 import pyarrow.compute as pc
 
 from auditkit.columns import flat_values, padded
-from auditkit.games.three_card_poker.hands import evaluate, qualifies
-from auditkit.schema import schema_for
+from auditkit.games.three_card_poker.hands import evaluate
+from auditkit.games.three_card_poker.paytable import dealer_qualifies
 from auditkit.games.three_card_poker.simulate import CITATIONS, PLAY_THRESHOLD, simulate
+from auditkit.schema import schema_for
 from auditkit.validate import validate_tables
 
 
 def _pairs(frame: pd.DataFrame) -> set[tuple[str, str]]:
-    return set(zip(frame["round_id"], frame["citation"]))
+    return set(zip(frame["round_id"], frame["citation"], strict=True))
 
 
 def test_clean_rounds_are_honest() -> None:
@@ -27,7 +27,7 @@ def test_clean_rounds_are_honest() -> None:
     cards, _ = padded(hands.field("cards"), 3)
     _, d_score = evaluate(dealer)
     _, score = evaluate(cards)
-    assert 0.67 < qualifies(d_score).mean() < 0.72  # 15,380 / 22,100 = 0.696
+    assert 0.67 < dealer_qualifies(d_score).mean() < 0.72  # 15,380 / 22,100 = 0.696
     played = pc.equal(hands.field("decision"), "play").to_numpy(zero_copy_only=False)
     assert np.array_equal(played, score >= PLAY_THRESHOLD)
     seats = pc.list_value_length(table["hands"]).to_numpy()

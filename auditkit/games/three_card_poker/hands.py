@@ -7,18 +7,17 @@ the rank of the pair, then by the kicker; suits never break a tie.
 
 Every hand gets one comparable integer ``score = category << 12 | tiebreak``
 read from a lookup table indexed by its three card codes (``52**3`` entries,
-built once at import), so evaluating millions of hands is one gather.
+built once at import), so evaluating millions of hands is one gather. The dealer's
+qualifier (queen high) is in :mod:`.paytable`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...cards import RANKS
-
 __all__ = [
     "HIGH_CARD", "PAIR", "FLUSH", "STRAIGHT", "THREE_OF_A_KIND", "STRAIGHT_FLUSH", "CATEGORY_NAMES",
-    "CATEGORY_SHIFT", "QUALIFY_SCORE", "evaluate", "high_card_score", "qualifies",
+    "CATEGORY_SHIFT", "evaluate", "high_card_score",
 ]
 
 HIGH_CARD = 0
@@ -33,16 +32,10 @@ CATEGORY_NAMES = ("high card", "pair", "flush", "straight", "three of a kind", "
 CATEGORY_SHIFT = 12
 """``score >> CATEGORY_SHIFT`` is the category (tiebreaks stay below 13**3 < 4096)."""
 
-_QUEEN = RANKS.index("Q")
-
 
 def high_card_score(r0: int, r1: int, r2: int) -> int:
     """Score of a high-card hand of ranks ``r0 >= r1 >= r2`` (0 = deuce .. 12 = ace)."""
     return (HIGH_CARD << CATEGORY_SHIFT) | (r0 * 169 + r1 * 13 + r2)
-
-
-QUALIFY_SCORE = high_card_score(_QUEEN, 0, 0)
-"""The dealer qualifies with queen high or better: ``score >= QUALIFY_SCORE``."""
 
 
 def _rank_scores(c0: np.ndarray, c1: np.ndarray, c2: np.ndarray) -> np.ndarray:
@@ -96,8 +89,3 @@ def evaluate(cards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     score = _SCORES53[c[:, 0] * 2809 + c[:, 1] * 53 + c[:, 2]]
     category = (score >> CATEGORY_SHIFT).astype(np.int8)
     return category, score
-
-
-def qualifies(score: np.ndarray) -> np.ndarray:
-    """Whether each dealer score is queen high or better (invalid hands never qualify)."""
-    return np.asarray(score) >= QUALIFY_SCORE

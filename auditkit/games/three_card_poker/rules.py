@@ -1,557 +1,775 @@
-"""Three card poker, patron against the dealer: 68 IAC 10-11-6.
+"""Three card poker, patron against the dealer: the rules of 68 IAC 10-11-6, one function per subsection.
 
-The preparer flattens the hands of a batch of rounds and derives, once, every
-fact the rules read: hand and dealer scores (:mod:`auditkit.games.three_card_poker.hands`),
-the dealer's qualification, each played hand's comparison with the dealer, the
-settlement the regulation and the posted paytable give, and, for every wager,
-whether the recorded net is right, below a regulation minimum (a finding on the
-subsection) or off the posted paytable while at least the minimum (``paytable``).
+Each rule is a condition over named facts of :class:`ThreeCardPoker`, the
+context of a batch of rounds (one entry per round for the dealer, one per hand
+for the patrons; each fact computed on first use). Its docstring quotes the
+regulation and the catalog's reading; ``docs/three_card_poker.md`` explains the
+readings in full. The regulation's tables (the queen-high qualifier, the 1:1
+minimum, the ante bonus minimums) and the settlement under (c) are in
+:mod:`.paytable`; the tuned kernels (the integrity screen, the status column) are in :mod:`.kernels`.
 
-How the catalog is read (see ``docs/three_card_poker.md``):
-
-* ``(a)`` ante > 0; ``(a)(1)`` a folded hand loses its whole ante and has no play
-  bet; ``(a)(2)`` a played hand's play bet equals its ante (the recorded play is
-  what the settlement checks use);
-* ``(b)``: when every played hand of a round is settled exactly as the posted
-  paytable settles it under the *opposite* qualification, and not as the
-  dealer's cards require, the round has one ``(b)`` finding (discrepancy summed
-  over those hands' ante and play nets) and no ``(c)`` or ante/play
-  ``paytable`` finding;
-* ``(c)(1)``-``(c)(4)``: the ante and play nets of each played hand; a win below
-  1:1, or any other difference on a loss or push, cites the subsection; a win of
-  at least 1:1 that differs from the posted rate cites ``paytable``;
-* ``(d)(1)``-``(d)(3)``: the ante bonus of a played straight flush, three of a
-  kind or straight, whatever the dealer holds; ``(d)``: no ante bonus on any
-  other hand, nor on a folded one;
-* ``paytable`` also covers pair plus (settled on the patron's hand alone, folded
-  or not) and void or dead rounds, where every net and bonus must be 0 and no
-  other settlement rule applies;
-* ``integrity``: a card repeated among the dealer's and all hands of a round, a
-  joker, or a hand of other than three cards. Card-based checks skip a hand
-  (or, for the dealer, a round) that does not hold three real cards.
+Money findings carry the expected and recorded nets of the wagers they cover
+(expected rounded as the paytable rounds) and ``discrepancy`` = recorded - expected.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...cards import JOKER, cards_str
-from ...columns import flat_values, lengths, padded, parents, to_numpy
-from ...money import money_differs, money_round
-from ...paytables import Config
-from .hands import (
-    CATEGORY_NAMES, FLUSH, PAIR, STRAIGHT, STRAIGHT_FLUSH, THREE_OF_A_KIND, evaluate, qualifies,
-)
+from ...columns import flat_values, padded, parents, to_numpy
+from ...money import format_money, format_net, money_differs, money_round
+from ...rules.context import Context, Nets, cached_property
 from ...rules.integrity import repeated_in_round
 from ...rules.registry import Hits, preparer, rule
+from ...rules.void import VOID_SUMMARY, void_round_nets
+from .hands import CATEGORY_NAMES, STRAIGHT, STRAIGHT_FLUSH, THREE_OF_A_KIND, evaluate
+from .kernels import distinct_cards_short, strings_as_objects
+from .paytable import (
+    ANTE_BONUS_MINIMUM,
+    WIN_MINIMUM,
+    ante_and_play_nets,
+    ante_bonus_odds,
+    dealer_qualifies,
+    pair_plus_odds,
+)
 
-__all__ = ["TcpCtx", "prepare", "settle", "rates", "SECTION", "ANTE_BONUS_MIN", "ANTE_BONUS_KEYS",
-           "PAIR_PLUS_KEYS"]
+__all__ = ["ThreeCardPoker", "SECTION"]
 
 GAME = "three_card_poker"
 SECTION = "68 IAC 10-11-6"
 
-ANTE_BONUS_KEYS = {STRAIGHT_FLUSH: "straight_flush", THREE_OF_A_KIND: "three_of_a_kind", STRAIGHT: "straight"}
-"""Hand category to its key in the ``ante_bonus`` paytable."""
-ANTE_BONUS_MIN = {STRAIGHT_FLUSH: 5.0, THREE_OF_A_KIND: 4.0, STRAIGHT: 1.0}
-"""(d)(1)-(d)(3): the regulation's minimum ante bonus odds."""
-ANTE_BONUS_SUB = {STRAIGHT_FLUSH: "d1", THREE_OF_A_KIND: "d2", STRAIGHT: "d3"}
-PAIR_PLUS_KEYS = {STRAIGHT_FLUSH: "straight_flush", THREE_OF_A_KIND: "three_of_a_kind", STRAIGHT: "straight",
-                  FLUSH: "flush", PAIR: "pair"}
-"""Hand category to its key in the ``pair_plus`` paytable."""
 
-OK, SUB, PAY = 0, 1, 2
-"""Classification of a recorded net: right, below a minimum / wrong (subsection), off the paytable."""
-C1, C2, C3, C4 = 1, 2, 3, 4
+def _by_category(odds: dict[int, float], below: float) -> np.ndarray:
+    """Odds indexed by category: ``odds`` where given, ``below`` for the other categories, 0 at index -1."""
+    out = np.full(7, below)
+    for cat, x in odds.items():
+        out[cat] = x
+    out[6] = 0.0
+    return out
 
 
-NOT_QUALIFIED, LOSE, TIE, WIN = 0, 1, 2, 3
-"""Settlement state of a played hand: dealer does not qualify, or it qualifies and the hand loses, ties, wins."""
-_ANTE_FIXED, _ANTE_RATED = np.array([0.0, -1.0, 0.0, 0.0]), np.array([True, False, False, True])
-_PLAY_FIXED, _PLAY_RATED = np.array([0.0, -1.0, 0.0, 0.0]), np.array([False, False, False, True])
-_C_OF_STATE = np.array([C1, C2, C4, C3], dtype=np.int8)
+_MINIMUM_BONUS_ODDS = _by_category(ANTE_BONUS_MINIMUM, 0.0)
+"""(d)(1)-(d)(3) minimum ante bonus odds indexed by category (0: no bonus)."""
 
 
-def rates(config: Config, table_ids: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray | None, dict[str, np.ndarray]]:
-    """Paytable rates per distinct table: ``ante``, ``play`` (k), ``bonus`` and ``pair_plus`` (k x 7, indexed
-    by category, index 6 = -1 for an unreadable hand); and each round's table number (None with one table).
-
-    Ante and play rates are never below the regulation's 1:1 nor ante bonus rates below (d)'s minimums: a
-    posted rate below them still leaves the minimum due. Pair plus pays ``-1`` (loses) below a pair.
-    """
-    uniques = pc.unique(table_ids)
-    codes = None if len(uniques) <= 1 else to_numpy(pc.index_in(table_ids, value_set=uniques))
-    k = max(len(uniques), 1)
-    ante, play = np.ones(k), np.ones(k)
-    bonus, pp = np.zeros((k, 7)), np.full((k, 7), -1.0)
-    pp[:, 6] = 0.0
-    for i, t in enumerate(uniques.to_pylist() or [None]):  # once per distinct table
-        sec = config.section(GAME, None if t is None else str(t))
-        ante[i], play[i] = max(float(sec["ante"]), 1.0), max(float(sec["play"]), 1.0)
-        for cat, key in ANTE_BONUS_KEYS.items():
-            bonus[i, cat] = max(float(sec["ante_bonus"].get(key, 0.0)), ANTE_BONUS_MIN[cat])
-        for cat, key in PAIR_PLUS_KEYS.items():
-            pp[i, cat] = float(sec["pair_plus"].get(key, 0.0))
-    return codes, {"ante": ante, "play": play, "bonus": bonus, "pair_plus": pp}
+def _below(recorded: np.ndarray, minimum: np.ndarray, among: np.ndarray, unit: float) -> np.ndarray:
+    """Where ``among``: the recorded amount is a rounding unit or more below ``minimum``."""
+    out = np.zeros(len(among), dtype=bool)
+    i = np.flatnonzero(among)
+    out[i] = money_differs(recorded[i], minimum[i], unit) & (recorded[i] < minimum[i])
+    return out
 
 
-def _mult(state: np.ndarray, rate: np.ndarray | float, fixed: np.ndarray, rated: np.ndarray) -> np.ndarray:
-    """Payout multiplier per hand: the rate where the state wins, else the fixed -1 (loss) or 0 (push)."""
-    if np.ndim(rate) == 0:
-        return np.where(rated, rate, fixed)[state]
-    return np.where(rated[state], rate, fixed[state])
+_WAGERS = np.array(["ante", "play", "ante bonus", "pair plus"], dtype=object)
+"""The wagers of a hand, as :class:`Nets` names them."""
 
 
-def settle(ante: np.ndarray, play: np.ndarray, state: np.ndarray, ante_rate: np.ndarray | float = 1.0,
-           play_rate: np.ndarray | float = 1.0) -> tuple[np.ndarray, np.ndarray]:
-    """Exact ante and play nets of played hands in each settlement state under (c)."""
-    return (ante * _mult(state, ante_rate, _ANTE_FIXED, _ANTE_RATED),
-            play * _mult(state, play_rate, _PLAY_FIXED, _PLAY_RATED))
+def _texts(values: Any) -> np.ndarray:
+    return np.array(list(values), dtype=object)
 
 
-@dataclass
-class TcpCtx:
-    """Derived arrays of one batch: per round (``n``) and per flattened hand (``hand_round`` etc.).
+def _join(*parts: Hits) -> Hits:
+    """The hits of several checks of one rule as one :class:`Hits` (fields made arrays)."""
+    def arr(p: Hits, name: str, dtype: Any) -> np.ndarray:
+        v = getattr(p, name)
+        return v if isinstance(v, np.ndarray) else np.full(len(p), v, dtype=dtype)
 
-    Expected amounts are exact (unrounded); classes are OK, SUB or PAY per wager.
+    fields = {"message": object, "expected": object, "recorded": object, "discrepancy": np.float64,
+              "seat": np.int64, "expected_amount": np.float64, "recorded_amount": np.float64}
+    return Hits(rows=np.concatenate([p.rows for p in parts]),
+                **{k: np.concatenate([arr(p, k, t) for p in parts]) for k, t in fields.items()})
+
+
+@preparer(GAME)
+class ThreeCardPoker(Context):
+    """Facts of one batch of three card poker rounds.
+
+    Per round (``n``): the dealer's cards, score and qualification. Per hand (flattened
+    in round order; ``hand_round`` is its row): seat, cards, category, decision,
+    wagers and nets, how it compares with the dealer, and the settlement the posted
+    paytable gives it. Amounts ``expected_*`` are exact (unrounded).
     """
 
-    n: int
-    completed: np.ndarray          # per round
-    dealer: np.ndarray             # (n, 3) dealer cards
-    dq: np.ndarray                 # dealer qualifies
-    hand_round: np.ndarray
-    seat: np.ndarray
-    cards: np.ndarray              # (h, 3)
-    category: np.ndarray
-    played: np.ndarray
-    ante: np.ndarray
-    play: np.ndarray
-    pair_plus: np.ndarray          # 0 when absent
-    net_ante: np.ndarray
-    net_play: np.ndarray
-    bonus: np.ndarray
-    net_pair_plus: np.ndarray      # 0 when absent
-    csub: np.ndarray               # (c) subsection of each played hand: C1..C4
-    exp_ante: np.ndarray
-    exp_play: np.ndarray
-    ante_class: np.ndarray         # of played hands checked under (c), outside (b) rounds
-    play_class: np.ndarray
-    b_round: np.ndarray            # per round
-    b_disc: np.ndarray             # per round
-    bonus_cat: np.ndarray          # played hand with a bonus category (else -1)
-    exp_bonus: np.ndarray
-    bonus_class: np.ndarray
-    exp_pair_plus: np.ndarray
-    pp_bad: np.ndarray
-    void_bad: np.ndarray
-    unit: float
-    rounding: str
-    integrity_rows: np.ndarray
-    integrity_msgs: np.ndarray
+    section = GAME
 
-    def hand_text(self, i: int) -> str:
-        """``seat 3 Kc Ah Jd (high card)`` for hand ``i``."""
-        cat = int(self.category[i])
-        name = CATEGORY_NAMES[cat] if cat >= 0 else "unreadable"
-        return f"seat {int(self.seat[i])} {cards_str(self.cards[i])} ({name})"
+    # ---- the dealer (per round) --------------------------------------------------------------------------
+    @cached_property
+    def _dealer(self) -> tuple[np.ndarray, np.ndarray]:
+        return padded(self.table["dealer_cards"], 3)
 
-    def dealer_text(self, r: int) -> str:
-        q = "qualifies" if self.dq[r] else "does not qualify"
-        return f"dealer {cards_str(self.dealer[r])} ({q})"
+    @cached_property
+    def dealer_cards(self) -> np.ndarray:
+        """``(n, 3)`` card codes, NO_CARD padded."""
+        return self._dealer[0]
 
+    @cached_property
+    def dealer_card_count(self) -> np.ndarray:
+        return self._dealer[1]
+
+    @cached_property
+    def dealer_score(self) -> np.ndarray:
+        return evaluate(self.dealer_cards)[1]
+
+    @cached_property
+    def dealer_readable(self) -> np.ndarray:
+        """The dealer holds three real cards."""
+        return (self.dealer_card_count == 3) & (self.dealer_score >= 0)
+
+    @cached_property
+    def dealer_qualifies(self) -> np.ndarray:
+        """(b): queen high or better."""
+        return dealer_qualifies(self.dealer_score)
+
+    # ---- the hands (per hand) ----------------------------------------------------------------------------
+    @cached_property
+    def hands(self) -> pa.StructArray:
+        return flat_values(self.table["hands"])
+
+    @cached_property
+    def hand_round(self) -> np.ndarray:
+        """The row (round) of each hand."""
+        return parents(self.table["hands"])
+
+    def field(self, name: str, fill: float = 0.0) -> np.ndarray:
+        """A numeric field of the hands as numpy, nulls as ``fill``."""
+        arr = self.hands.field(name)
+        return (pc.fill_null(arr, fill) if arr.null_count else arr).to_numpy(zero_copy_only=False)
+
+    @cached_property
+    def seat(self) -> np.ndarray:
+        return self.field("seat", 0)
+
+    @cached_property
+    def _cards(self) -> tuple[np.ndarray, np.ndarray]:
+        return padded(self.hands.field("cards"), 3)
+
+    @cached_property
+    def cards(self) -> np.ndarray:
+        """``(h, 3)`` card codes, NO_CARD padded."""
+        return self._cards[0]
+
+    @cached_property
+    def card_count(self) -> np.ndarray:
+        return self._cards[1]
+
+    @cached_property
+    def _evaluated(self) -> tuple[np.ndarray, np.ndarray]:
+        return evaluate(self.cards)
+
+    @cached_property
+    def category(self) -> np.ndarray:
+        """``STRAIGHT_FLUSH`` ... ``HIGH_CARD``; -1 for a hand that does not hold three real cards."""
+        return self._evaluated[0]
+
+    @cached_property
+    def score(self) -> np.ndarray:
+        return self._evaluated[1]
+
+    @cached_property
+    def readable(self) -> np.ndarray:
+        """The hand holds three real cards."""
+        return (self.card_count == 3) & (self.score >= 0)
+
+    @cached_property
+    def played(self) -> np.ndarray:
+        """The patron placed a play bet (decision ``play``)."""
+        return to_numpy(pc.equal(self.hands.field("decision"), "play"), False).astype(bool)
+
+    @cached_property
+    def folded(self) -> np.ndarray:
+        return ~self.played
+
+    @cached_property
+    def ante(self) -> np.ndarray:
+        return self.field("ante")
+
+    @cached_property
+    def play(self) -> np.ndarray:
+        return self.field("play")
+
+    @cached_property
+    def net_ante(self) -> np.ndarray:
+        return self.field("net_ante")
+
+    @cached_property
+    def net_play(self) -> np.ndarray:
+        return self.field("net_play")
+
+    @cached_property
+    def ante_bonus(self) -> np.ndarray:
+        """The ante bonus paid (0 when none)."""
+        return self.field("ante_bonus")
+
+    @cached_property
+    def has_pair_plus(self) -> np.ndarray:
+        """A pair plus wager or net is recorded."""
+        recorded = pc.or_(self.hands.field("pair_plus").is_valid(), self.hands.field("net_pair_plus").is_valid())
+        return recorded.to_numpy(zero_copy_only=False)
+
+    @cached_property
+    def pair_plus(self) -> np.ndarray:
+        return self.field("pair_plus")
+
+    @cached_property
+    def net_pair_plus(self) -> np.ndarray:
+        return self.field("net_pair_plus")
+
+    @cached_property
+    def status(self) -> np.ndarray:
+        """Each round's status (object array), read through the column's dictionary."""
+        return strings_as_objects(self.table["status"], "completed")
+
+    @cached_property
+    def in_completed_round(self) -> np.ndarray:
+        """The hand's round was played to the end (not void, not dead)."""
+        return self.completed[self.hand_round]
+
+    # ---- the hand against the dealer ---------------------------------------------------------------------
+    @cached_property
+    def dealer_qualified(self) -> np.ndarray:
+        """The dealer of the hand's round qualifies."""
+        return self.dealer_qualifies[self.hand_round]
+
+    @cached_property
+    def _versus_dealer(self) -> np.ndarray:
+        return np.sign(self.score - self.dealer_score[self.hand_round])
+
+    @cached_property
+    def beats_dealer(self) -> np.ndarray:
+        return self._versus_dealer > 0
+
+    @cached_property
+    def dealer_beats(self) -> np.ndarray:
+        return self._versus_dealer < 0
+
+    @cached_property
+    def ties_dealer(self) -> np.ndarray:
+        return self._versus_dealer == 0
+
+    @cached_property
+    def settled_against_dealer(self) -> np.ndarray:
+        """A played hand of a completed round, the hand and the dealer's hand readable: (b) and (c) apply."""
+        return self.played & self.in_completed_round & self.readable & self.dealer_readable[self.hand_round]
+
+    # ---- the posted paytable (per hand) ------------------------------------------------------------------
+    @cached_property
+    def _tables(self) -> tuple[np.ndarray, list]:
+        """Each round's table number and the distinct table ids of the batch."""
+        return self.config.table_codes(self.table["table_id"])
+
+    def posted(self, odds_of: Callable[[dict[str, Any]], Any]) -> tuple[np.ndarray, np.ndarray]:
+        """A paytable value per table of the batch (``(k,)`` or ``(k, m)``) and each hand's table number,
+        read once per distinct table; a batch whose tables all post the same gets one table (and no numbers)."""
+        codes, tables = self._tables
+        values = np.array([odds_of(self.config.section(GAME, str(t))) for t in tables] or [odds_of(
+            self.config.section(GAME))], dtype=np.float64)
+        if (values == values[0]).all():
+            return values[:1], np.zeros(0, dtype=np.int64)
+        return values, codes[self.hand_round]
+
+    def _odds(self, odds_of: Callable[[dict[str, Any]], float]) -> np.ndarray | float:
+        values, table = self.posted(odds_of)
+        return float(values[0]) if not len(table) else values[table]
+
+    def _odds_by_category(self, odds_of: Callable[[dict[str, Any]], np.ndarray]) -> np.ndarray:
+        values, table = self.posted(odds_of)
+        return values[0][self.category] if not len(table) else values[table, self.category]
+
+    @cached_property
+    def ante_odds(self) -> np.ndarray | float:
+        """The posted ante win odds, never below the 1:1 minimum."""
+        return self._odds(lambda s: max(float(s["ante"]), WIN_MINIMUM))
+
+    @cached_property
+    def play_odds(self) -> np.ndarray | float:
+        """The posted play win odds, never below the 1:1 minimum."""
+        return self._odds(lambda s: max(float(s["play"]), WIN_MINIMUM))
+
+    @cached_property
+    def ante_bonus_odds(self) -> np.ndarray:
+        """The posted ante bonus odds of the hand's category (never below (d)'s minimums; 0 for none)."""
+        return self._odds_by_category(lambda s: _by_category(ante_bonus_odds(s), 0.0))
+
+    @cached_property
+    def pair_plus_odds(self) -> np.ndarray:
+        """The posted pair plus odds of the hand's category; -1 (the wager loses) below a pair."""
+        return self._odds_by_category(lambda s: _by_category(pair_plus_odds(s), -1.0))
+
+    # ---- what the regulation and the paytable require (per hand) -----------------------------------------
+    @cached_property
+    def _expected_ante_and_play(self) -> tuple[np.ndarray, np.ndarray]:
+        return ante_and_play_nets(self.ante, self.play, self.dealer_qualified, self.beats_dealer, self.dealer_beats,
+                                  self.ante_odds, self.play_odds)
+
+    @cached_property
+    def expected_net_ante(self) -> np.ndarray:
+        """(c) at the posted odds (meaningful for hands settled against the dealer)."""
+        return self._expected_ante_and_play[0]
+
+    @cached_property
+    def expected_net_play(self) -> np.ndarray:
+        return self._expected_ante_and_play[1]
+
+    @cached_property
+    def _ante_differs(self) -> np.ndarray:
+        return self.settled_against_dealer & money_differs(self.net_ante, self.expected_net_ante, self.unit)
+
+    @cached_property
+    def _play_differs(self) -> np.ndarray:
+        return self.settled_against_dealer & money_differs(self.net_play, self.expected_net_play, self.unit)
+
+    @cached_property
+    def settled_as_if_qualification_opposite(self) -> np.ndarray:
+        """Per round, (b): some played hand is not settled as the cards require, and every played hand is
+        settled exactly as the posted paytable settles it had the dealer's qualification been the opposite."""
+        n, hr = self.n, self.hand_round
+        wrong = np.bincount(hr[self._ante_differs | self._play_differs], minlength=n) > 0
+        if not wrong.any():
+            return wrong
+        sub = np.flatnonzero(self.settled_against_dealer & wrong[hr])
+
+        def at(odds: np.ndarray | float) -> np.ndarray | float:
+            return odds if np.ndim(odds) == 0 else odds[sub]
+
+        opposite_ante, opposite_play = ante_and_play_nets(
+            self.ante[sub], self.play[sub], ~self.dealer_qualified[sub], self.beats_dealer[sub],
+            self.dealer_beats[sub], at(self.ante_odds), at(self.play_odds))
+        as_opposite = (~money_differs(self.net_ante[sub], opposite_ante, self.unit)
+                       & ~money_differs(self.net_play[sub], opposite_play, self.unit))
+        return wrong & (np.bincount(hr[sub], minlength=n) == np.bincount(hr[sub[as_opposite]], minlength=n))
+
+    @cached_property
+    def in_opposite_round(self) -> np.ndarray:
+        """The hand's round is a (b) round."""
+        return self.settled_as_if_qualification_opposite[self.hand_round]
+
+    @cached_property
+    def ante_net_wrong(self) -> np.ndarray:
+        """Settled against the dealer outside a (b) round, and the ante net is not the posted settlement."""
+        return self._ante_differs & ~self.in_opposite_round
+
+    @cached_property
+    def play_net_wrong(self) -> np.ndarray:
+        return self._play_differs & ~self.in_opposite_round
+
+    @cached_property
+    def ante_paid_below_even(self) -> np.ndarray:
+        """Among wrong ante nets: recorded below a 1:1 win."""
+        return _below(self.net_ante, self.ante * WIN_MINIMUM, self.ante_net_wrong, self.unit)
+
+    @cached_property
+    def play_paid_below_even(self) -> np.ndarray:
+        return _below(self.net_play, self.play * WIN_MINIMUM, self.play_net_wrong, self.unit)
+
+    @cached_property
+    def earns_ante_bonus(self) -> np.ndarray:
+        """(d): a played straight flush, three of a kind or straight, whatever the dealer holds."""
+        return self.played & (_MINIMUM_BONUS_ODDS[self.category] > 0)
+
+    @cached_property
+    def expected_ante_bonus(self) -> np.ndarray:
+        return np.where(self.earns_ante_bonus, self.ante * self.ante_bonus_odds, 0.0)
+
+    @cached_property
+    def ante_bonus_checked(self) -> np.ndarray:
+        """A hand of a completed round whose category is known or that folded (a folded hand earns none)."""
+        return self.in_completed_round & (self.folded | self.readable)
+
+    @cached_property
+    def ante_bonus_wrong(self) -> np.ndarray:
+        return self.ante_bonus_checked & money_differs(self.ante_bonus, self.expected_ante_bonus, self.unit)
+
+    @cached_property
+    def ante_bonus_below_minimum(self) -> np.ndarray:
+        """Among hands earning an ante bonus paid wrong: paid below (d)'s minimum odds."""
+        minimum = self.ante * _MINIMUM_BONUS_ODDS[self.category]
+        return _below(self.ante_bonus, minimum, self.earns_ante_bonus & self.ante_bonus_wrong, self.unit)
+
+    @cached_property
+    def expected_net_pair_plus(self) -> np.ndarray:
+        return self.pair_plus * self.pair_plus_odds
+
+    @cached_property
+    def pair_plus_wrong(self) -> np.ndarray:
+        """A pair plus wager of a completed round, the hand readable, whose net is not the paytable's."""
+        return (self.has_pair_plus & self.in_completed_round & self.readable
+                & money_differs(self.net_pair_plus, self.expected_net_pair_plus, self.unit))
+
+    # ---- wager nets (the shared void check) ------------------------------------------------------------
+    def wager_nets(self, rounds: np.ndarray) -> Nets:
+        """The ante, play, ante bonus and (where wagered) pair plus nets of every hand of the rounds
+        where ``rounds`` (per round, boolean) is True."""
+        hand = np.flatnonzero(rounds[self.hand_round])
+        pp = hand[self.has_pair_plus[hand]]
+        hr, seat = self.hand_round, self.seat
+        return Nets(round=np.concatenate([hr[hand], hr[hand], hr[hand], hr[pp]]),
+                    seat=np.concatenate([seat[hand], seat[hand], seat[hand], seat[pp]]),
+                    what=np.repeat(_WAGERS, [len(hand)] * 3 + [len(pp)]),
+                    net=np.concatenate([self.net_ante[hand], self.net_play[hand], self.ante_bonus[hand],
+                                        self.net_pair_plus[pp]]))
+
+    @cached_property
+    def nets(self) -> Nets:
+        """The wager nets the shared void check reads: those of the void and dead rounds.
+
+        ``wager_nets(np.ones(n, bool))`` lists every wager of the batch; building it (1.4 M
+        entries a batch) would cost the void check a third of the batch's checking time, for
+        nets that check then discards (``tests/test_three_card_kernels.py`` proves the findings equal).
+        """
+        return self.wager_nets(self.void_or_dead)
+
+    # ---- texts of the flagged hands ----------------------------------------------------------------------
     def rounded(self, values: np.ndarray) -> np.ndarray:
         """Exact amounts rounded as the paytable rounds them."""
         return money_round(values, self.unit, self.rounding)
 
+    def hand_text(self, i: int) -> str:
+        """``seat 3 Kc Ah Jd (high card)`` for hand ``i``."""
+        cat = int(self.category[i])
+        return f"seat {int(self.seat[i])} {cards_str(self.cards[i])} ({CATEGORY_NAMES[cat] if cat >= 0 else 'unreadable'})"
 
-def _m(x: float) -> str:
-    """An amount as a report string (no trailing zeros)."""
-    text = f"{x:+.2f}".rstrip("0").rstrip(".")
-    return "0" if text in ("+0", "-0") else text
+    def dealer_text(self, r: int) -> str:
+        """``dealer Qh 3c 2d (qualifies)`` for round ``r``."""
+        return f"dealer {cards_str(self.dealer_cards[r])} ({'qualifies' if self.dealer_qualifies[r] else 'does not qualify'})"
 
+    def settlement_hits(self, ante: np.ndarray, play: np.ndarray, what: str) -> Hits:
+        """One hit per hand whose ante and/or play net is flagged; amounts over the flagged wagers."""
+        idx = np.flatnonzero(ante | play)
+        a, p = ante[idx], play[idx]
+        exp_ante, exp_play = self.rounded(self.expected_net_ante[idx]), self.rounded(self.expected_net_play[idx])
+        net_ante, net_play = self.net_ante[idx], self.net_play[idx]
+        expected = np.where(a, exp_ante, 0.0) + np.where(p, exp_play, 0.0)
+        recorded = np.where(a, net_ante, 0.0) + np.where(p, net_play, 0.0)
 
-def _num(arr: pa.Array, fill: float) -> np.ndarray:
-    """A numeric struct field as numpy, nulls filled (no copy through fill_null when there are none)."""
-    if arr.null_count:
-        arr = pc.fill_null(arr, fill)
-    return arr.to_numpy(zero_copy_only=False)
+        def nets(ante_nets: np.ndarray, play_nets: np.ndarray) -> np.ndarray:
+            """``ante +10.00, play -10.00``: the nets of the flagged wagers of each hand."""
+            return _texts(", ".join(([f"ante {format_net(x)}"] if a[k] else []) + ([f"play {format_net(y)}"] if p[k]
+                                                                                   else []))
+                          for k, (x, y) in enumerate(zip(ante_nets, play_nets, strict=True)))
 
+        rec = nets(net_ante, net_play)
+        message = _texts(
+            f"{self.hand_text(i)} vs {self.dealer_text(int(self.hand_round[i]))}: {what}; ante "
+            f"{format_money(self.ante[i])} play {format_money(self.play[i])}, recorded {rec[k]}"
+            for k, i in enumerate(idx))
+        return Hits(rows=self.hand_round[idx], message=message, expected=nets(exp_ante, exp_play), recorded=rec,
+                    discrepancy=recorded - expected, seat=self.seat[idx], expected_amount=expected,
+                    recorded_amount=recorded)
 
-def _card_matrix(col: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
-    """A list<int8> card column as an (n, 3) matrix and the list lengths (fast path when all hold 3)."""
-    n = lengths(col)
-    if len(n) and (n == 3).all():
-        return flat_values(col).to_numpy(zero_copy_only=False).reshape(-1, 3), n
-    return padded(col, 3)
+    def ante_bonus_hits(self, mask: np.ndarray, what: str) -> Hits:
+        """One hit per hand whose ante bonus is flagged."""
+        idx = np.flatnonzero(mask)
+        expected, recorded = self.rounded(self.expected_ante_bonus[idx]), self.ante_bonus[idx]
+        message = _texts(
+            f"{'played' if self.played[i] else 'folded'} {self.hand_text(i)}, ante {format_money(self.ante[i])}: "
+            f"ante bonus {format_money(b)} {what} (expected {format_money(e)})"
+            for i, e, b in zip(idx, expected, recorded, strict=True))
+        return Hits(rows=self.hand_round[idx], message=message,
+                    expected=_texts(f"ante bonus {format_money(e)}" for e in expected),
+                    recorded=_texts(f"ante bonus {format_money(b)}" for b in recorded),
+                    discrepancy=recorded - expected, seat=self.seat[idx], expected_amount=expected,
+                    recorded_amount=recorded)
 
+    def pair_plus_hits(self, mask: np.ndarray) -> Hits:
+        idx = np.flatnonzero(mask)
+        expected, recorded = self.rounded(self.expected_net_pair_plus[idx]), self.net_pair_plus[idx]
+        message = _texts(f"{self.hand_text(i)}: pair plus {format_money(self.pair_plus[i])} net {format_net(r)}, "
+                         f"paytable gives {format_net(e)}" for i, e, r in zip(idx, expected, recorded, strict=True))
+        return Hits(rows=self.hand_round[idx], message=message,
+                    expected=_texts(f"pair plus {format_net(e)}" for e in expected),
+                    recorded=_texts(f"pair plus {format_net(r)}" for r in recorded),
+                    discrepancy=recorded - expected, seat=self.seat[idx], expected_amount=expected,
+                    recorded_amount=recorded)
 
-def _by_category(rates_k7: np.ndarray, tab: np.ndarray | None, category: np.ndarray) -> np.ndarray:
-    """Each hand's rate from a (tables x 7) table indexed by category (-1 reads the last column)."""
-    return rates_k7[0][category] if tab is None else rates_k7[tab, category]
+    # ---- integrity ---------------------------------------------------------------------------------------
+    @cached_property
+    def integrity_flagged(self) -> np.ndarray:
+        """Per round: a card repeated among the dealer's and all hands, a joker, or a hand (or the dealer's)
+        of other than three real cards."""
+        flagged = ~self.dealer_readable | distinct_cards_short(self.dealer_cards, self.cards, self.hand_round)
+        unreadable = ~self.readable
+        if unreadable.any():
+            flagged |= np.bincount(self.hand_round[unreadable], minlength=self.n) > 0
+        return flagged
 
-
-def _classify(idx: np.ndarray, rec: np.ndarray, minimum: np.ndarray, strict: np.ndarray, unit: float,
-              size: int) -> np.ndarray:
-    """Class of the wagers at ``idx`` (already known to be off the expected amount): SUB below the minimum
-    (or anywhere when ``strict``, for losses and pushes), else PAY; OK elsewhere."""
-    out = np.zeros(size, dtype=np.int8)
-    below = strict | (money_differs(rec, minimum, unit) & (rec < minimum))
-    out[idx] = np.where(below, SUB, PAY)
-    return out
-
-
-@preparer(GAME)
-def prepare(table: pa.Table, config: Config) -> TcpCtx:
-    """Flatten the hands of a batch and settle them as the regulation and the paytable require."""
-    n = table.num_rows
-    unit, rounding = float(config.money["rounding_unit"]), str(config.money["rounding"])
-    completed = to_numpy(pc.equal(table["status"], "completed"), False).astype(bool)
-    dealer, dealer_len = _card_matrix(table["dealer_cards"])
-    _, dealer_score = evaluate(dealer)
-    dealer_ok = (dealer_len == 3) & (dealer_score >= 0)
-    dq = qualifies(dealer_score)
-
-    hands = flat_values(table["hands"])
-    hr = parents(table["hands"])
-    h = len(hr)
-    seat = _num(hands.field("seat"), 0)
-    cards, hand_len = _card_matrix(hands.field("cards"))
-    category, score = evaluate(cards)
-    hand_ok = (hand_len == 3) & (score >= 0)
-    played = to_numpy(pc.equal(hands.field("decision"), "play"), False).astype(bool)
-    ante, play = _num(hands.field("ante"), 0.0), _num(hands.field("play"), 0.0)
-    pp_raw, net_pp_raw = hands.field("pair_plus"), hands.field("net_pair_plus")
-    has_pp = ~(to_numpy(pp_raw.is_null(), False) & to_numpy(net_pp_raw.is_null(), False))
-    pair_plus, net_pair_plus = _num(pp_raw, 0.0), _num(net_pp_raw, 0.0)
-    net_ante, net_play = _num(hands.field("net_ante"), 0.0), _num(hands.field("net_play"), 0.0)
-    bonus = _num(hands.field("ante_bonus"), 0.0)
-
-    codes, r = rates(config, table["table_id"])
-    tab = None if codes is None else codes[hr]
-    pick = (lambda a: a[0]) if tab is None else (lambda a: a[tab])
-    h_completed = completed[hr]
-    h_dq = dq[hr]
-
-    # (c): the settlement the cards and the posted rates give each played hand
-    cmp = np.sign(score - dealer_score[hr]).astype(np.int8)
-    state = np.where(h_dq, cmp + 2, NOT_QUALIFIED).astype(np.int8)
-    csub = _C_OF_STATE[state]
-    exp_ante, exp_play = settle(ante, play, state, pick(r["ante"]), pick(r["play"]))
-    checkable = played & h_completed & hand_ok & dealer_ok[hr]
-    off_ante = checkable & money_differs(net_ante, exp_ante, unit)
-    off_play = checkable & money_differs(net_play, exp_play, unit)
-    off = off_ante | off_play
-
-    # (b): every checkable played hand of a round settled as under the opposite qualification
-    bad_round = np.bincount(hr[off], minlength=n) > 0
-    b_round = np.zeros(n, dtype=bool)
-    in_b = np.zeros(h, dtype=bool)
-    b_disc = np.zeros(n)
-    if bad_round.any():
-        sub = np.flatnonzero(checkable & bad_round[hr])
-        opp_state = np.where(h_dq[sub], NOT_QUALIFIED, cmp[sub] + 2).astype(np.int8)
-        rt = None if tab is None else tab[sub]
-        opp_ante, opp_play = settle(ante[sub], play[sub], opp_state,
-                                    r["ante"][0] if rt is None else r["ante"][rt],
-                                    r["play"][0] if rt is None else r["play"][rt])
-        as_opp = ~money_differs(net_ante[sub], opp_ante, unit) & ~money_differs(net_play[sub], opp_play, unit)
-        cand = np.bincount(hr[sub], minlength=n)
-        b_round = bad_round & (cand == np.bincount(hr[sub[as_opp]], minlength=n))
-        in_b[sub] = b_round[hr[sub]]
-        bi = np.flatnonzero(in_b)
-        diff = (net_ante[bi] + net_play[bi]) - (money_round(exp_ante[bi], unit, rounding)
-                                                 + money_round(exp_play[bi], unit, rounding))
-        b_disc = np.bincount(hr[bi], weights=diff, minlength=n)
-
-    # wins may be paid above the 1:1 minimum (paytable); losses and pushes must be exact (strict)
-    ia = np.flatnonzero(off_ante & ~in_b)
-    min_ante, _ = settle(ante[ia], play[ia], state[ia])
-    ante_class = _classify(ia, net_ante[ia], min_ante, (state[ia] == LOSE) | (state[ia] == TIE), unit, h)
-    ip = np.flatnonzero(off_play & ~in_b)
-    _, min_play = settle(ante[ip], play[ip], state[ip])
-    play_class = _classify(ip, net_play[ip], min_play, state[ip] != WIN, unit, h)
-
-    # (d): ante bonus of played straight flushes, trips and straights, whatever the dealer holds; none elsewhere
-    has_bonus = played & hand_ok & (category >= STRAIGHT) & (category != FLUSH)
-    bonus_cat = np.where(has_bonus, category, -1).astype(np.int8)
-    exp_bonus = ante * np.where(has_bonus, _by_category(r["bonus"], tab, category), 0.0)
-    checked = h_completed & ~(played & ~hand_ok)  # an unreadable played hand: its category is unknown
-    ib = np.flatnonzero(checked & money_differs(bonus, exp_bonus, unit))
-    bonus_min = np.select([bonus_cat[ib] == c for c in ANTE_BONUS_MIN], list(ANTE_BONUS_MIN.values()), 0.0)
-    bonus_class = _classify(ib, bonus[ib], ante[ib] * bonus_min, bonus_cat[ib] < 0, unit, h)
-
-    # pair plus: the patron's hand alone, folded or played
-    exp_pp = pair_plus * _by_category(r["pair_plus"], tab, category)
-    pp_bad = has_pp & h_completed & hand_ok & money_differs(net_pair_plus, exp_pp, unit)
-
-    # void or dead rounds: every net and bonus 0
-    void_bad = np.zeros(h, dtype=bool)
-    if not completed.all():
-        iv = np.flatnonzero(~h_completed)
-        void_bad[iv] = ((net_ante[iv] != 0) | (net_play[iv] != 0) | (bonus[iv] != 0) | (net_pair_plus[iv] != 0))
-        void_bad[iv] &= (money_differs(net_ante[iv], 0.0, unit) | money_differs(net_play[iv], 0.0, unit)
-                         | money_differs(bonus[iv], 0.0, unit) | money_differs(net_pair_plus[iv], 0.0, unit))
-
-    integrity_rows, integrity_msgs = _integrity(table, dealer, dealer_len, dealer_ok, hands, cards, hand_len, hand_ok, hr, seat)
-    return TcpCtx(
-        n=n, completed=completed, dealer=dealer, dq=dq, hand_round=hr, seat=seat, cards=cards, category=category,
-        played=played, ante=ante, play=play, pair_plus=pair_plus, net_ante=net_ante, net_play=net_play,
-        bonus=bonus, net_pair_plus=net_pair_plus, csub=csub, exp_ante=exp_ante, exp_play=exp_play,
-        ante_class=ante_class, play_class=play_class, b_round=b_round, b_disc=b_disc, bonus_cat=bonus_cat,
-        exp_bonus=exp_bonus, bonus_class=bonus_class, exp_pair_plus=exp_pp, pp_bad=pp_bad, void_bad=void_bad,
-        unit=unit, rounding=rounding, integrity_rows=integrity_rows, integrity_msgs=integrity_msgs,
-    )
+    def integrity_messages(self, rows: np.ndarray) -> np.ndarray:
+        """What is wrong with the cards of each of the (flagged) ``rows``."""
+        dealer = self.dealer_cards if self.dealer_card_count.max(initial=0) <= 3 else padded(
+            self.table["dealer_cards"])[0]
+        cards = self.cards if self.card_count.max(initial=0) <= 3 else padded(self.hands.field("cards"))[0]
+        seat = self.seat
+        # the hands of the flagged rounds (hands are in round order): hand ``lo[k] + j`` is round k's j-th
+        lo, hi = np.searchsorted(self.hand_round, rows), np.searchsorted(self.hand_round, rows + 1)
+        count = hi - lo
+        local = np.repeat(np.arange(len(rows)), count)
+        position = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+        sel = lo[local] + position
+        # a matrix of every card of the flagged rounds: the dealer's, then each hand's
+        width, dw = max(cards.shape[1], 1), max(dealer.shape[1], 1)
+        matrix = np.full((len(rows), dw + width * int(count.max(initial=0))), -1, dtype=np.int8)
+        matrix[:, :dealer.shape[1]] = dealer[rows]
+        cols = dw + position[:, None] * width + np.arange(cards.shape[1])[None, :]
+        matrix[local[:, None], cols] = cards[sel]
+        repeated, first = repeated_in_round(np.where(matrix == JOKER, -1, matrix).astype(np.int8))
+        out = np.empty(len(rows), dtype=object)
+        for k, r in enumerate(rows):  # flagged rounds only
+            mine = range(int(lo[k]), int(hi[k]))
+            parts = []
+            if repeated[k]:
+                code = int(first[k])
+                holders = (["dealer"] if (dealer[r] == code).any() else []) + [
+                    f"seat {int(seat[j])}" for j in mine if (cards[j] == code).any()]
+                parts.append(f"card {cards_str([code])} dealt twice in a one-deck round ({', '.join(holders)})")
+            if (matrix[k] == JOKER).any():
+                parts.append("a joker in three card poker")
+            sizes = [f"dealer {int(self.dealer_card_count[r])}"] if self.dealer_card_count[r] != 3 else []
+            sizes += [f"seat {int(seat[j])} {int(self.card_count[j])}" for j in mine if self.card_count[j] != 3]
+            if sizes:
+                parts.append(f"hand of other than three cards ({', '.join(sizes)})")
+            out[k] = "; ".join(parts)
+        return out
 
 
-# ---- integrity -----------------------------------------------------------------------
-_BIT = np.zeros(54, dtype=np.uint64)
-_BIT[:52] = np.left_shift(np.uint64(1), np.arange(52, dtype=np.uint64))
-
-
-def _integrity(table: pa.Table, dealer: np.ndarray, dealer_len: np.ndarray, dealer_ok: np.ndarray, hands: pa.Array,
-               cards: np.ndarray, hand_len: np.ndarray, hand_ok: np.ndarray, hr: np.ndarray,
-               seat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Rounds with a repeated card, a joker, or a hand of other than three cards, with messages."""
-    n = table.num_rows
-    dealer_all = padded(table["dealer_cards"])[0] if dealer_len.max(initial=0) > 3 else dealer
-    hand_all = padded(hands.field("cards"))[0] if hand_len.max(initial=0) > 3 else cards
-    per_round = lengths(table["hands"])
-    starts = np.cumsum(per_round) - per_round
-    some = per_round > 0
-    # bits of the (up to) three cards of every hand and of the dealer; NO_CARD and the joker have none
-    bits = _BIT[dealer[:, 0]] | _BIT[dealer[:, 1]] | _BIT[dealer[:, 2]]
-    if len(hr):
-        bits[some] |= np.bitwise_or.reduceat(_BIT[cards[:, 0]] | _BIT[cards[:, 1]] | _BIT[cards[:, 2]],
-                                             starts[some])
-    # a round of readable hands holds 3 distinct cards a hand; any unreadable hand is flagged anyway
-    flagged = (np.bitwise_count(bits) < 3 * (per_round + 1)) | ~dealer_ok
-    if not hand_ok.all():
-        flagged |= np.bincount(hr[~hand_ok], minlength=n) > 0
-    rows = np.flatnonzero(flagged)
-    msgs = np.empty(len(rows), dtype=object)
-    if not len(rows):
-        return rows, msgs
-    # a per-round matrix of every card, built for the flagged rounds only
-    sel = flagged[hr]
-    pos = np.arange(len(hr)) - starts[hr]
-    w, dw = max(hand_all.shape[1], 1), max(dealer_all.shape[1], 1)
-    local = np.searchsorted(rows, hr[sel])
-    matrix = np.full((len(rows), dw + w * int(per_round[rows].max(initial=0))), -1, dtype=np.int8)
-    matrix[:, :dealer_all.shape[1]] = dealer_all[rows]
-    cols = dw + pos[sel][:, None] * w + np.arange(hand_all.shape[1])[None, :]
-    matrix[local[:, None], cols] = hand_all[sel]
-    has_rep, first = repeated_in_round(np.where(matrix == JOKER, -1, matrix).astype(np.int8))
-    for i, r in enumerate(rows):  # flagged rounds only
-        parts = []
-        mine = range(int(starts[r]), int(starts[r] + per_round[r]))
-        if has_rep[i]:
-            code = int(first[i])
-            holders = (["dealer"] if (dealer_all[r] == code).any() else []) + [
-                f"seat {int(seat[j])}" for j in mine if (hand_all[j] == code).any()]
-            parts.append(f"card {cards_str([code])} dealt twice in a one-deck round ({', '.join(holders)})")
-        if (matrix[i] == JOKER).any():
-            parts.append("a joker in three card poker")
-        sizes = [f"dealer {int(dealer_len[r])}"] if dealer_len[r] != 3 else []
-        sizes += [f"seat {int(seat[j])} {int(hand_len[j])}" for j in mine if hand_len[j] != 3]
-        if sizes:
-            parts.append(f"hand of other than three cards ({', '.join(sizes)})")
-        msgs[i] = "; ".join(parts)
-    return rows, msgs
-
-
-# ---- rules ------------------------------------------------------------------------------
+# ---- (a) ---------------------------------------------------------------------------------------------------------
 @rule("tcp.a", games=(GAME,), citation=f"{SECTION}(a)", severity="high",
-      summary="A hand has an ante wager greater than 0")
-def ante_placed(ctx: TcpCtx) -> Hits:
-    mask = ~(ctx.ante > 0)
-    msgs = np.array([f"seat {int(s)} has no ante (ante {a:g})" for s, a in zip(ctx.seat[mask], ctx.ante[mask])],
-                    dtype=object)
-    return Hits(rows=ctx.hand_round[mask], message=msgs, expected="ante > 0",
-                recorded=np.array([f"ante {a:g}" for a in ctx.ante[mask]], dtype=object), seat=ctx.seat[mask])
+      summary="A hand has an ante wager greater than 0", columns=("hands",))
+def a_ante(ctx: ThreeCardPoker) -> Hits:
+    """(a) "The patron must place an ante wager to play against the dealer."
+
+    Catalog: a hand has an ante > 0. Not about money (amounts NaN).
+    """
+    idx = np.flatnonzero(~(ctx.ante > 0))
+    return Hits(rows=ctx.hand_round[idx],
+                message=_texts(f"seat {int(ctx.seat[i])} has no ante (ante {format_money(ctx.ante[i])})" for i in idx),
+                expected="ante > 0", recorded=_texts(f"ante {format_money(ctx.ante[i])}" for i in idx),
+                seat=ctx.seat[idx])
 
 
 @rule("tcp.a1", games=(GAME,), citation=f"{SECTION}(a)(1)", severity="high",
-      summary="A folded hand loses its ante and has no play bet")
-def fold_loses_ante(ctx: TcpCtx) -> Hits:
-    folded = ~ctx.played
-    done = ctx.completed[ctx.hand_round]
-    net_wrong = done & (money_differs(ctx.net_ante, -ctx.ante, ctx.unit) | money_differs(ctx.net_play, 0.0, ctx.unit))
-    mask = folded & (net_wrong | (ctx.play != 0))
-    idx = np.flatnonzero(mask)
-    disc = np.where(done[idx], (ctx.net_ante[idx] + ctx.ante[idx]) + ctx.net_play[idx], 0.0)
-    msgs = np.array([f"folded {ctx.hand_text(i)}: ante {ctx.ante[i]:g} net {_m(ctx.net_ante[i])}, "
-                     f"play {ctx.play[i]:g} net {_m(ctx.net_play[i])}" for i in idx], dtype=object)
-    expected = np.array([f"ante {_m(-ctx.ante[i])}, no play bet" for i in idx], dtype=object)
-    recorded = np.array([f"ante {_m(ctx.net_ante[i])}, play {ctx.play[i]:g} net {_m(ctx.net_play[i])}"
-                         for i in idx], dtype=object)
-    return Hits(rows=ctx.hand_round[idx], message=msgs, expected=expected, recorded=recorded,
-                discrepancy=disc, seat=ctx.seat[idx])
+      summary="A folded hand loses its ante and has no play bet", columns=("hands", "status"))
+def a1_fold(ctx: ThreeCardPoker) -> Hits:
+    """(a) "After the player receives his or her cards, the player may do one (1) of the following:
+    (1) Fold and forfeit the ante bet."
+
+    Catalog: a folded hand loses its ante and has no play bet. In a void or dead round
+    the ante is returned (the shared void check), but a play bet is still a finding.
+    """
+    done = ctx.in_completed_round
+    forfeits = ~money_differs(ctx.net_ante, -ctx.ante, ctx.unit) & ~money_differs(ctx.net_play, 0.0, ctx.unit)
+    idx = np.flatnonzero(ctx.folded & ((done & ~forfeits) | (ctx.play != 0)))
+    expected = np.where(done[idx], -ctx.ante[idx], np.nan)
+    recorded = np.where(done[idx], ctx.net_ante[idx] + ctx.net_play[idx], np.nan)
+    message = _texts(f"folded {ctx.hand_text(i)}: ante {format_money(ctx.ante[i])} net {format_net(ctx.net_ante[i])}, "
+                     f"play {format_money(ctx.play[i])} net {format_net(ctx.net_play[i])}" for i in idx)
+    return Hits(rows=ctx.hand_round[idx], message=message,
+                expected=_texts(f"ante {format_net(-ctx.ante[i])}, no play bet" for i in idx),
+                recorded=_texts(f"ante {format_net(ctx.net_ante[i])}, play {format_money(ctx.play[i])} net "
+                                f"{format_net(ctx.net_play[i])}" for i in idx),
+                discrepancy=np.nan_to_num(recorded - expected), seat=ctx.seat[idx], expected_amount=expected,
+                recorded_amount=recorded)
 
 
 @rule("tcp.a2", games=(GAME,), citation=f"{SECTION}(a)(2)", severity="high",
-      summary="A played hand's play bet equals its ante")
-def play_equals_ante(ctx: TcpCtx) -> Hits:
+      summary="A played hand's play bet equals its ante", columns=("hands",))
+def a2_play_bet(ctx: ThreeCardPoker) -> Hits:
+    """(a)(2) "Place a play bet that is in the same amount as the ante bet. The patron must place a play bet in
+    order to continue participation in the hand."
+
+    Catalog: a played hand's play bet equals its ante (a missing play bet included). Not about
+    money: the settlement rules check the play bet as recorded.
+    """
     idx = np.flatnonzero(ctx.played & money_differs(ctx.play, ctx.ante, ctx.unit))
-    msgs = np.array([f"{ctx.hand_text(i)} played: play {ctx.play[i]:g} differs from ante {ctx.ante[i]:g}"
-                     for i in idx], dtype=object)
-    return Hits(rows=ctx.hand_round[idx], message=msgs,
-                expected=np.array([f"play {ctx.ante[i]:g}" for i in idx], dtype=object),
-                recorded=np.array([f"play {ctx.play[i]:g}" for i in idx], dtype=object), seat=ctx.seat[idx])
+    return Hits(rows=ctx.hand_round[idx],
+                message=_texts(f"{ctx.hand_text(i)} played: play {format_money(ctx.play[i])} differs from ante "
+                               f"{format_money(ctx.ante[i])}" for i in idx),
+                expected=_texts(f"play {format_money(ctx.ante[i])}" for i in idx),
+                recorded=_texts(f"play {format_money(ctx.play[i])}" for i in idx), seat=ctx.seat[idx])
 
 
+# ---- (b) ---------------------------------------------------------------------------------------------------------
 @rule("tcp.b", games=(GAME,), citation=f"{SECTION}(b)", severity="high",
-      summary="The dealer qualifies with queen high or better (played hands settled accordingly)")
-def dealer_qualification(ctx: TcpCtx) -> Hits:
-    rows = np.flatnonzero(ctx.b_round)
-    msgs = np.empty(len(rows), dtype=object)
-    for k, r in enumerate(rows):
-        way = "did not qualify" if ctx.dq[r] else "qualified"
+      summary="The dealer qualifies with queen high or better (played hands settled accordingly)",
+      columns=("hands", "dealer_cards", "status", "table_id"), params=("ante", "play"))
+def b_dealer_qualifies(ctx: ThreeCardPoker) -> Hits:
+    """(b) "The dealer's hand must have a value of queen high or better to qualify to play against the
+    patrons' hands."
+
+    Catalog: a log shows this through the settlements: when the played hands of a round are
+    settled as if the dealer's qualification were the opposite of what the dealer's cards give,
+    the round has one (b) finding (not a (c) finding per hand). Amounts over those hands' ante and play.
+    """
+    rows = np.flatnonzero(ctx.settled_as_if_qualification_opposite)
+    hands = ctx.settled_against_dealer & ctx.in_opposite_round
+    expected = np.bincount(ctx.hand_round[hands], minlength=ctx.n, weights=ctx.rounded(
+        ctx.expected_net_ante[hands]) + ctx.rounded(ctx.expected_net_play[hands]))[rows]
+    recorded = np.bincount(ctx.hand_round[hands], minlength=ctx.n,
+                           weights=ctx.net_ante[hands] + ctx.net_play[hands])[rows]
+    message = np.empty(len(rows), dtype=object)
+    for k, r in enumerate(rows):  # (b) rounds only
         lo, hi = np.searchsorted(ctx.hand_round, [r, r + 1])  # hands are in round order
-        seats = ctx.seat[lo:hi][ctx.played[lo:hi]]
-        msgs[k] = (f"{ctx.dealer_text(r)}: played hands (seats {', '.join(str(int(s)) for s in seats)}) "
-                   f"settled as if the dealer {way}")
-    exp = np.where(ctx.dq[rows], "dealer qualifies", "dealer does not qualify").astype(object)
-    rec = np.where(ctx.dq[rows], "settled as not qualifying", "settled as qualifying").astype(object)
-    return Hits(rows=rows, message=msgs, expected=exp, recorded=rec, discrepancy=ctx.b_disc[rows])
+        seats = ", ".join(str(int(s)) for s in ctx.seat[lo:hi][ctx.played[lo:hi]])
+        way = "did not qualify" if ctx.dealer_qualifies[r] else "qualified"
+        message[k] = (f"{ctx.dealer_text(r)}: played hands (seats {seats}) settled as if the dealer {way}; "
+                      f"nets {format_net(recorded[k])}, expected {format_net(expected[k])}")
+    qualifies = ctx.dealer_qualifies[rows]
+    return Hits(rows=rows, message=message,
+                expected=np.where(qualifies, "dealer qualifies", "dealer does not qualify").astype(object),
+                recorded=np.where(qualifies, "settled as not qualifying", "settled as qualifying").astype(object),
+                discrepancy=recorded - expected, expected_amount=expected, recorded_amount=recorded)
 
 
-_C_TEXT = {
-    C1: "dealer does not qualify: ante wins at least 1:1, play pushes",
-    C2: "dealer beats the hand: ante and play lose",
-    C3: "hand beats the dealer: ante and play win at least 1:1",
-    C4: "tie with the dealer: ante and play push",
-}
+# ---- (c) ---------------------------------------------------------------------------------------------------------
+@rule("tcp.c1", games=(GAME,), citation=f"{SECTION}(c)(1)", severity="high",
+      summary="dealer does not qualify: ante wins at least 1:1, play pushes",
+      columns=("hands", "dealer_cards", "status", "table_id"), params=("ante", "play"))
+def c1_dealer_does_not_qualify(ctx: ThreeCardPoker) -> Hits:
+    """(c)(1) "If the dealer's hand does not qualify, all ante bets are won by the patrons and are paid at odds
+    of at least one (1) to one (1). All play bets are considered a push and are returned to the patron."
+
+    Catalog: dealer does not qualify: ante wins at least 1:1, play pushes. An ante paid below
+    1:1 or a play bet not pushed; an ante paid at least 1:1 but off the posted odds is ``paytable``.
+    """
+    hand = ~ctx.dealer_qualified
+    return ctx.settlement_hits(hand & ctx.ante_net_wrong & ctx.ante_paid_below_even, hand & ctx.play_net_wrong,
+                               "dealer does not qualify: ante wins at least 1:1, play pushes")
 
 
-def _settlement_hits(ctx: TcpCtx, mask_ante: np.ndarray, mask_play: np.ndarray, what: str) -> Hits:
-    """Hits on hands whose ante and/or play net is flagged; discrepancy over the flagged wagers."""
-    idx = np.flatnonzero(mask_ante | mask_play)
-    exp_ante, exp_play = ctx.rounded(ctx.exp_ante[idx]), ctx.rounded(ctx.exp_play[idx])
-    disc = (np.where(mask_ante[idx], ctx.net_ante[idx] - exp_ante, 0.0)
-            + np.where(mask_play[idx], ctx.net_play[idx] - exp_play, 0.0))
-    msgs, exp, rec = [], [], []
-    for k, i in enumerate(idx):
-        r = int(ctx.hand_round[i])
-        parts_e, parts_r = [], []
-        if mask_ante[i]:
-            parts_e.append(f"ante {_m(exp_ante[k])}")
-            parts_r.append(f"ante {_m(ctx.net_ante[i])}")
-        if mask_play[i]:
-            parts_e.append(f"play {_m(exp_play[k])}")
-            parts_r.append(f"play {_m(ctx.net_play[i])}")
-        msgs.append(f"{ctx.hand_text(i)} vs {ctx.dealer_text(r)}: {what}; ante {ctx.ante[i]:g} "
-                    f"play {ctx.play[i]:g}, recorded {', '.join(parts_r)}")
-        exp.append(", ".join(parts_e))
-        rec.append(", ".join(parts_r))
-    return Hits(rows=ctx.hand_round[idx], message=np.array(msgs, dtype=object),
-                expected=np.array(exp, dtype=object), recorded=np.array(rec, dtype=object),
-                discrepancy=disc, seat=ctx.seat[idx])
+@rule("tcp.c2", games=(GAME,), citation=f"{SECTION}(c)(2)", severity="high",
+      summary="dealer beats the hand: ante and play lose",
+      columns=("hands", "dealer_cards", "status", "table_id"), params=("ante", "play"))
+def c2_dealer_beats_hand(ctx: ThreeCardPoker) -> Hits:
+    """(c)(2) "If the dealer's hand qualifies and beats the patron's hand, the patron loses the ante bet and
+    the play bet."
+
+    Catalog: dealer qualifies and beats the hand: ante and play lose (any other net is a finding).
+    """
+    hand = ctx.dealer_qualified & ctx.dealer_beats
+    return ctx.settlement_hits(hand & ctx.ante_net_wrong, hand & ctx.play_net_wrong,
+                               "dealer beats the hand: ante and play lose")
 
 
-def _c_rule(sub: int):
-    def check(ctx: TcpCtx) -> Hits:
-        here = ctx.csub == sub
-        return _settlement_hits(ctx, here & (ctx.ante_class == SUB), here & (ctx.play_class == SUB), _C_TEXT[sub])
-    return check
+@rule("tcp.c3", games=(GAME,), citation=f"{SECTION}(c)(3)", severity="high",
+      summary="hand beats the dealer: ante and play win at least 1:1",
+      columns=("hands", "dealer_cards", "status", "table_id"), params=("ante", "play"))
+def c3_hand_beats_dealer(ctx: ThreeCardPoker) -> Hits:
+    """(c)(3) "If the dealer's hand qualifies and does not beat the patron's hand, the patron wins. The ante
+    bet and the play bet are both paid at odds of at least one (1) to one (1)."
+
+    Catalog: dealer qualifies and does not beat the hand (a tie is (c)(4)): ante and play win at
+    least 1:1. A win paid below 1:1; at least 1:1 but off the posted odds is ``paytable``.
+    """
+    hand = ctx.dealer_qualified & ctx.beats_dealer
+    return ctx.settlement_hits(hand & ctx.ante_net_wrong & ctx.ante_paid_below_even,
+                               hand & ctx.play_net_wrong & ctx.play_paid_below_even,
+                               "hand beats the dealer: ante and play win at least 1:1")
 
 
-for _sub in (C1, C2, C3, C4):
-    rule(f"tcp.c{_sub}", games=(GAME,), citation=f"{SECTION}(c)({_sub})", severity="high",
-         summary=_C_TEXT[_sub])(_c_rule(_sub))
+@rule("tcp.c4", games=(GAME,), citation=f"{SECTION}(c)(4)", severity="high",
+      summary="tie with the dealer: ante and play push",
+      columns=("hands", "dealer_cards", "status", "table_id"), params=("ante", "play"))
+def c4_tie(ctx: ThreeCardPoker) -> Hits:
+    """(c)(4) "If the dealer's hand qualifies and ties with the patron's hand, both the ante bet and the play
+    bet are considered a push and the wagers are returned to the patron."
+
+    Catalog: dealer qualifies and ties: ante and play push (any other net is a finding).
+    """
+    hand = ctx.dealer_qualified & ctx.ties_dealer
+    return ctx.settlement_hits(hand & ctx.ante_net_wrong, hand & ctx.play_net_wrong,
+                               "tie with the dealer: ante and play push")
 
 
-def _bonus_hits(ctx: TcpCtx, idx: np.ndarray, what: str) -> Hits:
-    exp = ctx.rounded(ctx.exp_bonus[idx])
-    msgs = np.array([f"{ctx.hand_text(i)} played, ante {ctx.ante[i]:g}: ante bonus {ctx.bonus[i]:g} {what} "
-                     f"(expected {e:g})" for i, e in zip(idx, exp)], dtype=object)
-    return Hits(rows=ctx.hand_round[idx], message=msgs,
-                expected=np.array([f"ante bonus {e:g}" for e in exp], dtype=object),
-                recorded=np.array([f"ante bonus {ctx.bonus[i]:g}" for i in idx], dtype=object),
-                discrepancy=ctx.bonus[idx] - exp, seat=ctx.seat[idx])
+# ---- (d) ---------------------------------------------------------------------------------------------------------
+@rule("tcp.d1", games=(GAME,), citation=f"{SECTION}(d)(1)", severity="high",
+      summary="A played straight flush is paid an ante bonus of at least 5:1",
+      columns=("hands", "status", "table_id"), params=("ante_bonus",))
+def d1_straight_flush(ctx: ThreeCardPoker) -> Hits:
+    """(d)(1) "A straight flush must be paid at odds of at least five (5) to one (1)."
+
+    Catalog: played straight flush: ante bonus at least 5:1, whatever the dealer holds.
+    """
+    hand = ctx.played & (ctx.category == STRAIGHT_FLUSH)
+    return ctx.ante_bonus_hits(hand & ctx.ante_bonus_below_minimum, "below 5:1")
 
 
-def _bonus_rule(cat: int):
-    def check(ctx: TcpCtx) -> Hits:
-        idx = np.flatnonzero((ctx.bonus_cat == cat) & (ctx.bonus_class == SUB))
-        return _bonus_hits(ctx, idx, f"below {ANTE_BONUS_MIN[cat]:g}:1")
-    return check
+@rule("tcp.d2", games=(GAME,), citation=f"{SECTION}(d)(2)", severity="high",
+      summary="A played three of a kind is paid an ante bonus of at least 4:1",
+      columns=("hands", "status", "table_id"), params=("ante_bonus",))
+def d2_three_of_a_kind(ctx: ThreeCardPoker) -> Hits:
+    """(d)(2) "Three (3) of a kind must be paid at odds of at least four (4) to one (1)."
+
+    Catalog: played three of a kind: ante bonus at least 4:1.
+    """
+    hand = ctx.played & (ctx.category == THREE_OF_A_KIND)
+    return ctx.ante_bonus_hits(hand & ctx.ante_bonus_below_minimum, "below 4:1")
 
 
-for _cat, _name in ((STRAIGHT_FLUSH, "straight flush"), (THREE_OF_A_KIND, "three of a kind"), (STRAIGHT, "straight")):
-    _sub_id = ANTE_BONUS_SUB[_cat]
-    rule(f"tcp.{_sub_id}", games=(GAME,), citation=f"{SECTION}(d)({_sub_id[1]})", severity="high",
-         summary=f"A played {_name} is paid an ante bonus of at least {ANTE_BONUS_MIN[_cat]:g}:1")(_bonus_rule(_cat))
+@rule("tcp.d3", games=(GAME,), citation=f"{SECTION}(d)(3)", severity="high",
+      summary="A played straight is paid an ante bonus of at least 1:1",
+      columns=("hands", "status", "table_id"), params=("ante_bonus",))
+def d3_straight(ctx: ThreeCardPoker) -> Hits:
+    """(d)(3) "A straight must be paid at odds of at least one (1) to one (1)."
+
+    Catalog: played straight: ante bonus at least 1:1.
+    """
+    hand = ctx.played & (ctx.category == STRAIGHT)
+    return ctx.ante_bonus_hits(hand & ctx.ante_bonus_below_minimum, "below 1:1")
 
 
 @rule("tcp.d", games=(GAME,), citation=f"{SECTION}(d)", severity="high",
-      summary="No ante bonus on a hand that does not qualify for one, or on a folded hand")
-def no_undue_bonus(ctx: TcpCtx) -> Hits:
-    idx = np.flatnonzero((ctx.bonus_cat < 0) & (ctx.bonus_class != OK))
-    msgs = np.array([f"{'played' if ctx.played[i] else 'folded'} {ctx.hand_text(i)}: ante bonus {ctx.bonus[i]:g} "
-                     f"paid on a hand that earns none" for i in idx], dtype=object)
-    return Hits(rows=ctx.hand_round[idx], message=msgs, expected="ante bonus 0",
-                recorded=np.array([f"ante bonus {ctx.bonus[i]:g}" for i in idx], dtype=object),
-                discrepancy=ctx.bonus[idx], seat=ctx.seat[idx])
+      summary="No ante bonus on a hand that does not qualify for one, or on a folded hand", columns=("hands", "status"))
+def d_no_ante_bonus_otherwise(ctx: ThreeCardPoker) -> Hits:
+    """(d) "The patron's hand is not compared to the dealer's hand for purposes of the ante bonus. A patron
+    with a qualifying ante bonus hand will be paid the bonus even if the dealer's hand beats the patron's
+    hand. The ante bonus shall be paid at the following odds:" ((d)(1)-(d)(3) name the hands).
+
+    Catalog: no ante bonus on a hand that does not qualify for one (or folded): a flush, pair or
+    high card, or any folded hand, paid an ante bonus (expected 0).
+    """
+    hand = ctx.ante_bonus_checked & ~ctx.earns_ante_bonus
+    return ctx.ante_bonus_hits(hand & money_differs(ctx.ante_bonus, 0.0, ctx.unit), "paid on a hand that earns none")
 
 
+# ---- paytable, void, integrity ----------------------------------------------------------------------------------
 @rule("tcp.paytable", games=(GAME,), citation="paytable", severity="high",
-      summary="Payouts above the regulation minimums match the posted paytable; pair plus; void rounds pay nothing")
-def paytable(ctx: TcpCtx) -> Hits:
-    parts: list[Hits] = []
-    # ante and play wins of at least 1:1 that differ from the posted rates
-    parts.append(_settlement_hits(ctx, ctx.ante_class == PAY, ctx.play_class == PAY,
-                                  "win paid off the posted paytable"))
-    # ante bonus at least the minimum but not the posted one
-    idx = np.flatnonzero((ctx.bonus_cat >= 0) & (ctx.bonus_class == PAY))
-    parts.append(_bonus_hits(ctx, idx, "differs from the posted paytable"))
-    # pair plus on the patron's hand alone
-    idx = np.flatnonzero(ctx.pp_bad)
-    exp = ctx.rounded(ctx.exp_pair_plus[idx])
-    parts.append(Hits(
-        rows=ctx.hand_round[idx],
-        message=np.array([f"{ctx.hand_text(i)}: pair plus {ctx.pair_plus[i]:g} net {_m(ctx.net_pair_plus[i])}, "
-                          f"paytable gives {_m(e)}" for i, e in zip(idx, exp)], dtype=object),
-        expected=np.array([f"pair plus {_m(e)}" for e in exp], dtype=object),
-        recorded=np.array([f"pair plus {_m(ctx.net_pair_plus[i])}" for i in idx], dtype=object),
-        discrepancy=ctx.net_pair_plus[idx] - exp, seat=ctx.seat[idx]))
-    # void or dead rounds: every net and bonus 0
-    idx = np.flatnonzero(ctx.void_bad)
-    total = ctx.net_ante[idx] + ctx.net_play[idx] + ctx.bonus[idx] + ctx.net_pair_plus[idx]
-    parts.append(Hits(
-        rows=ctx.hand_round[idx],
-        message=np.array([f"void/dead round: seat {int(ctx.seat[i])} recorded ante {_m(ctx.net_ante[i])}, "
-                          f"play {_m(ctx.net_play[i])}, bonus {ctx.bonus[i]:g}, pair plus {_m(ctx.net_pair_plus[i])}"
-                          for i in idx], dtype=object),
-        expected="every net 0", recorded=np.array([f"nets {_m(t)}" for t in total], dtype=object),
-        discrepancy=total, seat=ctx.seat[idx]))
-    return _concat(parts)
+      summary="Payouts at or above the regulation minimums match the posted paytable; pair plus matches its paytable",
+      columns=("hands", "dealer_cards", "status", "table_id"), params=("ante", "play", "ante_bonus", "pair_plus"))
+def paytable(ctx: ThreeCardPoker) -> Hits:
+    """Catalog ``paytable``: payouts above the minimums match the posted paytable; pair plus matches its
+    paytable (default 40/30/6/3/1 for SF/trips/straight/flush/pair). "Underpayment of a minimum cites
+    the subsection; a payout above the posted paytable cites ``paytable``."
+
+    An ante or play win, or an ante bonus, paid at least the regulation's minimum but not the
+    posted odds; a pair plus net (on the patron's hand alone, folded or played) off its paytable.
+    """
+    ante_wins = ~ctx.dealer_qualified | ctx.beats_dealer
+    play_wins = ctx.dealer_qualified & ctx.beats_dealer
+    return _join(
+        ctx.settlement_hits(ante_wins & ctx.ante_net_wrong & ~ctx.ante_paid_below_even,
+                            play_wins & ctx.play_net_wrong & ~ctx.play_paid_below_even,
+                            "win paid off the posted paytable"),
+        ctx.ante_bonus_hits(ctx.earns_ante_bonus & ctx.ante_bonus_wrong & ~ctx.ante_bonus_below_minimum,
+                            "differs from the posted paytable"),
+        ctx.pair_plus_hits(ctx.pair_plus_wrong))
 
 
-def _concat(parts: list[Hits]) -> Hits:
-    parts = [p for p in parts if len(p)]
-    if not parts:
-        return Hits(rows=np.empty(0, np.int64), message=np.empty(0, object))
-
-    def arr(p: Hits, name: str, dtype: object) -> np.ndarray:
-        v = getattr(p, name)
-        return v if isinstance(v, np.ndarray) else np.full(len(p), v, dtype=dtype)
-
-    return Hits(
-        rows=np.concatenate([p.rows for p in parts]),
-        message=np.concatenate([arr(p, "message", object) for p in parts]),
-        expected=np.concatenate([arr(p, "expected", object) for p in parts]),
-        recorded=np.concatenate([arr(p, "recorded", object) for p in parts]),
-        discrepancy=np.concatenate([arr(p, "discrepancy", np.float64) for p in parts]),
-        seat=np.concatenate([p.seat for p in parts]))
+@rule("tcp.void", games=(GAME,), citation="void", severity="high", summary=VOID_SUMMARY, columns=("hands", "status"))
+def void(ctx: ThreeCardPoker) -> Hits:
+    """Catalog ``void``: in a void or dead round every wager's net is 0 (ante, play, ante bonus, pair plus)."""
+    return void_round_nets(ctx)
 
 
 @rule("tcp.integrity", games=(GAME,), citation="integrity", severity="high",
-      summary="One 52-card deck: no card repeated in a round, no joker, three cards a hand")
-def integrity(ctx: TcpCtx) -> Hits:
-    return Hits(rows=ctx.integrity_rows, message=ctx.integrity_msgs, expected="three distinct cards a hand",
-                recorded=ctx.integrity_msgs)
+      summary="One 52-card deck: no card repeated in a round, no joker, three cards a hand",
+      columns=("hands", "dealer_cards"))
+def integrity(ctx: ThreeCardPoker) -> Hits:
+    """Catalog ``integrity``: a card repeated in a one-deck round, the joker outside pai gow; and a hand
+    (or the dealer's) of other than three cards. Not about money."""
+    rows = np.flatnonzero(ctx.integrity_flagged)
+    messages = ctx.integrity_messages(rows)
+    return Hits(rows=rows, message=messages, expected="three distinct cards a hand", recorded=messages)

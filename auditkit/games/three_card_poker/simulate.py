@@ -22,27 +22,26 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .hands import (
-    FLUSH, PAIR, STRAIGHT, STRAIGHT_FLUSH, THREE_OF_A_KIND, evaluate, high_card_score, qualifies,
-)
+from ...paytables import Config
 from ...schema import schema_for
+from .hands import FLUSH, STRAIGHT, evaluate, high_card_score
+from .paytable import ante_and_play_nets, ante_bonus_odds, dealer_qualifies, pair_plus_odds
 from .schema import HAND as TCP_HAND
 
 __all__ = ["simulate", "FAULTS", "CITATIONS", "PLAY_THRESHOLD"]
 
 GAME = "three_card_poker"
 SECTION = "68 IAC 10-11-6"
-FAULTS = ("a", "a1", "a2", "b", "c1", "c2", "c3", "c4", "d1", "d2", "d3", "d", "paytable", "integrity")
+SUBSECTIONS = ("a", "a1", "a2", "b", "c1", "c2", "c3", "c4", "d1", "d2", "d3", "d")
+FAULTS = (*SUBSECTIONS, "paytable", "void", "integrity")
 """Fault labels, one per catalog citation."""
-CITATIONS = {f: f"{SECTION}({f[0]})" + (f"({f[1]})" if len(f) > 1 else "") for f in FAULTS[:-2]}
-CITATIONS.update(paytable="paytable", integrity="integrity")
+CITATIONS = {**{f: f"{SECTION}({f[0]})" + (f"({f[1]})" if len(f) > 1 else "") for f in SUBSECTIONS},
+             "paytable": "paytable", "void": "void", "integrity": "integrity"}
 
 ANTES = np.array([5, 10, 15, 20, 25, 37.5, 50, 100], dtype=np.float64)
 PAIR_PLUS_BETS = np.array([5, 10, 25], dtype=np.float64)
 PLAY_THRESHOLD = high_card_score(10, 4, 2)
 """Patrons play Q-6-4 or better."""
-ANTE_BONUS = {STRAIGHT_FLUSH: 5.0, THREE_OF_A_KIND: 4.0, STRAIGHT: 1.0}
-PAIR_PLUS = {STRAIGHT_FLUSH: 40.0, THREE_OF_A_KIND: 30.0, STRAIGHT: 6.0, FLUSH: 3.0, PAIR: 1.0}
 OPEN_SECONDS = 16 * 3600       # tables deal from 10:00 to 02:00 local
 OPEN_AT = 10 * 3600
 UTC_OFFSET = -300              # minutes: -05:00
@@ -90,19 +89,17 @@ def _construct(rng: np.random.Generator, kind: str, used: set[int], dealer: np.n
                 suits = [int(x) for x in rng.integers(0, 4, 3)]
                 if len(set(suits)) == 1:
                     continue
-            cards = [r * 4 + s for r, s in zip(ranks, suits)]
+            cards = [r * 4 + s for r, s in zip(ranks, suits, strict=True)]
         if not used.intersection(cards) and len(set(cards)) == 3:
             return cards
     return None
 
 
 def _settle(ante: np.ndarray, played: np.ndarray, qual: np.ndarray, cmp: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Ante and play nets of each hand under the default paytable (folded hands lose the ante)."""
+    """Play bets and the ante and play nets of each hand at 1:1 under (c) (folded hands lose the ante)."""
     play = np.where(played, ante, 0.0)
-    win, lose = qual & (cmp > 0), qual & (cmp < 0)
-    net_ante = np.where(~played, -ante, np.where(~qual | win, ante, np.where(lose, -ante, 0.0)))
-    net_play = np.where(played & win, play, np.where(played & lose, -play, 0.0))
-    return play, net_ante, net_play
+    net_ante, net_play = ante_and_play_nets(ante, play, qual, cmp > 0, cmp < 0)
+    return play, np.where(played, net_ante, -ante), np.where(played, net_play, 0.0)
 
 
 def simulate(n_rounds: int, *, seed: int = 0, fault_rate: float = 0.0, tables: int = 3,
@@ -131,7 +128,7 @@ def simulate(n_rounds: int, *, seed: int = 0, fault_rate: float = 0.0, tables: i
     # ---- choose the faults ------------------------------------------------------------------------
     _, score = evaluate(cards)
     _, d_score = evaluate(dealer)
-    dq = qualifies(d_score)
+    dq = dealer_qualifies(d_score)
     cmp = np.sign(score.astype(np.int64) - d_score[hand_round])
     faulty = (rng.random(n) < fault_rate) & ~void
     eligible = np.ones((n, len(FAULTS)), dtype=bool)
@@ -139,7 +136,11 @@ def simulate(n_rounds: int, *, seed: int = 0, fault_rate: float = 0.0, tables: i
     eligible[:, _F["c2"]] = dq & (np.bincount(hand_round[cmp < 0], minlength=n) > 0)
     eligible[:, _F["c3"]] = dq & (np.bincount(hand_round[cmp > 0], minlength=n) > 0)
     eligible[:, _F["c4"]] = dq
-    kind = np.where(faulty, np.argmax(eligible * rng.random((n, len(FAULTS))), axis=1), -1)
+    # each faulty round draws one of the kinds it is eligible for, the rarer kinds weighted up so that every
+    # kind is about as frequent (exponential race: the least key wins, keys scaled by each kind's share)
+    share = np.maximum(eligible.mean(axis=0), 1e-9)
+    keys = np.where(eligible, rng.exponential(size=(n, len(FAULTS))) * share, np.inf)
+    kind = np.where(faulty, np.argmin(keys, axis=1), -1)
     h_kind = kind[hand_round]
     target_ok = np.select([h_kind == _F["c2"], h_kind == _F["c3"]], [cmp < 0, cmp > 0], True)
     target = _pick_per_round(rng, hand_round, target_ok & (h_kind >= 0), n)
@@ -170,21 +171,22 @@ def simulate(n_rounds: int, *, seed: int = 0, fault_rate: float = 0.0, tables: i
     force_play = np.isin(t_kind, [_F[k] for k in ("a2", "b", "c1", "c2", "c3", "c4", "d1", "d2", "d3")])
     bonus_hand = (category >= STRAIGHT) & (category != FLUSH)
     force_fold = (t_kind == _F["a1"]) | ((t_kind == _F["d"]) & bonus_hand)
-    pay_variant = rng.integers(0, 3, h)  # paytable: 0 pair plus, 1 ante overpaid, 2 void round paying
+    pay_variant = rng.integers(0, 2, h)  # paytable: 0 pair plus, 1 ante overpaid
     ante_wins = ~dq[hand_round] | (cmp > 0)
     pay_variant = np.where((pay_variant == 1) & ~ante_wins, 0, pay_variant)
     force_play |= (t_kind == _F["paytable"]) & (pay_variant == 1)
     played = (played | force_play) & ~force_fold
-    void_pay = (t_kind == _F["paytable"]) & (pay_variant == 2)
+    void_pay = t_kind == _F["void"]  # a lost ante in a void round
     void[hand_round[void_pay]] = True
     h_void = void[hand_round]
 
     play, net_ante, net_play = _settle(ante, played, dq[hand_round], cmp)
     bonus = np.zeros(h)
     pp_rate = np.zeros(h)
-    for cat, rate in ANTE_BONUS.items():
+    paytable = Config().section(GAME)
+    for cat, rate in ante_bonus_odds(paytable).items():
         bonus[played & (category == cat)] = rate
-    for cat, rate in PAIR_PLUS.items():
+    for cat, rate in pair_plus_odds(paytable).items():
         pp_rate[category == cat] = rate
     bonus *= ante
     net_pp = np.where(pp_rate > 0, pair_plus * pp_rate, -pair_plus)

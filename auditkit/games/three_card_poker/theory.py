@@ -9,7 +9,8 @@ import numpy as np
 import pyarrow as pa
 
 from ...columns import padded
-from .hands import evaluate, qualifies
+from .hands import evaluate
+from .paytable import dealer_qualifies
 
 __all__ = ["EVENTS", "EXCLUSIVE", "EVENT_COLUMNS", "STAKE_COLUMNS", "tcp_dealer_qualify_probability", "events"]
 
@@ -31,7 +32,7 @@ def tcp_dealer_qualify_probability() -> float:
 
     hands = np.array(list(combinations(range(52), 3)), dtype=np.int8)
     _cat, score = evaluate(hands)
-    return float(qualifies(score).sum() / len(hands))
+    return float(dealer_qualifies(score).sum() / len(hands))
 
 
 def events(t: pa.Table, config: Any, game: str) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
@@ -39,7 +40,7 @@ def events(t: pa.Table, config: Any, game: str) -> list[tuple[str, np.ndarray, n
     d, n_d = padded(t["dealer_cards"], 3)
     _c, score = evaluate(d)
     ok = (n_d == 3) & (score >= 0)
-    return [("dealer_qualifies", ok, qualifies(score), np.full(t.num_rows, tcp_dealer_qualify_probability()))]
+    return [("dealer_qualifies", ok, dealer_qualifies(score), np.full(t.num_rows, tcp_dealer_qualify_probability()))]
 
 
 def stakes_and_nets(hands: pa.StructArray) -> tuple[list[pa.Array], list[pa.Array]]:
