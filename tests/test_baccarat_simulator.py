@@ -93,3 +93,20 @@ def test_sliced_batches_give_the_same_findings(faulty):
     assert len(whole) > 0
     assert sorted(zip(whole["round_id"], whole["rule_id"], whole["discrepancy"], strict=True)) == \
         sorted(zip(parts["round_id"], parts["rule_id"], parts["discrepancy"], strict=True))
+
+
+def test_round_trip_catches_a_wrong_tableau_entry(monkeypatch):
+    """The simulator plays its own copy of the tableau: one wrong entry in the rules' tables shows up as
+    findings on clean rounds (here a banker 3 drawing on a player third card 8, then a player drawing on 6)."""
+    from auditkit.games.baccarat import tableau
+
+    table, truth = simulate(20_000, seed=13, tables=2)
+    assert len(truth) == 0 and len(validate_tables({"baccarat": table})) == 0
+    monkeypatch.setitem(tableau.BANKER_DRAWS_WHEN_PLAYER_DREW, 3, frozenset(range(10)))
+    found = validate_tables({"baccarat": table})
+    assert len(found) > 0 and set(found["citation"]) == {"68 IAC 10-10-14(b)(5)"}
+    assert found["message"].str.contains(r"\(third card 8\): banker stood").all()
+    monkeypatch.undo()
+    monkeypatch.setattr(tableau, "PLAYER_DRAWS_ON", frozenset(range(7)))
+    found = validate_tables({"baccarat": table})
+    assert len(found) > 0 and "68 IAC 10-10-14(b)(1)" in set(found["citation"])

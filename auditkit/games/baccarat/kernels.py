@@ -3,9 +3,12 @@
 * :func:`read_hand`: a hand column's card counts and totals straight from its list
   offsets (one gather per card position, one-byte arrays, no division), where the plain
   reading pads a card matrix (``auditkit.columns.padded``) and sums its point values;
-* :func:`bet_kinds`: each wager's bet kind from the bytes of the bet names (its length,
-  then its bytes against ``player``, ``banker``, ``tie``), where the plain reading is
-  ``pyarrow.compute.index_in``.
+* :func:`main_bet_kinds`: each wager's bet kind from the length and first byte of its
+  name, where the plain reading is ``pyarrow.compute.index_in`` (exact for every
+  player, banker and tie bet; a flagged wager is read again by name);
+* :func:`wager_payouts`: each wager's payout per unit from a small code of its round's
+  settlement and its bet kind (one byte per wager), where the plain reading is
+  :func:`auditkit.games.baccarat.paytable.net_per_unit` on every wager.
 
 ``docs/benchmarks.md`` gives the figures that keep them.
 """
@@ -22,7 +25,7 @@ from ...cards import BACCARAT_POINTS
 from ...columns import combine, padded
 from .paytable import BETS, OTHER
 
-__all__ = ["Hand", "read_hand", "bet_kinds"]
+__all__ = ["Hand", "read_hand", "main_bet_kinds", "wager_payouts"]
 
 
 @dataclass(frozen=True)
@@ -98,32 +101,45 @@ def _mod10(total: np.ndarray) -> None:
     total -= (total >= 10).view(np.int8) * np.int8(10)
 
 
-_NAMES = [(len(b), int.from_bytes(b.encode(), "little"), (1 << 8 * len(b)) - 1) for b in BETS]
-"""Each bet name's length, its bytes as a little-endian integer and the mask of that many bytes."""
+_FIRST = [ord(b[0]) for b in BETS]  # p, b, t: with the lengths 6, 6, 3 no two bets read alike
+_LENGTH = [len(b) for b in BETS]
 
 
-def bet_kinds(bet: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """Each wager's bet kind (uint8): the index of its name in :data:`BETS`, :data:`OTHER` for any
-    other bet, an empty name or none; as ``pc.index_in(bet, BETS)`` with nulls as OTHER.
+def main_bet_kinds(bet: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Each wager's bet kind (uint8) as the length and first byte of its name read it.
 
-    The first eight bytes of every name are read as one little-endian integer (one gather per
-    wager) and compared, with the name's length, to each bet's name.
+    Every ``player``, ``banker`` and ``tie`` bet gets its kind (the index in :data:`BETS`), and a
+    wager read as :data:`OTHER` is another bet; but another bet with the length and first letter
+    of one (``pxxxxx``) reads as that one, so a wager a check flags is read again by name
+    (``pc.index_in``, the plain reading). A bet column that is no plain string array is read by name.
     """
     bet = combine(bet)
     if bet.type != pa.string():
-        kind = pc.fill_null(pc.index_in(bet, value_set=pa.array(BETS)), OTHER)
-        return kind.to_numpy(zero_copy_only=False).astype(np.uint8)
-    bufs = bet.buffers()
-    off = np.frombuffer(bufs[1], np.int32, len(bet) + 1, bet.offset * 4) if len(bet) else np.zeros(1, np.int32)
-    data = np.zeros(int(off[-1]) + 8, np.uint8)  # the names' bytes, padded to read eight bytes at any start
-    if bufs[2] is not None:
-        data[:int(off[-1])] = np.frombuffer(bufs[2], np.uint8, int(off[-1]))
-    words = np.ndarray((int(off[-1]) + 1,), "<u8", data, 0, (1,))  # words[i]: the eight bytes from byte i
-    first = words[off[:-1]]
-    length = np.diff(off)
-    if bet.null_count:
-        length[~bet.is_valid().to_numpy(zero_copy_only=False)] = -1
+        return pc.fill_null(pc.index_in(bet, value_set=pa.array(BETS)), OTHER).to_numpy(
+            zero_copy_only=False).astype(np.uint8)
     kind = np.full(len(bet), OTHER, np.uint8)
-    for code, (size, name, mask) in enumerate(_NAMES):
-        kind[(length == size) & ((first & np.uint64(mask)) == np.uint64(name))] = code
+    bufs = bet.buffers()
+    if not len(bet) or bufs[2] is None or not bufs[2].size:
+        return kind  # no bet, or every name empty or null: none is a player, banker or tie bet
+    off = np.frombuffer(bufs[1], np.int32, len(bet) + 1, bet.offset * 4)
+    data = np.frombuffer(bufs[2], np.uint8)
+    at = np.minimum(off[:-1], len(data) - 1)  # an empty name at the very end: any byte, its length is 0
+    first = data[at]
+    length = np.diff(off)
+    for code in range(len(BETS)):  # OTHER (3) - 3, - 2, - 1: no wager reads as two kinds
+        kind -= ((first == _FIRST[code]) & (length == _LENGTH[code])).view(np.uint8) * np.uint8(OTHER - code)
     return kind
+
+
+def wager_payouts(state: np.ndarray, wagers_per_round: np.ndarray, kind: np.ndarray,
+                  payout: np.ndarray) -> np.ndarray:
+    """``payout[state[round], kind]`` of each wager (rounds in order, ``wagers_per_round`` each).
+
+    ``state`` is a small code per round (uint8 when ``payout`` has at most 64 rows), so the per-wager
+    index is one byte: ``state`` repeated per wager, times 4, plus the bet kind.
+    """
+    dtype = np.uint8 if payout.size <= 256 else np.int32
+    slot = np.repeat(state.astype(dtype, copy=False), wagers_per_round)
+    slot <<= 2
+    slot |= kind.astype(dtype, copy=False)
+    return payout.reshape(-1)[slot]

@@ -27,11 +27,11 @@ def net_per_unit(bet: np.ndarray, outcome: np.ndarray, banker_final: np.ndarray,
     """The net of each bet per unit staked for the outcome as dealt (NaN for another bet).
 
     ``bet`` and ``outcome`` are codes (:data:`BETS`, :data:`auditkit.games.baccarat.tableau.OUTCOMES`),
-    ``banker_final`` the banker's final total, ``pay`` the :data:`PAY_KEYS` (numbers or one per bet).
+    ``banker_final`` the banker's final total, ``pay`` the :data:`PAY_KEYS` (numbers or arrays);
+    all broadcast together.
     """
     banker_pays = pay["banker"] * (1 - pay["banker_commission"]) * np.where(banker_final == 6, pay["banker_six"], 1.0)
-    wins = np.select([bet == PLAYER, bet == BANKER, bet == TIE], [pay["player"], banker_pays, pay["tie"]], np.nan)
-    net = np.where(bet == outcome, wins, -1.0)
-    net[(outcome == TIE) & (bet != TIE)] = 0.0    # player and banker bets push on a tie
-    net[bet == OTHER] = np.nan
-    return net
+    wins = np.where(bet == PLAYER, pay["player"], np.where(bet == BANKER, banker_pays, pay["tie"]))
+    push = (outcome == TIE) & (bet != TIE)  # player and banker bets push on a tie
+    net = np.where(bet == outcome, wins, np.where(push, 0.0, -1.0))
+    return np.where(bet == OTHER, np.nan, net)

@@ -32,7 +32,7 @@ from ...rules.context import Context, Nets, cached_property
 from ...rules.integrity import shoe_excess, shoe_groups
 from ...rules.registry import Hits, preparer, rule
 from ...rules.void import VOID_SUMMARY, void_round_nets
-from .kernels import Hand, bet_kinds, read_hand
+from .kernels import Hand, main_bet_kinds, read_hand, wager_payouts
 from .paytable import BETS, OTHER, PAY_KEYS, net_per_unit
 from .tableau import NATURALS, OUTCOMES, banker_draws, is_natural, outcome_of, player_draws
 
@@ -141,9 +141,12 @@ class Baccarat(Context):
     @cached_property
     def status(self) -> np.ndarray:
         """Each round's status (``completed`` read only where the round is not)."""
-        out = np.full(self.n, "completed", dtype=object)
         rows = np.flatnonzero(~self.completed)
-        out[rows] = _take_str(self.table["status"], rows)
+        if not len(rows):  # every round completed: one value for all
+            return np.broadcast_to(np.array("completed", dtype=object), (self.n,))
+        others = _take_str(self.table["status"], rows)
+        out = np.full(self.n, "completed", dtype=f"<U{max([9, *map(len, others)])}")
+        out[rows] = others
         return out
 
     @cached_property
@@ -152,48 +155,81 @@ class Baccarat(Context):
         return flat_values(self.table["wagers"])
 
     @cached_property
+    def wagers_per_round(self) -> np.ndarray:
+        return lengths(self.table["wagers"])
+
+    @cached_property
     def wager_round(self) -> np.ndarray:
         """The row of each wager's round."""
-        col = combine(self.table["wagers"])
-        per_round = lengths(col)
-        return np.repeat(np.arange(self.n), per_round)
+        return np.repeat(np.arange(self.n, dtype=np.int32), self.wagers_per_round)
+
+    def round_of(self, wagers: np.ndarray) -> np.ndarray:
+        """The row of some wagers' round (as ``wager_round[wagers]``, without reading every wager's)."""
+        return np.searchsorted(np.cumsum(self.wagers_per_round), wagers, side="right")
 
     @cached_property
     def wager_bet(self) -> np.ndarray:
-        """Each wager's bet kind (:data:`BETS`; ``OTHER`` for any other bet)."""
-        return bet_kinds(self.wagers.field("bet"))
+        """Each wager's bet kind (:data:`BETS`, ``OTHER`` for another bet), read from the length and
+        first letter of its name: exact for every player, banker and tie bet; confirm a flagged
+        wager's with :meth:`bet_named`."""
+        return main_bet_kinds(self.wagers.field("bet"))
+
+    def bet_named(self, wagers: np.ndarray) -> np.ndarray:
+        """The bet kind of some wagers, read from their whole names."""
+        bet = self.wagers.field("bet").take(pa.array(wagers, pa.int64()))
+        return to_numpy(pc.index_in(bet, value_set=pa.array(BETS)), OTHER)
 
     @cached_property
     def wager_amount(self) -> np.ndarray:
-        return to_numpy(self.wagers.field("amount"), 0.0).astype(np.float64, copy=False)
+        return _numbers(self.wagers.field("amount"), 0.0).astype(np.float64, copy=False)
 
     @cached_property
     def wager_net(self) -> np.ndarray:
         """Each wager's recorded net."""
-        return to_numpy(self.wagers.field("net"), 0.0).astype(np.float64, copy=False)
+        return _numbers(self.wagers.field("net"), 0.0).astype(np.float64, copy=False)
 
     @cached_property
     def wager_seat(self) -> np.ndarray:
-        return to_numpy(self.wagers.field("seat"), -1).astype(np.int64)
+        return _numbers(self.wagers.field("seat"), -1)
 
     @cached_property
-    def pay(self) -> dict[str, float | np.ndarray]:
-        """The paytable's entries: one number each, one per round where some table has its own."""
-        if any(self.section in body for body in self.config.data.get("tables", {}).values()):
-            return {k: self.param(k) for k in PAY_KEYS}
-        return {k: float(self.config.get(self.section, k)) for k in PAY_KEYS}
+    def paytables(self) -> tuple[np.ndarray | None, dict[str, np.ndarray]]:
+        """The paytable of each round (an index; None: one for all) and the entries of each paytable."""
+        if not any(self.section in body for body in self.config.data.get("tables", {}).values()):
+            return None, {k: np.array([float(self.config.get(self.section, k))]) for k in PAY_KEYS}
+        codes, tables = self.config.table_codes(self.table["table_id"])
+        return codes, {k: np.array([float(self.config.section(self.section, str(t))[k]) for t in tables])
+                       for k in PAY_KEYS}
+
+    @cached_property
+    def settlement(self) -> tuple[np.ndarray, np.ndarray]:
+        """How each round settles: a code per round and, per code, the payout of each bet kind.
+
+        Codes ``6 * paytable + 2 * outcome as dealt + (banker's final total is 6)``, then one code for
+        the rounds not settled (NaN: not checked). The payouts are :func:`net_per_unit` of each code.
+        """
+        table_of_round, pay = self.paytables
+        outcome, banker_six = np.divmod(np.arange(6), 2)
+        payout = net_per_unit(np.arange(4)[None, None, :], outcome[None, :, None], 6 * banker_six[None, :, None],
+                              {k: v[:, None, None] for k, v in pay.items()}).reshape(-1, 4)
+        payout = np.vstack([payout, np.full((1, 4), np.nan)])
+        state = (2 * self.dealt + (self.banker_final == 6)).astype(np.int32 if len(payout) > 64 else np.uint8)
+        if table_of_round is not None:
+            state += (6 * table_of_round).astype(state.dtype)
+        state[~self.settled] = len(payout) - 1
+        return state, payout
 
     @cached_property
     def wager_payout(self) -> np.ndarray:
-        """Each wager's net per unit staked under the paytable, for the outcome as dealt (NaN: another bet)."""
-        at = self.wager_round
-        pay = {k: v if np.ndim(v) == 0 else v[at] for k, v in self.pay.items()}
-        return net_per_unit(self.wager_bet, self.dealt[at], self.banker_final[at], pay)
+        """Each wager's net per unit staked under its paytable, for the outcome as dealt; NaN where it is
+        not checked (another bet, a round not settled)."""
+        state, payout = self.settlement
+        return wager_payouts(state, self.wagers_per_round, self.wager_bet, payout)
 
     @cached_property
     def nets(self) -> Nets:
         """Every wager's net; ``what`` is its bet."""
-        what = np.array(BETS + ("",), dtype=object)[self.wager_bet]
+        what = np.array([*BETS, "bet"], dtype=object)[self.wager_bet]
         other = np.flatnonzero(self.wager_bet == OTHER)
         what[other] = [b or "bet" for b in _take_str(self.wagers.field("bet"), other)]
         return Nets(round=self.wager_round, seat=self.wager_seat, what=what, net=self.wager_net)
@@ -213,6 +249,12 @@ class Baccarat(Context):
         """``Ac Jd 4s (5)``: one hand's cards in round ``i`` and its final total."""
         hand = self.player if side == "player" else self.banker
         return f"{cards_str(hand.cards(i))} ({int(hand.final[i])})"
+
+
+def _numbers(col: pa.Array | pa.ChunkedArray, fill: object) -> np.ndarray:
+    """A numeric column as numpy, nulls as ``fill`` (read in place when there is none)."""
+    col = combine(col)
+    return to_numpy(col, fill if col.null_count else None)
 
 
 def _take_str(arr: pa.Array | pa.ChunkedArray, rows: np.ndarray) -> np.ndarray:
@@ -238,7 +280,7 @@ def a_announced_point_counts(ctx: Baccarat) -> Hits:
     cols = (ctx.table["announced_player"], ctx.table["announced_banker"])
     if all(c.null_count == len(c) for c in cols):
         return _none()
-    player, banker = (to_numpy(c, -1).astype(np.int16) for c in cols)
+    player, banker = (_numbers(c, -1).astype(np.int16) for c in cols)
     wrong_player = (player >= 0) & (player != ctx.player_total)
     wrong_banker = (banker >= 0) & (banker != ctx.banker_total)
     rows = np.flatnonzero(ctx.complete & (wrong_player | wrong_banker))
@@ -442,7 +484,7 @@ def c_player_third_card_first(ctx: Baccarat) -> Hits:
         return _none()
     orders = pc.dictionary_encode(col.take(pa.array(both)))  # a few distinct orders, each read once
     banker_first = np.array([_banker_third_first(s) for s in orders.dictionary.to_pylist()] + [False])
-    rows = both[banker_first[to_numpy(orders.indices, -1).astype(np.int64)]]
+    rows = both[banker_first[_numbers(orders.indices, -1).astype(np.int64)]]
     recorded = _take_str(col, rows)
     msg = np.array([f"deal order {o}: banker's third card {cards_str(ctx.banker.cards(i, slice(2, 3)))} dealt "
                     f"before the player's {cards_str(ctx.player.cards(i, slice(2, 3)))}"
@@ -493,12 +535,13 @@ def paytable(ctx: Baccarat) -> Hits:
     Each player, banker and tie wager of a settled round: its net equals its amount times the
     paytable's payout for the outcome as dealt, to the rounding unit. Other bets are not checked.
     """
-    expected = ctx.wager_amount * ctx.wager_payout  # NaN for another bet: never differs
-    wrong = np.flatnonzero(ctx.settled[ctx.wager_round] & money_differs(ctx.wager_net, expected, ctx.unit))
-    rows = ctx.wager_round[wrong]
+    expected = ctx.wager_amount * ctx.wager_payout  # NaN where not checked: never differs
+    flagged = np.flatnonzero(money_differs(ctx.wager_net, expected, ctx.unit))
+    wrong = flagged[ctx.bet_named(flagged) != OTHER]
+    rows = ctx.round_of(wrong)
     expected = money_round(expected[wrong], ctx.unit, ctx.rounding)
     net, amount, seat = ctx.wager_net[wrong], ctx.wager_amount[wrong], ctx.wager_seat[wrong]
-    bets = np.array(BETS, dtype=object)[ctx.wager_bet[wrong]]
+    bets = _take_str(ctx.wagers.field("bet"), wrong)
     msg = np.array([f"seat {s} {b} bet {format_money(a)}: player {int(ctx.player_final[i])} v banker "
                     f"{int(ctx.banker_final[i])} ({OUTCOMES[ctx.dealt[i]]}); net {format_net(x)}, "
                     f"expected {format_net(e)}"
@@ -568,13 +611,13 @@ def e_one_more_hand_after_the_cutting_card(table: pa.Table, config: Config) -> H
     shoe (``round_seq`` order); any later round of the shoe is a finding on that later round.
     """
     group = shoe_groups(table)
-    cut = to_numpy(table["cut_card"], False).astype(bool)
+    cut = _numbers(table["cut_card"], False).astype(bool)
     pos = np.arange(table.num_rows, dtype=np.int64)
     first_cut = np.full(int(group.max(initial=-1)) + 1, np.iinfo(np.int64).max // 2, dtype=np.int64)
     np.minimum.at(first_cut, group[cut], pos[cut])
     cut_at = first_cut[group]
     rows = np.flatnonzero(pos > cut_at + 1)
-    seq = to_numpy(table["round_seq"], -1).astype(np.int64)
+    seq = _numbers(table["round_seq"], -1).astype(np.int64)
     msg = np.array([f"round_seq {seq[i]} dealt after the last hand: the cutting card appeared in round_seq "
                     f"{seq[cut_at[i]]}, round_seq {seq[cut_at[i] + 1]} was the last hand" for i in rows],
                    dtype=object)

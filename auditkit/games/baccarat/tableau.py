@@ -41,8 +41,13 @@ OUTCOMES = ("player", "banker", "tie")
 
 
 def _among(values: np.ndarray, allowed: Collection[int]) -> np.ndarray:
-    """Is each point value one of ``allowed``?"""
-    return np.isin(values, np.fromiter(allowed, np.int64, len(allowed)))
+    """Is each point value (0-9) one of ``allowed``? (Two comparisons when ``allowed`` is a range of values.)"""
+    lo, hi = min(allowed, default=0), max(allowed, default=-1)
+    if len(allowed) == hi - lo + 1:
+        return (values >= lo) & (values <= hi)
+    among = np.zeros(10, bool)
+    among[list(allowed)] = True
+    return among[values]
 
 
 def is_natural(player_total: np.ndarray, banker_total: np.ndarray) -> np.ndarray:
@@ -65,11 +70,14 @@ def banker_draws(player_total: np.ndarray, banker_total: np.ndarray, player_drew
     drew = np.zeros((10, 10), bool)  # [banker total, player third card]: the table above, 8 and 9 standing
     for banker, on in BANKER_DRAWS_WHEN_PLAYER_DREW.items():
         drew[banker, list(on)] = True
-    after_draw = drew[np.asarray(banker_total, np.intp), np.asarray(player_third, np.intp)]
+    at = np.asarray(banker_total, np.uint8) * np.uint8(10) + np.asarray(player_third, np.uint8)  # [banker, third]
+    after_draw = drew.ravel()[at]
     after_stand = _among(banker_total, BANKER_DRAWS_WHEN_PLAYER_STOOD)
     return ~is_natural(player_total, banker_total) & np.where(player_drew, after_draw, after_stand)
 
 
 def outcome_of(player_final: np.ndarray, banker_final: np.ndarray) -> np.ndarray:
     """Outcome code of the final totals: the higher total wins, equal totals tie (0 player, 1 banker, 2 tie)."""
-    return np.select([player_final > banker_final, player_final < banker_final], [0, 1], 2).astype(np.int8)
+    banker_wins = (player_final < banker_final).view(np.int8)
+    tie = (player_final == banker_final).view(np.int8)
+    return banker_wins + 2 * tie
