@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 
 from ...cards import BACCARAT_POINTS
 from ...columns import combine, padded
-from .paytable import BETS, OTHER
+from .paytable import BANKER, BETS, OTHER, PLAYER, TIE
 
 __all__ = ["Hand", "read_hand", "main_bet_kinds", "wager_payouts"]
 
@@ -102,7 +102,6 @@ def _mod10(total: np.ndarray) -> None:
 
 
 _FIRST = [ord(b[0]) for b in BETS]  # p, b, t: with the lengths 6, 6, 3 no two bets read alike
-_LENGTH = [len(b) for b in BETS]
 
 
 def main_bet_kinds(bet: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -123,11 +122,15 @@ def main_bet_kinds(bet: pa.Array | pa.ChunkedArray) -> np.ndarray:
         return kind  # no bet, or every name empty or null: none is a player, banker or tie bet
     off = np.frombuffer(bufs[1], np.int32, len(bet) + 1, bet.offset * 4)
     data = np.frombuffer(bufs[2], np.uint8)
-    at = np.minimum(off[:-1], len(data) - 1)  # an empty name at the very end: any byte, its length is 0
+    at = off[:-1].astype(np.intp)
+    if int(at[-1]) >= len(data):  # empty names at the very end: any byte will do, their length is 0
+        np.minimum(at, len(data) - 1, out=at)
     first = data[at]
     length = np.diff(off)
-    for code in range(len(BETS)):  # OTHER (3) - 3, - 2, - 1: no wager reads as two kinds
-        kind -= ((first == _FIRST[code]) & (length == _LENGTH[code])).view(np.uint8) * np.uint8(OTHER - code)
+    six = length == 6  # player, banker
+    kind -= ((first == _FIRST[PLAYER]) & six).view(np.uint8) * np.uint8(OTHER - PLAYER)
+    kind -= ((first == _FIRST[BANKER]) & six).view(np.uint8) * np.uint8(OTHER - BANKER)
+    kind -= ((first == _FIRST[TIE]) & (length == 3)).view(np.uint8) * np.uint8(OTHER - TIE)
     return kind
 
 

@@ -139,6 +139,11 @@ class Baccarat(Context):
         return to_numpy(pc.index_in(self.table["outcome"], value_set=pa.array(OUTCOMES)), -1).astype(np.int8)
 
     @cached_property
+    def completed(self) -> np.ndarray:
+        """Rounds played to the end (not void, not dead)."""
+        return _numbers(pc.equal(self.table["status"], "completed"), False).astype(bool, copy=False)
+
+    @cached_property
     def status(self) -> np.ndarray:
         """Each round's status (``completed`` read only where the round is not)."""
         rows = np.flatnonzero(~self.completed)
@@ -220,11 +225,13 @@ class Baccarat(Context):
         return state, payout
 
     @cached_property
-    def wager_payout(self) -> np.ndarray:
-        """Each wager's net per unit staked under its paytable, for the outcome as dealt; NaN where it is
-        not checked (another bet, a round not settled)."""
+    def wager_expected(self) -> np.ndarray:
+        """Each wager's net under its paytable for the outcome as dealt: its amount times the payout per
+        unit staked of its bet (:attr:`settlement`); NaN where it is not checked (another bet, a round
+        not settled)."""
         state, payout = self.settlement
-        return wager_payouts(state, self.wagers_per_round, self.wager_bet, payout)
+        per_unit = wager_payouts(state, self.wagers_per_round, self.wager_bet, payout)
+        return np.multiply(per_unit, self.wager_amount, out=per_unit)
 
     @cached_property
     def nets(self) -> Nets:
@@ -535,7 +542,7 @@ def paytable(ctx: Baccarat) -> Hits:
     Each player, banker and tie wager of a settled round: its net equals its amount times the
     paytable's payout for the outcome as dealt, to the rounding unit. Other bets are not checked.
     """
-    expected = ctx.wager_amount * ctx.wager_payout  # NaN where not checked: never differs
+    expected = ctx.wager_expected  # NaN where not checked: never differs
     flagged = np.flatnonzero(money_differs(ctx.wager_net, expected, ctx.unit))
     wrong = flagged[ctx.bet_named(flagged) != OTHER]
     rows = ctx.round_of(wrong)
