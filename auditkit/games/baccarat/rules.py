@@ -553,8 +553,8 @@ def paytable(ctx: Baccarat) -> Hits:
                     f"{int(ctx.banker_final[i])} ({OUTCOMES[ctx.dealt[i]]}); net {format_net(x)}, "
                     f"expected {format_net(e)}"
                     for s, b, a, i, x, e in zip(seat, bets, amount, rows, net, expected, strict=True)], dtype=object)
-    return Hits(rows=rows, message=msg, expected=np.array([format_net(x) for x in expected], dtype=object),
-                recorded=np.array([format_net(x) for x in net], dtype=object), discrepancy=net - expected,
+    return Hits(rows=rows, message=msg, expected=np.array([format_money(x) for x in expected], dtype=object),
+                recorded=np.array([format_money(x) for x in net], dtype=object), discrepancy=net - expected,
                 seat=seat, expected_amount=expected, recorded_amount=net)
 
 
