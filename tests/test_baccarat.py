@@ -15,13 +15,13 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+from conftest import example_records, expected_findings
 
+from auditkit.games.baccarat.tableau import banker_draws, outcome_of, player_draws
 from auditkit.ingest.records import parse_record
 from auditkit.paytables import load_config
-from auditkit.games.baccarat.rules import _bet_kind, _bet_kind_read, banker_draws, outcome_of, player_draws
 from auditkit.schema import schema_for
 from auditkit.validate import validate_records, validate_tables
-from conftest import example_records, expected_findings
 
 SEC = "68 IAC 10-10-14"
 POINTS = {"A": 1, "T": 0, "J": 0, "Q": 0, "K": 0, **{str(d): d for d in range(2, 10)}}
@@ -76,14 +76,14 @@ def rnd(player: list[str], banker: list[str], *, outcome: str | None = None, wag
 
 def found(records: list[dict], config=None) -> set[tuple[str, str]]:
     f = validate_records(records, config)
-    return set(zip(f["round_id"], f["citation"]))
+    return set(zip(f["round_id"], f["citation"], strict=True))
 
 
 def check(records: list[dict], expected: dict[str, str | None], config=None) -> pd.DataFrame:
     """Validate and demand exactly ``{round_id: citation}`` (None: clean)."""
     f = validate_records(records, config)
     want = {(r, cit) for r, cit in expected.items() if cit is not None}
-    assert set(zip(f["round_id"], f["citation"])) == want, f[["round_id", "citation", "message"]].to_string()
+    assert set(zip(f["round_id"], f["citation"], strict=True)) == want, f[["round_id", "citation", "message"]].to_string()
     return f
 
 
@@ -232,7 +232,7 @@ def test_68_IAC_10_10_14_b_9():
     # banker 5 that stood is a (b)(9) finding besides the player's (b)(1)
     recs.append(rnd(["Ks", "4s"], ["Kc", "5c"], rid="after_wrong"))
     f = validate_records(recs)
-    got = set(zip(f["round_id"], f["citation"]))
+    got = set(zip(f["round_id"], f["citation"], strict=True))
     assert got == {(r, cit) for r, cit in want.items() if cit} | {("after_wrong", f"{SEC}(b)(1)"),
                                                                   ("after_wrong", f"{SEC}(b)(9)")}
 
@@ -353,8 +353,8 @@ def test_paytable():
     ]
     f = check(recs, {"pwin_ok": None, "pwin_commission": "paytable", "bwin_ok": None, "bwin_no_commission": "paytable",
                      "bwin_off_cent": "paytable", "tie_ok": None, "tie_lost_stakes": "paytable",
-                     "tie_9to1": "paytable", "side_bets": None, "void_ok": None, "void_paid": "paytable",
-                     "dead_paid": "paytable"}).set_index("round_id")
+                     "tie_9to1": "paytable", "side_bets": None, "void_ok": None, "void_paid": "void",
+                     "dead_paid": "void"}).set_index("round_id")
     disc = f["discrepancy"].to_dict()
     assert disc["pwin_commission"] == pytest.approx(-1.25)
     assert disc["bwin_no_commission"] == pytest.approx(5 + 1)        # summed over the round's wagers
@@ -364,8 +364,16 @@ def test_paytable():
     assert disc["void_paid"] == pytest.approx(10 - 5)
     assert f.loc["pwin_commission", "seats"] == "10"
     assert f.loc["bwin_no_commission", "seats"] == "1,2"
-    assert "net 23.75, expected 25.00" in f.loc["pwin_commission", "message"]
-    assert f.loc["bwin_off_cent", "expected"] == "35.63"
+    assert "seat 10 player bet 25.00" in f.loc["pwin_commission", "message"]
+    assert "net +23.75, expected +25.00" in f.loc["pwin_commission", "message"]
+    assert (f.loc["bwin_off_cent", "expected"], f.loc["bwin_off_cent", "recorded"]) == ("35.63", "35.61")
+    # findings as data: the expected and recorded nets of the wagers each finding covers
+    amounts = f[["expected_amount", "recorded_amount"]].to_dict("index")
+    assert amounts["pwin_commission"] == pytest.approx({"expected_amount": 25.0, "recorded_amount": 23.75})
+    assert amounts["bwin_no_commission"] == pytest.approx({"expected_amount": 95 + 19, "recorded_amount": 120})
+    assert amounts["tie_lost_stakes"] == pytest.approx({"expected_amount": 0, "recorded_amount": -100})
+    assert amounts["void_paid"] == pytest.approx({"expected_amount": 0, "recorded_amount": 5})
+    assert np.allclose(f["discrepancy"], f["recorded_amount"] - f["expected_amount"], atol=1e-9)
 
 
 def test_paytable_configured(tmp_path):
@@ -405,7 +413,7 @@ def test_paytable_bets_that_look_like_main_bets():
             rnd(*pwin, rid="void_others_paid", status="void", wagers=look),
             rnd(*pwin, rid="void_others_ok", status="void", wagers=[{**x, "net": 0} for x in look])]
     f = check(recs, {"others_ok": None, "others_tie_ok": None, "others_and_bad_tie": "paytable",
-                     "others_and_bad_player": "paytable", "void_others_paid": "paytable",
+                     "others_and_bad_player": "paytable", "void_others_paid": "void",
                      "void_others_ok": None}).set_index("round_id")
     assert f.loc["others_and_bad_tie", "seats"] == "8"
     assert f.loc["others_and_bad_tie", "discrepancy"] == pytest.approx(45)
@@ -427,26 +435,8 @@ def test_paytable_empty_and_null_bets():
         rows.append(row | {"source_file": "<records>", "source_line": len(rows) + 1, "date": date})
     table = pa.Table.from_pylist(rows, schema=schema_for("baccarat").append(pa.field("date", pa.string())))
     f = validate_tables({"baccarat": table})
-    assert list(zip(f["round_id"], f["citation"], f["seats"])) == [("void", "paytable", "2,3")]
+    assert list(zip(f["round_id"], f["citation"], f["seats"], strict=True)) == [("void", "void", "2,3")]
     assert f["discrepancy"].iloc[0] == pytest.approx(10)
-
-
-def test_paytable_bet_kind_read_from_bytes():
-    """The paytable's quick reading of bet names (length and first byte) gives every player, banker and
-    tie bet its kind, in sliced arrays and with empty names at the very end of the text buffer."""
-    names = ["player", "banker", "tie", None, "pxxxxx", "tix", "Player", "", "banker", "tie", ""]
-    text = "".join(x or "" for x in names).encode()
-    offsets = np.cumsum([0] + [len(x or "") for x in names]).astype(np.int32)
-    valid = pa.array([x is not None for x in names]).buffers()[1]
-    bets = pa.Array.from_buffers(pa.string(), len(names), [valid, pa.py_buffer(offsets.tobytes()),
-                                                            pa.py_buffer(text)], null_count=1)
-    for arr in (bets, bets.slice(2), bets.slice(1, 7), bets.slice(9)):
-        exact = _bet_kind(arr, np.dtype(np.uint8))
-        read = _bet_kind_read(arr, np.dtype(np.uint8))
-        main = exact < 3
-        assert (read[main] == exact[main]).all()
-        assert list(exact) == [{"player": 0, "banker": 1, "tie": 2}.get(x, 3) for x in arr.to_pylist()]
-    assert list(_bet_kind_read(bets, np.dtype(np.int32))[:3]) == [0, 1, 2]
 
 
 def test_paytable_configured_many_tables(tmp_path):
@@ -533,15 +523,15 @@ def test_worked_examples():
     recs = example_records("baccarat")
     want = expected_findings("baccarat")
     got = validate_records(recs)
-    assert set(zip(got["round_id"], got["citation"])) == set(zip(want["round_id"], want["citation"]))
+    assert set(zip(got["round_id"], got["citation"], strict=True)) == set(zip(want["round_id"], want["citation"], strict=True))
     merged = got.merge(want, on=["round_id", "citation"], suffixes=("", "_want"))
     assert len(merged) == len(want)
     assert np.allclose(merged["discrepancy"], merged["discrepancy_want"], atol=0.005)
-    assert ("BAC-20250602-6add10", f"{SEC}(e)") in set(zip(got["round_id"], got["citation"]))
+    assert ("BAC-20250602-6add10", f"{SEC}(e)") in set(zip(got["round_id"], got["citation"], strict=True))
 
 
-def test_void_rounds():
-    """Void/dead rounds: nets must be 0 (paytable), the outcome is not checked, dealt cards still are."""
+def test_void():
+    """Void/dead rounds: nets must be 0 (void), the outcome is not checked, dealt cards still are."""
     returned = [W(1, "player", 10, 0), W(2, "banker", 10, 0)]
     recs = [
         rnd(["Ks", "3s"], ["Kc", "7c"], rid="void_wrong_outcome", status="void", outcome="tie", wagers=returned),
@@ -551,6 +541,9 @@ def test_void_rounds():
             wagers=[W(1, "player", 10, 10), W(2, "banker", 10, -10), W(3, "tie", 5, -5)]),
     ]
     f = check(recs, {"void_wrong_outcome": f"{SEC}(b)(1)", "void_wrong_draw": f"{SEC}(b)(1)", "void_ok": None,
-                     "dead_paid": "paytable"}).set_index("round_id")
+                     "dead_paid": "void"}).set_index("round_id")
     assert f.loc["dead_paid", "discrepancy"] == pytest.approx(10 - 10 - 5)
-    assert "round dead: the wager is returned" in f.loc["dead_paid", "message"]
+    assert f.loc["dead_paid", "recorded_amount"] == pytest.approx(10 - 10 - 5)
+    assert f.loc["dead_paid", "expected_amount"] == 0
+    assert "seat 1 player: net +10.00 in a dead round" in f.loc["dead_paid", "message"]
+    assert f.loc["void_wrong_draw", "expected_amount"] != f.loc["void_wrong_draw", "expected_amount"]  # NaN: no money

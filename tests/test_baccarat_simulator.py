@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 import pytest
 
 from auditkit.columns import flat_values
-from auditkit.schema import schema_for
 from auditkit.games.baccarat.simulate import CITATIONS, simulate
+from auditkit.schema import schema_for
 from auditkit.validate import validate_tables
 
 EXACT = {"player": 0.446247, "banker": 0.458597, "tie": 0.095156}
@@ -28,8 +27,8 @@ def test_round_trip(faulty):
     assert set(counts.index) == set(CITATIONS)              # every citation is injected ...
     assert counts.min() >= 5                                # ... several times
     found = validate_tables({"baccarat": table})
-    got = set(zip(found["round_id"], found["citation"]))
-    want = set(zip(truth["round_id"], truth["citation"]))
+    got = set(zip(found["round_id"], found["citation"], strict=True))
+    want = set(zip(truth["round_id"], truth["citation"], strict=True))
     assert want - got == set(), "injected faults not reported"
     assert got - want == set(), "findings on clean rounds, or extra findings on faulty rounds"
     assert len(found) == len(truth)                         # one finding per faulty round
@@ -38,7 +37,7 @@ def test_round_trip(faulty):
 def test_round_trip_mini_baccarat():
     table, truth = simulate(5_000, seed=3, fault_rate=0.05, tables=2, game="mini_baccarat")
     found = validate_tables({"mini_baccarat": table})
-    assert set(zip(found["round_id"], found["citation"])) == set(zip(truth["round_id"], truth["citation"]))
+    assert set(zip(found["round_id"], found["citation"], strict=True)) == set(zip(truth["round_id"], truth["citation"], strict=True))
     assert set(found["game"]) == {"mini_baccarat"}
 
 
@@ -92,5 +91,22 @@ def test_sliced_batches_give_the_same_findings(faulty):
     whole = check_rounds(table, "baccarat", Config())
     parts = pd.concat([check_rounds(table.slice(a, 1_000), "baccarat", Config()) for a in range(0, 6_000, 1_000)])
     assert len(whole) > 0
-    assert sorted(zip(whole["round_id"], whole["rule_id"], whole["discrepancy"])) == \
-        sorted(zip(parts["round_id"], parts["rule_id"], parts["discrepancy"]))
+    assert sorted(zip(whole["round_id"], whole["rule_id"], whole["discrepancy"], strict=True)) == \
+        sorted(zip(parts["round_id"], parts["rule_id"], parts["discrepancy"], strict=True))
+
+
+def test_round_trip_catches_a_wrong_tableau_entry(monkeypatch):
+    """The simulator plays its own copy of the tableau: one wrong entry in the rules' tables shows up as
+    findings on clean rounds (here a banker 3 drawing on a player third card 8, then a player drawing on 6)."""
+    from auditkit.games.baccarat import tableau
+
+    table, truth = simulate(20_000, seed=13, tables=2)
+    assert len(truth) == 0 and len(validate_tables({"baccarat": table})) == 0
+    monkeypatch.setitem(tableau.BANKER_DRAWS_WHEN_PLAYER_DREW, 3, frozenset(range(10)))
+    found = validate_tables({"baccarat": table})
+    assert len(found) > 0 and set(found["citation"]) == {"68 IAC 10-10-14(b)(5)"}
+    assert found["message"].str.contains(r"\(third card 8\): banker stood").all()
+    monkeypatch.undo()
+    monkeypatch.setattr(tableau, "PLAYER_DRAWS_ON", frozenset(range(7)))
+    found = validate_tables({"baccarat": table})
+    assert len(found) > 0 and "68 IAC 10-10-14(b)(1)" in set(found["citation"])

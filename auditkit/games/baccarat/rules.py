@@ -1,251 +1,267 @@
 """Baccarat and mini baccarat: 68 IAC 10-10-14 (third-card rules, dealing order, cut card).
 
-The preparer turns a batch of rounds into per-round arrays, read straight
-from the list offsets of the card columns: two-card totals, naturals, who
-drew, the third cards, what the tableau requires given the cards *as dealt*,
-final totals and the outcome those cards give. Each rule is then a few
-vectorized comparisons; messages are formatted for the flagged rows only.
+One rule per subsection, each a condition over named facts of the :class:`Baccarat`
+context (two-card totals, naturals, who drew, what the tableau of ``tableau.py``
+requires, the outcome and the paytable's net of each wager); a fact is computed
+the first time a rule asks for it. Messages are formatted for the flagged rows only.
 
 How the catalog is read (see ``docs/baccarat.md``):
 
-* a wrong draw or stand is one finding, on the subsection that governs the
-  hand that acted wrongly; the banker's duty is judged on the cards as dealt
-  (whether the player actually drew, and the player's third card as dealt);
+* a wrong draw or stand is one finding, on the subsection that governs the hand
+  that acted wrongly; the banker's duty is judged on the cards as dealt (whether
+  the player actually drew, and the player's third card as dealt);
 * a round whose hands hold fewer than two cards cannot be played out: in a
   completed round that is an ``integrity`` finding, and the drawing,
-  announcement, order, outcome and payout checks skip it (a void or dead round
-  with missing cards is simply skipped);
-* in a void or dead round every wager's net must be 0 (``paytable``); its
-  recorded outcome is not checked;
+  announcement, order, outcome and payout checks skip it;
+* in a void or dead round every wager's net must be 0 (``void``, the check every
+  game shares); its recorded outcome and payouts are not checked;
 * a joker is an ``integrity`` finding and counts 0 points elsewhere.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...cards import BACCARAT_POINTS, JOKER, cards_str
-from ...columns import combine, flat_values, lengths, padded
-from ...money import money_round
+from ...cards import JOKER, cards_str
+from ...columns import combine, flat_values, lengths, to_numpy
+from ...money import format_money, format_net, money_differs, money_round
 from ...paytables import Config
+from ...rules.context import Context, Nets, cached_property
 from ...rules.integrity import shoe_excess, shoe_groups
 from ...rules.registry import Hits, preparer, rule
+from ...rules.void import VOID_SUMMARY, void_round_nets
+from .kernels import Hand, main_bet_kinds, read_hand, wager_payouts
+from .paytable import BETS, OTHER, PAY_KEYS, net_per_unit
+from .tableau import NATURALS, OUTCOMES, banker_draws, is_natural, outcome_of, player_draws
 
-__all__ = ["BaccaratCtx", "HandCards", "prepare", "is_natural", "player_draws", "banker_draws",
-           "banker_subsection", "outcome_of", "BANKER_DRAWS_AFTER_PLAYER", "OUTCOMES", "PAY_KEYS"]
+__all__ = ["Baccarat", "GAMES"]
 
 GAMES = ("baccarat", "mini_baccarat")
 SECTION = "68 IAC 10-10-14"
-OUTCOMES = ("player", "banker", "tie")
-"""Outcome codes 0, 1, 2 (index in this tuple); -1 for a recorded value that is none of them."""
-_OUTCOME_SET = pa.array(OUTCOMES)
-_FIRST_BYTE = np.array([ord(o[0]) for o in OUTCOMES], np.uint8)  # p, b, t: with the length 6, 6, 3
-PAY_KEYS = ("player", "banker", "banker_commission", "banker_six", "tie")
-"""Paytable settings of the ``[baccarat]`` configuration section."""
-
-# ---- the tableau ---------------------------------------------------------------------
-BANKER_DRAWS_AFTER_PLAYER = np.zeros((10, 10), dtype=bool)
-"""``[banker two-card total, player third-card value]``: does the banker draw, when the player drew?"""
-BANKER_DRAWS_AFTER_PLAYER[0:3, :] = True                 # (b)(11): 0-2 always draws
-BANKER_DRAWS_AFTER_PLAYER[3, :] = np.arange(10) != 8     # (b)(5)
-BANKER_DRAWS_AFTER_PLAYER[4, 2:8] = True                 # (b)(6): 2-7
-BANKER_DRAWS_AFTER_PLAYER[5, 4:8] = True                 # (b)(7): 4-7
-BANKER_DRAWS_AFTER_PLAYER[6, 6:8] = True                 # (b)(8): 6-7
-#                                                          (b)(4): 7 stands; 8-9 are naturals
-
-_FLAT_TABLE = BANKER_DRAWS_AFTER_PLAYER.ravel()
-# [player drew (0/1), banker two-card total, player third-card value], flat: the tableau without
-# naturals (player stood: the banker draws on 0-5)
-_BANKER_MUST = np.stack([np.repeat(np.arange(10) <= 5, 10).reshape(10, 10), BANKER_DRAWS_AFTER_PLAYER]).ravel()
-
-# Subsection governing the banker's action: [player drew (0/1), banker two-card total]
-_B_SUB = np.array([
-    ["(b)(9)"] * 6 + ["(b)(10)"] * 2 + ["(b)(3)"] * 2,
-    ["(b)(11)"] * 3 + ["(b)(5)", "(b)(6)", "(b)(7)", "(b)(8)", "(b)(4)"] + ["(b)(3)"] * 2,
-], dtype=object)
+CARDS = ("player_cards", "banker_cards")
+WAGERS = ("wagers", "status")
 
 
-def is_natural(p2: np.ndarray, b2: np.ndarray) -> np.ndarray:
-    """(b)(3): a two-card 8 or 9 on either hand."""
-    return (p2 >= 8) | (b2 >= 8)
+@preparer(*GAMES)
+class Baccarat(Context):
+    """Facts of one batch of baccarat rounds; totals are point counts mod 10."""
 
+    section = "baccarat"
 
-def player_draws(p2: np.ndarray, b2: np.ndarray) -> np.ndarray:
-    """Must the player draw? (b)(1)-(b)(3): no natural and a two-card total 0-5."""
-    return ~is_natural(p2, b2) & (p2 <= 5)
+    # ---- the cards --------------------------------------------------------------------
+    @cached_property
+    def player(self) -> Hand:
+        return read_hand(self.table["player_cards"])
 
+    @cached_property
+    def banker(self) -> Hand:
+        return read_hand(self.table["banker_cards"])
 
-def banker_draws(p2: np.ndarray, b2: np.ndarray, player_drew: np.ndarray, p3: np.ndarray) -> np.ndarray:
-    """Must the banker draw, given whether the player drew and the player's third-card value?
+    @cached_property
+    def player_total(self) -> np.ndarray:
+        """The player's two-card point count."""
+        return self.player.two
 
-    ``p3`` is ignored where the player did not draw. Player stood: banker draws
-    on 0-5 ((b)(9), (b)(10)); player drew: the table of (b)(4)-(b)(8), (b)(11).
-    """
-    b2 = np.asarray(b2, dtype=np.intp)
-    after = _FLAT_TABLE[b2 * 10 + np.asarray(p3, dtype=np.intp)]
-    return ~is_natural(p2, b2) & np.where(player_drew, after, b2 <= 5)
+    @cached_property
+    def banker_total(self) -> np.ndarray:
+        """The banker's two-card point count."""
+        return self.banker.two
 
+    @cached_property
+    def player_third(self) -> np.ndarray:
+        """The value of the player's third card (0 when none)."""
+        return self.player.third
 
-def banker_subsection(player_drew: np.ndarray, b2: np.ndarray) -> np.ndarray:
-    """The subsection that governs the banker's action (object array of ``(b)(k)``)."""
-    return _B_SUB[np.asarray(player_drew, dtype=np.intp), np.asarray(b2, dtype=np.intp)]
+    @cached_property
+    def player_final(self) -> np.ndarray:
+        """The player's total of every card dealt."""
+        return self.player.final
 
+    @cached_property
+    def banker_final(self) -> np.ndarray:
+        return self.banker.final
 
-# ---- context -------------------------------------------------------------------------
-@dataclass
-class BaccaratCtx:
-    """Derived arrays of one batch of baccarat rounds (``n`` rounds)."""
+    @cached_property
+    def player_drew(self) -> np.ndarray:
+        """The player's hand holds a third card."""
+        return self.player.count >= 3
 
-    table: pa.Table
-    config: Config
-    n: int
-    p: HandCards            # player cards (p[i] is round i's)
-    b: HandCards            # banker cards
-    np_: np.ndarray         # number of player cards
-    nb: np.ndarray          # number of banker cards
-    p2: np.ndarray          # two-card totals
-    b2: np.ndarray
-    p3: np.ndarray          # third-card values (0 when none)
-    natural: np.ndarray
-    p_drew: np.ndarray      # as dealt
-    b_drew: np.ndarray
-    p_must: np.ndarray      # what the tableau requires, on the cards as dealt
-    b_must: np.ndarray
-    pf: np.ndarray          # final totals of every card dealt
-    bf: np.ndarray
-    dealt: np.ndarray       # outcome code of the cards as dealt
-    recorded: np.ndarray    # recorded outcome code (-1 none of them)
-    completed: np.ndarray   # status completed
-    complete: np.ndarray    # both hands hold at least two cards
-    playable: np.ndarray    # complete: the drawing, announcement and order rules apply
-    settled: np.ndarray     # completed and complete: outcome and payouts are checked
-    p_wrong: np.ndarray     # rows where the player's draw or stand breaks the tableau (no natural)
-    b_wrong: np.ndarray     # rows where the banker's does, and the subsection that governs it
-    b_wrong_sub: np.ndarray
+    @cached_property
+    def banker_drew(self) -> np.ndarray:
+        return self.banker.count >= 3
+
+    @cached_property
+    def complete(self) -> np.ndarray:
+        """Both hands hold their first two cards: the round can be played out."""
+        return (self.player.count >= 2) & (self.banker.count >= 2)
+
+    @cached_property
+    def settled(self) -> np.ndarray:
+        """Completed rounds that can be played out: their outcome and payouts are checked."""
+        return self.completed & self.complete
+
+    # ---- the tableau ------------------------------------------------------------------
+    @cached_property
+    def natural(self) -> np.ndarray:
+        """(b)(3): an 8 or 9 in two cards on either hand."""
+        return is_natural(self.player_total, self.banker_total)
+
+    @cached_property
+    def tableau_applies(self) -> np.ndarray:
+        """Both hands dealt and no natural: the tableau decides the third cards."""
+        return self.complete & ~self.natural
+
+    @cached_property
+    def player_should_draw(self) -> np.ndarray:
+        """What the tableau requires of the player."""
+        return player_draws(self.player_total, self.banker_total)
+
+    @cached_property
+    def banker_should_draw(self) -> np.ndarray:
+        """What the tableau requires of the banker, on the cards as dealt (did the player draw, and what)."""
+        return banker_draws(self.player_total, self.banker_total, self.player_drew, self.player_third)
+
+    @cached_property
+    def banker_acted_wrongly(self) -> np.ndarray:
+        return self.tableau_applies & (self.banker_drew != self.banker_should_draw)
+
+    # ---- outcome and wagers -----------------------------------------------------------
+    @cached_property
+    def dealt(self) -> np.ndarray:
+        """The outcome code of the cards as dealt (:data:`OUTCOMES`)."""
+        return outcome_of(self.player_final, self.banker_final)
+
+    @cached_property
+    def recorded_outcome(self) -> np.ndarray:
+        """The recorded outcome code; -1 for a value that is none of :data:`OUTCOMES`."""
+        return to_numpy(pc.index_in(self.table["outcome"], value_set=pa.array(OUTCOMES)), -1).astype(np.int8)
+
+    @cached_property
+    def completed(self) -> np.ndarray:
+        """Rounds played to the end (not void, not dead)."""
+        return _numbers(pc.equal(self.table["status"], "completed"), False).astype(bool, copy=False)
+
+    @cached_property
+    def status(self) -> np.ndarray:
+        """Each round's status (``completed`` read only where the round is not)."""
+        rows = np.flatnonzero(~self.completed)
+        if not len(rows):  # every round completed: one value for all
+            return np.broadcast_to(np.array("completed", dtype=object), (self.n,))
+        others = _take_str(self.table["status"], rows)
+        out = np.full(self.n, "completed", dtype=f"<U{max([9, *map(len, others)])}")
+        out[rows] = others
+        return out
+
+    @cached_property
+    def wagers(self) -> pa.StructArray:
+        """Every wager of the batch, round after round."""
+        return flat_values(self.table["wagers"])
+
+    @cached_property
+    def wagers_per_round(self) -> np.ndarray:
+        return lengths(self.table["wagers"])
+
+    @cached_property
+    def wager_round(self) -> np.ndarray:
+        """The row of each wager's round."""
+        return np.repeat(np.arange(self.n, dtype=np.int32), self.wagers_per_round)
+
+    def round_of(self, wagers: np.ndarray) -> np.ndarray:
+        """The row of some wagers' round (as ``wager_round[wagers]``, without reading every wager's)."""
+        return np.searchsorted(np.cumsum(self.wagers_per_round), wagers, side="right")
+
+    @cached_property
+    def wager_bet(self) -> np.ndarray:
+        """Each wager's bet kind (:data:`BETS`, ``OTHER`` for another bet), read from the length and
+        first letter of its name: exact for every player, banker and tie bet; confirm a flagged
+        wager's with :meth:`bet_named`."""
+        return main_bet_kinds(self.wagers.field("bet"))
+
+    def bet_named(self, wagers: np.ndarray) -> np.ndarray:
+        """The bet kind of some wagers, read from their whole names."""
+        bet = self.wagers.field("bet").take(pa.array(wagers, pa.int64()))
+        return to_numpy(pc.index_in(bet, value_set=pa.array(BETS)), OTHER)
+
+    @cached_property
+    def wager_amount(self) -> np.ndarray:
+        return _numbers(self.wagers.field("amount"), 0.0).astype(np.float64, copy=False)
+
+    @cached_property
+    def wager_net(self) -> np.ndarray:
+        """Each wager's recorded net."""
+        return _numbers(self.wagers.field("net"), 0.0).astype(np.float64, copy=False)
+
+    @cached_property
+    def wager_seat(self) -> np.ndarray:
+        return _numbers(self.wagers.field("seat"), -1)
+
+    @cached_property
+    def paytables(self) -> tuple[np.ndarray | None, dict[str, np.ndarray]]:
+        """The paytable of each round (an index; None: one for all) and the entries of each paytable."""
+        if not any(self.section in body for body in self.config.data.get("tables", {}).values()):
+            return None, {k: np.array([float(self.config.get(self.section, k))]) for k in PAY_KEYS}
+        codes, tables = self.config.table_codes(self.table["table_id"])
+        return codes, {k: np.array([float(self.config.section(self.section, str(t))[k]) for t in tables])
+                       for k in PAY_KEYS}
+
+    @cached_property
+    def settlement(self) -> tuple[np.ndarray, np.ndarray]:
+        """How each round settles: a code per round and, per code, the payout of each bet kind.
+
+        Codes ``6 * paytable + 2 * outcome as dealt + (banker's final total is 6)``, then one code for
+        the rounds not settled (NaN: not checked). The payouts are :func:`net_per_unit` of each code.
+        """
+        table_of_round, pay = self.paytables
+        outcome, banker_six = np.divmod(np.arange(6), 2)
+        payout = net_per_unit(np.arange(4)[None, None, :], outcome[None, :, None], 6 * banker_six[None, :, None],
+                              {k: v[:, None, None] for k, v in pay.items()}).reshape(-1, 4)
+        payout = np.vstack([payout, np.full((1, 4), np.nan)])
+        state = (2 * self.dealt + (self.banker_final == 6)).astype(np.int32 if len(payout) > 64 else np.uint8)
+        if table_of_round is not None:
+            state += (6 * table_of_round).astype(state.dtype)
+        state[~self.settled] = len(payout) - 1
+        return state, payout
+
+    @cached_property
+    def wager_expected(self) -> np.ndarray:
+        """Each wager's net under its paytable for the outcome as dealt: its amount times the payout per
+        unit staked of its bet (:attr:`settlement`); NaN where it is not checked (another bet, a round
+        not settled)."""
+        state, payout = self.settlement
+        per_unit = wager_payouts(state, self.wagers_per_round, self.wager_bet, payout)
+        return np.multiply(per_unit, self.wager_amount, out=per_unit)
+
+    @cached_property
+    def nets(self) -> Nets:
+        """Every wager's net; ``what`` is its bet."""
+        what = np.array([*BETS, "bet"], dtype=object)[self.wager_bet]
+        other = np.flatnonzero(self.wager_bet == OTHER)
+        what[other] = [b or "bet" for b in _take_str(self.wagers.field("bet"), other)]
+        return Nets(round=self.wager_round, seat=self.wager_seat, what=what, net=self.wager_net)
+
+    # ---- for messages -----------------------------------------------------------------
+    def two_cards(self, i: int, side: str) -> str:
+        """``player 5 (6d 9s)``: one hand's two-card total and cards in round ``i``."""
+        hand = self.player if side == "player" else self.banker
+        return f"{side} {int(hand.two[i])} ({cards_str(hand.cards(i, slice(0, 2)))})"
+
+    def action(self, i: int, side: str) -> str:
+        """``player drew 4s`` or ``banker stood``."""
+        hand = self.player if side == "player" else self.banker
+        return f"{side} drew {cards_str(hand.cards(i, slice(2, 3)))}" if hand.count[i] >= 3 else f"{side} stood"
 
     def hand(self, i: int, side: str) -> str:
-        """``Ac Jd 4s (5)``: the cards of one hand of round ``i`` and its final total."""
-        cards, total = (self.p, self.pf) if side == "player" else (self.b, self.bf)
-        return f"{cards_str(cards[i])} ({int(total[i])})"
+        """``Ac Jd 4s (5)``: one hand's cards in round ``i`` and its final total."""
+        hand = self.player if side == "player" else self.banker
+        return f"{cards_str(hand.cards(i))} ({int(hand.final[i])})"
 
 
-class HandCards:
-    """The cards of one hand column without padding: flat codes and list offsets.
-
-    ``hand[i]`` is round ``i``'s cards in dealing order, ``hand[i, 2:3]`` a slice of them.
-    """
-
-    def __init__(self, off: np.ndarray, vals: np.ndarray):
-        self.off, self.vals = off, vals
-
-    def __getitem__(self, key: int | tuple[int, slice]) -> np.ndarray:
-        i, part = key if isinstance(key, tuple) else (key, slice(None))
-        return self.vals[self.off[i]:self.off[i + 1]][part]
-
-    def rows_with(self, code: int) -> np.ndarray:
-        """Rows holding a card ``code`` (once per occurrence)."""
-        lo, hi = int(self.off[0]), int(self.off[-1])
-        idx = np.flatnonzero(self.vals[lo:hi] == code) + lo
-        return np.searchsorted(self.off, idx, side="right") - 1
-
-
-def _hand(col: pa.ChunkedArray | pa.Array) -> tuple[HandCards, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """A hand column: its cards, card counts, two-card totals, third-card values and final totals.
-
-    Works on the list offsets directly (one gather per card position, never a loop per round);
-    the offsets are read in place and the per-round arrays are one byte wide.
-    """
-    arr = combine(col)
-    if arr.null_count:  # a null hand reads as no card
-        m, n = padded(arr)
-        off = np.concatenate([[0], np.cumsum(n)]).astype(np.int64)
-        vals = m[np.arange(m.shape[1]) < n[:, None]].astype(np.int8)
-    else:
-        off = arr.offsets.to_numpy()
-        lo = int(off[0])  # a slice of a longer array: read only its own cards
-        vals = arr.values.slice(lo, int(off[-1]) - lo).to_numpy(zero_copy_only=False).astype(np.int8, copy=False)
-        if lo:
-            off = off - lo
-    n = np.diff(off)
-    pv = np.zeros(len(vals) + 4, np.int8)  # point values, padded for the gathers past the last card
-    if len(vals) and (int(vals.min()) < -len(BACCARAT_POINTS) or int(vals.max()) >= len(BACCARAT_POINTS)):
-        pv[:len(vals)] = BACCARAT_POINTS[vals]  # raises IndexError on a code that is no card
-    else:
-        np.take(BACCARAT_POINTS, vals, out=pv[:len(vals)], mode="wrap")  # as BACCARAT_POINTS[vals]
-    at = off[:-1].astype(np.intp)  # index of each hand's first, then second, then third card
-    first = pv[at]
-    at += 1
-    two = pv[at]
-    at += 1
-    third = pv[at]
-    shortest = int(n.min(initial=3))
-    if shortest < 3:  # a card past the end of a hand counts 0
-        if shortest < 2:
-            first *= n >= 1
-            two *= n >= 2
-        third *= n >= 3
-    two += first
-    _mod10(two)
-    final = two + third
-    _mod10(final)
-    longer = np.flatnonzero(n > 3)
-    if len(longer):  # a hand of four or more cards ((d)): the outcome counts every card dealt
-        start = off[:-1]
-        extra = np.zeros(len(longer), np.int64)
-        for k in range(3, int(n[longer].max())):
-            extra += np.where(n[longer] > k, pv[np.minimum(start[longer] + k, len(pv) - 1)], 0)
-        final[longer] = (final[longer] + extra) % 10
-    return HandCards(off, vals), n, two, third, final
-
-
-def _mod10(total: np.ndarray) -> None:
-    """``total %= 10`` in place for totals 0-18 (a compare and a subtraction, no division)."""
-    total -= (total >= 10).view(np.int8) * np.int8(10)
-
-
-def _num(arr: pa.Array | pa.ChunkedArray, fill: object) -> np.ndarray:
-    """A numeric column as numpy, nulls filled (no copy through fill_null when there is none)."""
-    arr = combine(arr)
-    if arr.null_count:
-        arr = pc.fill_null(arr, fill)
-    return arr.to_numpy(zero_copy_only=False)
-
-
-def _bet_kind(bet: pa.Array, dtype: np.dtype) -> np.ndarray:
-    """Kind of each wager: 0 player, 1 banker, 2 tie, 3 any other bet (or none)."""
-    kind = pc.fill_null(pc.index_in(bet, value_set=_OUTCOME_SET), 3)
-    return pc.cast(kind, pa.from_numpy_dtype(dtype)).to_numpy(zero_copy_only=False)
-
-
-def _bet_kind_read(bet: pa.Array, dtype: np.dtype) -> np.ndarray | None:
-    """Kind of each wager as ``_bet_kind`` reads it, from the length and first byte of the bet only.
-
-    Every ``player``, ``banker`` and ``tie`` bet reads as its kind; another bet or a null may read
-    as one of them too (``pxxxxx`` as player), so a wager flagged on this reading is read again
-    with ``_bet_kind``. None when the bets are not a plain string column.
-    """
-    bufs = bet.buffers()
-    if bet.type != pa.string() or len(bufs) < 3 or bufs[1] is None:
-        return None
-    off = np.frombuffer(bufs[1], np.int32, len(bet) + 1, bet.offset * 4)
-    data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None else np.empty(0, np.uint8)
-    kind = np.full(len(bet), 3, dtype)
-    if not len(bet) or not len(data):
-        return kind  # no bet, or every bet empty or null: none is a player, banker or tie bet
-    length = np.diff(off)
-    at = off[:-1].astype(np.intp)
-    if int(at[-1]) >= len(data):  # empty strings at the very end: any byte will do, their length is 0
-        np.minimum(at, len(data) - 1, out=at)
-    first = data[at]
-    six = length == 6
-    kind -= ((first == _FIRST_BYTE[0]) & six).view(np.uint8) * np.uint8(3)
-    kind -= ((first == _FIRST_BYTE[1]) & six).view(np.uint8) * np.uint8(2)
-    kind -= ((first == _FIRST_BYTE[2]) & (length == 3)).view(np.uint8)
-    return kind
+def _numbers(col: pa.Array | pa.ChunkedArray, fill: object) -> np.ndarray:
+    """A numeric column as numpy, nulls as ``fill`` (read in place when there is none)."""
+    col = combine(col)
+    return to_numpy(col, fill if col.null_count else None)
 
 
 def _take_str(arr: pa.Array | pa.ChunkedArray, rows: np.ndarray) -> np.ndarray:
@@ -253,178 +269,201 @@ def _take_str(arr: pa.Array | pa.ChunkedArray, rows: np.ndarray) -> np.ndarray:
     return np.array(combine(arr).take(pa.array(rows, pa.int64())).to_pylist(), dtype=object)
 
 
-def outcome_of(pf: np.ndarray, bf: np.ndarray) -> np.ndarray:
-    """Outcome code of final totals: 0 player, 1 banker, 2 tie."""
-    return ((pf < bf).view(np.int8) + 2 * (pf == bf).view(np.int8)).astype(np.int8, copy=False)
-
-
-@preparer(*GAMES)
-def prepare(table: pa.Table, config: Config) -> BaccaratCtx:
-    """Everything the rules read, computed once per batch."""
-    p, n_p, p2, p3, pf = _hand(table["player_cards"])
-    b, n_b, b2, _b3, bf = _hand(table["banker_cards"])
-    p_drew = n_p >= 3
-    b_drew = n_b >= 3
-    complete = (n_p >= 2) & (n_b >= 2)
-    completed = _num(pc.equal(table["status"], "completed"), False).astype(bool, copy=False)
-    recorded = pc.fill_null(pc.index_in(combine(table["outcome"]), value_set=_OUTCOME_SET), -1)
-    recorded = pc.cast(recorded, pa.int8()).to_numpy(zero_copy_only=False)
-    natural = is_natural(p2, b2)
-    p_must = player_draws(p2, b2)
-    at = p_drew.view(np.uint8) * np.uint8(100)  # as banker_draws(p2, b2, p_drew, p3), by one lookup
-    at += b2.view(np.uint8) * np.uint8(10)
-    at += p3.view(np.uint8)
-    b_must = _BANKER_MUST[at]
-    b_must &= ~natural
-    open_ = complete & ~natural
-    b_wrong = np.flatnonzero(open_ & (b_drew != b_must))
-    return BaccaratCtx(
-        table=table, config=config, n=table.num_rows, p=p, b=b, np_=n_p, nb=n_b, p2=p2, b2=b2, p3=p3,
-        natural=natural, p_drew=p_drew, b_drew=b_drew, p_must=p_must, b_must=b_must,
-        pf=pf, bf=bf, dealt=outcome_of(pf, bf), recorded=recorded,
-        completed=completed, complete=complete, playable=complete, settled=completed & complete,
-        p_wrong=np.flatnonzero(open_ & (p_drew != p_must)),
-        b_wrong=b_wrong, b_wrong_sub=banker_subsection(p_drew[b_wrong], b2[b_wrong]),
-    )
+def _none() -> Hits:
+    return Hits(rows=np.empty(0, np.int64), message="")
 
 
 # ---- (a) announcements ------------------------------------------------------------------
 @rule("baccarat.a", games=GAMES, citation=f"{SECTION}(a)", severity="low",
-      summary="The announced point counts equal the two-card totals")
-def announced_totals(ctx: BaccaratCtx) -> Hits:
+      summary="The announced point counts equal the two-card totals",
+      columns=("announced_player", "announced_banker", *CARDS))
+def a_announced_point_counts(ctx: Baccarat) -> Hits:
+    """(a) "After the initial four (4) cards are dealt, the dealer calling the game shall announce the
+    point count of the player's hand. After the dealer takes and places the cards of the banker's hand
+    in front of the banker, the dealer shall announce the point count of the banker's hand."
+
+    Catalog: ``announced`` (when recorded) equals the two-card totals.
+    """
     cols = (ctx.table["announced_player"], ctx.table["announced_banker"])
     if all(c.null_count == len(c) for c in cols):
-        return Hits(rows=np.empty(0, np.int64), message="")
-    ap, ab = (_num(c, -1).astype(np.int16) for c in cols)
-    bad = ctx.playable & (((ap >= 0) & (ap != ctx.p2)) | ((ab >= 0) & (ab != ctx.b2)))
-    rows = np.flatnonzero(bad)
+        return _none()
+    player, banker = (_numbers(c, -1).astype(np.int16) for c in cols)
+    wrong_player = (player >= 0) & (player != ctx.player_total)
+    wrong_banker = (banker >= 0) & (banker != ctx.banker_total)
+    rows = np.flatnonzero(ctx.complete & (wrong_player | wrong_banker))
     msg, exp, rec = (np.empty(len(rows), object) for _ in range(3))
     for k, i in enumerate(rows):
-        parts = []
-        for side, ann, two, cards in (("player", ap, ctx.p2, ctx.p), ("banker", ab, ctx.b2, ctx.b)):
-            if ann[i] >= 0 and ann[i] != two[i]:
-                parts.append(f"{side} {int(two[i])} ({cards_str(cards[i, :2])}) announced as {int(ann[i])}")
+        parts = [f"{ctx.two_cards(i, side)} announced as {int(ann[i])}"
+                 for side, ann, wrong in (("player", player, wrong_player), ("banker", banker, wrong_banker))
+                 if wrong[i]]
         msg[k] = "; ".join(parts)
-        exp[k] = f"player {int(ctx.p2[i])}, banker {int(ctx.b2[i])}"
-        rec[k] = ", ".join(f"{s} {int(a[i])}" for s, a in (("player", ap), ("banker", ab)) if a[i] >= 0)
+        exp[k] = f"player {int(ctx.player_total[i])}, banker {int(ctx.banker_total[i])}"
+        rec[k] = ", ".join(f"{s} {int(a[i])}" for s, a in (("player", player), ("banker", banker)) if a[i] >= 0)
     return Hits(rows=rows, message=msg, expected=exp, recorded=rec)
 
 
 # ---- (b) the tableau ----------------------------------------------------------------
-def _two(ctx: BaccaratCtx, i: int, side: str) -> str:
-    cards, two = (ctx.p, ctx.p2) if side == "player" else (ctx.b, ctx.b2)
-    return f"{side} {int(two[i])} ({cards_str(cards[i, :2])})"
-
-
-def _action(ctx: BaccaratCtx, i: int, side: str) -> str:
-    cards, drew = (ctx.p, ctx.p_drew) if side == "player" else (ctx.b, ctx.b_drew)
-    return f"{side} drew {cards_str(cards[i, 2:3])}" if drew[i] else f"{side} stood"
-
-
-def _player_hits(ctx: BaccaratCtx, rows: np.ndarray, rule_text: str) -> Hits:
-    msg = np.empty(len(rows), object)
-    exp = np.empty(len(rows), object)
-    rec = np.empty(len(rows), object)
-    for k, i in enumerate(rows):
-        msg[k] = f"{_two(ctx, i, 'player')} v {_two(ctx, i, 'banker')}: {_action(ctx, i, 'player')}; {rule_text}"
-        exp[k] = "player draws" if ctx.p_must[i] else "player stands"
-        rec[k] = _action(ctx, i, "player")
+def _player_finding(ctx: Baccarat, wrong: np.ndarray, rule_text: str) -> Hits:
+    rows = np.flatnonzero(wrong)
+    msg = np.array([f"{ctx.two_cards(i, 'player')} v {ctx.two_cards(i, 'banker')}: {ctx.action(i, 'player')}; "
+                    f"{rule_text}" for i in rows], dtype=object)
+    exp = np.where(ctx.player_should_draw[rows], "player draws", "player stands").astype(object)
+    rec = np.array([ctx.action(i, "player") for i in rows], dtype=object)
     return Hits(rows=rows, message=msg, expected=exp, recorded=rec)
 
 
-def _banker_hits(ctx: BaccaratCtx, sub: str, rule_text: str) -> Hits:
-    rows = ctx.b_wrong[ctx.b_wrong_sub == sub]
+def _banker_finding(ctx: Baccarat, wrong: np.ndarray, rule_text: str) -> Hits:
+    rows = np.flatnonzero(wrong)
     msg = np.empty(len(rows), object)
-    exp = np.empty(len(rows), object)
-    rec = np.empty(len(rows), object)
     for k, i in enumerate(rows):
-        if ctx.p_drew[i]:
-            ctx_text = f"player drew {cards_str(ctx.p[i, 2:3])} (third card {int(ctx.p3[i])})"
+        if ctx.player_drew[i]:
+            player = f"player drew {cards_str(ctx.player.cards(i, slice(2, 3)))} (third card {int(ctx.player_third[i])})"
         else:
-            ctx_text = f"player {int(ctx.p2[i])} stood"
-        need = "draws" if ctx.b_must[i] else "stands"
-        msg[k] = f"{_two(ctx, i, 'banker')}, {ctx_text}: {_action(ctx, i, 'banker')}; {rule_text}"
-        exp[k] = f"banker {need}"
-        rec[k] = _action(ctx, i, "banker")
+            player = f"player {int(ctx.player_total[i])} stood"
+        msg[k] = f"{ctx.two_cards(i, 'banker')}, {player}: {ctx.action(i, 'banker')}; {rule_text}"
+    exp = np.where(ctx.banker_should_draw[rows], "banker draws", "banker stands").astype(object)
+    rec = np.array([ctx.action(i, "banker") for i in rows], dtype=object)
     return Hits(rows=rows, message=msg, expected=exp, recorded=rec)
 
 
 @rule("baccarat.b1", games=GAMES, citation=f"{SECTION}(b)(1)", severity="high",
-      summary="No natural, player two-card total 0-5: the player draws")
-def player_draws_0_5(ctx: BaccaratCtx) -> Hits:
-    rows = ctx.p_wrong[ctx.p_must[ctx.p_wrong]]
-    return _player_hits(ctx, rows, "a player 0-5 draws")
+      summary="No natural, player two-card total 0-5: the player draws", columns=CARDS)
+def b1_player_draws_0_5(ctx: Baccarat) -> Hits:
+    """(b)(1) "If the player's hand has a point count total of zero (0) to five (5), the player's hand
+    must draw an additional card."
+
+    Catalog: no natural, player two-card total 0-5: player draws.
+    """
+    return _player_finding(ctx, ctx.tableau_applies & ctx.player_should_draw & ~ctx.player_drew,
+                           "a player 0-5 draws")
 
 
 @rule("baccarat.b2", games=GAMES, citation=f"{SECTION}(b)(2)", severity="high",
-      summary="No natural, player two-card total 6-7: the player stands")
-def player_stands_6_7(ctx: BaccaratCtx) -> Hits:
-    rows = ctx.p_wrong[~ctx.p_must[ctx.p_wrong]]
-    return _player_hits(ctx, rows, "a player 6-7 stands")
+      summary="No natural, player two-card total 6-7: the player stands", columns=CARDS)
+def b2_player_stands_6_7(ctx: Baccarat) -> Hits:
+    """(b)(2) "If the player's hand has a point count total of six (6) or seven (7), the player's hand stands."
+
+    Catalog: no natural, player total 6-7: player stands.
+    """
+    return _player_finding(ctx, ctx.tableau_applies & ~ctx.player_should_draw & ctx.player_drew,
+                           "a player 6-7 stands")
 
 
 @rule("baccarat.b3", games=GAMES, citation=f"{SECTION}(b)(3)", severity="high",
-      summary="A natural on either hand: neither hand receives a third card")
-def natural_no_draw(ctx: BaccaratCtx) -> Hits:
-    mask = ctx.playable & ctx.natural & (ctx.p_drew | ctx.b_drew)
-    rows = np.flatnonzero(mask)
-    msg = np.empty(len(rows), object)
-    rec = np.empty(len(rows), object)
+      summary="A natural on either hand: neither hand receives a third card", columns=CARDS)
+def b3_natural(ctx: Baccarat) -> Hits:
+    """(b)(3) "If either the player's or the banker's hand is an eight (8) or nine (9), this is a natural
+    and no more cards shall be dealt to either hand."
+
+    Catalog: a natural on either hand: neither hand receives a third card (one finding, whichever drew).
+    """
+    rows = np.flatnonzero(ctx.complete & ctx.natural & (ctx.player_drew | ctx.banker_drew))
+    msg, rec = np.empty(len(rows), object), np.empty(len(rows), object)
     for k, i in enumerate(rows):
-        nat = [f"{s} natural {int(t[i])} ({cards_str(c[i, :2])})"
-               for s, t, c in (("player", ctx.p2, ctx.p), ("banker", ctx.b2, ctx.b)) if t[i] >= 8]
-        drew = [_action(ctx, i, s) for s, d in (("player", ctx.p_drew), ("banker", ctx.b_drew)) if d[i]]
-        msg[k] = f"{' and '.join(nat)}: no third card may be dealt, but {' and '.join(drew)}"
+        naturals = [f"{side} natural {int(hand.two[i])} ({cards_str(hand.cards(i, slice(0, 2)))})"
+                    for side, hand in (("player", ctx.player), ("banker", ctx.banker)) if hand.two[i] in NATURALS]
+        drew = [ctx.action(i, side) for side, d in (("player", ctx.player_drew), ("banker", ctx.banker_drew)) if d[i]]
+        msg[k] = f"{' and '.join(naturals)}: no third card may be dealt, but {' and '.join(drew)}"
         rec[k] = "; ".join(drew)
     return Hits(rows=rows, message=msg, expected="neither hand draws", recorded=rec)
 
 
 @rule("baccarat.b4", games=GAMES, citation=f"{SECTION}(b)(4)", severity="high",
-      summary="Player drew, banker 7: the banker stands")
-def banker_7_stands(ctx: BaccaratCtx) -> Hits:
-    return _banker_hits(ctx, "(b)(4)", "a banker 7 stands")
+      summary="Player drew, banker 7: the banker stands", columns=CARDS)
+def b4_banker_seven(ctx: Baccarat) -> Hits:
+    """(b)(4) "If the point count total of the banker's hand is zero (0) to seven (7) inclusive, the
+    player's hand shall draw unless the player has a natural eight (8) or a natural nine (9)."
+
+    Catalog: player drew, banker 7: banker stands.
+    """
+    return _banker_finding(ctx, ctx.banker_acted_wrongly & ctx.player_drew & (ctx.banker_total == 7),
+                           "a banker 7 stands")
 
 
 @rule("baccarat.b5", games=GAMES, citation=f"{SECTION}(b)(5)", severity="high",
-      summary="Player drew, banker 3: the banker draws unless the player's third card is an 8")
-def banker_3(ctx: BaccaratCtx) -> Hits:
-    return _banker_hits(ctx, "(b)(5)", "a banker 3 draws unless the player's third card is an 8")
+      summary="Player drew, banker 3: the banker draws unless the player's third card is an 8", columns=CARDS)
+def b5_banker_three(ctx: Baccarat) -> Hits:
+    """(b)(5) "If the point count total of the banker's hand is three (3), the banker's hand will draw a
+    third card if the player's third card is zero (0) to nine (9), excluding eight (8)."
+
+    Catalog: player drew, banker 3: banker draws unless the player's third card is an 8.
+    """
+    return _banker_finding(ctx, ctx.banker_acted_wrongly & ctx.player_drew & (ctx.banker_total == 3),
+                           "a banker 3 draws unless the player's third card is an 8")
 
 
 @rule("baccarat.b6", games=GAMES, citation=f"{SECTION}(b)(6)", severity="high",
-      summary="Player drew, banker 4: the banker draws on a player third card 2-7")
-def banker_4(ctx: BaccaratCtx) -> Hits:
-    return _banker_hits(ctx, "(b)(6)", "a banker 4 draws only on a player third card 2-7")
+      summary="Player drew, banker 4: the banker draws on a player third card 2-7", columns=CARDS)
+def b6_banker_four(ctx: Baccarat) -> Hits:
+    """(b)(6) "If the point count total of the banker's hand is four (4), the banker's hand will draw a
+    third card if the player's third card is a two (2) to seven (7) inclusive."
+
+    Catalog: player drew, banker 4: banker draws if player's third card is 2-7, else stands.
+    """
+    return _banker_finding(ctx, ctx.banker_acted_wrongly & ctx.player_drew & (ctx.banker_total == 4),
+                           "a banker 4 draws only on a player third card 2-7")
 
 
 @rule("baccarat.b7", games=GAMES, citation=f"{SECTION}(b)(7)", severity="high",
-      summary="Player drew, banker 5: the banker draws on a player third card 4-7")
-def banker_5(ctx: BaccaratCtx) -> Hits:
-    return _banker_hits(ctx, "(b)(7)", "a banker 5 draws only on a player third card 4-7")
+      summary="Player drew, banker 5: the banker draws on a player third card 4-7", columns=CARDS)
+def b7_banker_five(ctx: Baccarat) -> Hits:
+    """(b)(7) "If the point count total of the banker's hand is five (5), the banker's hand will draw a
+    third card if the player's third card is four (4) to seven (7) inclusive."
+
+    Catalog: player drew, banker 5: banker draws if player's third card is 4-7, else stands.
+    """
+    return _banker_finding(ctx, ctx.banker_acted_wrongly & ctx.player_drew & (ctx.banker_total == 5),
+                           "a banker 5 draws only on a player third card 4-7")
 
 
 @rule("baccarat.b8", games=GAMES, citation=f"{SECTION}(b)(8)", severity="high",
-      summary="Player drew, banker 6: the banker draws on a player third card 6-7")
-def banker_6(ctx: BaccaratCtx) -> Hits:
-    return _banker_hits(ctx, "(b)(8)", "a banker 6 draws only on a player third card 6-7")
+      summary="Player drew, banker 6: the banker draws on a player third card 6-7", columns=CARDS)
+def b8_banker_six(ctx: Baccarat) -> Hits:
+    """(b)(8) "If the point count total of the banker's hand is six (6), the banker's hand will draw a
+    third card if the player's third card is a six (6) or seven (7)."
+
+    Catalog: player drew, banker 6: banker draws if player's third card is 6-7, else stands.
+    """
+    return _banker_finding(ctx, ctx.banker_acted_wrongly & ctx.player_drew & (ctx.banker_total == 6),
+                           "a banker 6 draws only on a player third card 6-7")
 
 
 @rule("baccarat.b9", games=GAMES, citation=f"{SECTION}(b)(9)", severity="high",
-      summary="Player stood, banker 0-5: the banker draws")
-def banker_draws_after_stand(ctx: BaccaratCtx) -> Hits:
-    return _banker_hits(ctx, "(b)(9)", "a banker 0-5 draws when the player stands")
+      summary="Player stood, banker 0-5: the banker draws", columns=CARDS)
+def b9_banker_draws_after_player_stood(ctx: Baccarat) -> Hits:
+    """(b)(9) "If the point count total of the banker's hand is zero (0) through five (5) inclusive, the
+    banker's hand must draw an additional card if the two (2) card total of the player's hand is a six (6)
+    or a seven (7)."
+
+    Catalog: player stood, banker 0-5: banker draws.
+    """
+    return _banker_finding(ctx, ctx.banker_acted_wrongly & ~ctx.player_drew & (ctx.banker_total <= 5),
+                           "a banker 0-5 draws when the player stands")
 
 
 @rule("baccarat.b10", games=GAMES, citation=f"{SECTION}(b)(10)", severity="high",
-      summary="Player stood, banker 6-7: the banker stands (player 6 v banker 6 is a tie)")
-def banker_stands_after_stand(ctx: BaccaratCtx) -> Hits:
-    return _banker_hits(ctx, "(b)(10)", "a banker 6-7 stands when the player stands")
+      summary="Player stood, banker 6-7: the banker stands (player 6 v banker 6 is a tie)", columns=CARDS)
+def b10_banker_stands_after_player_stood(ctx: Baccarat) -> Hits:
+    """(b)(10) "If the point count total of the player's hand is a six (6) and the bank has a six (6), a
+    tie is the result."
+
+    Catalog: player stood, banker 6 (and 7): banker stands; player 6 vs banker 6 is a tie.
+    """
+    return _banker_finding(ctx, ctx.banker_acted_wrongly & ~ctx.player_drew & (ctx.banker_total >= 6),
+                           "a banker 6-7 stands when the player stands")
 
 
 @rule("baccarat.b11", games=GAMES, citation=f"{SECTION}(b)(11)", severity="high",
-      summary="Player drew, banker 0-2: the banker draws")
-def banker_0_2(ctx: BaccaratCtx) -> Hits:
-    return _banker_hits(ctx, "(b)(11)", "a banker 0-2 always draws")
+      summary="Player drew, banker 0-2: the banker draws", columns=CARDS)
+def b11_banker_draws_on_0_2(ctx: Baccarat) -> Hits:
+    """(b)(11) "If the point count of the banker's two (2) card hand is zero (0) through two (2) inclusive,
+    the banker's hand will always draw a third card unless the player's two (2) card point count is a
+    natural eight (8) or a natural nine (9)."
+
+    Catalog: player drew, banker 0-2: banker draws.
+    """
+    return _banker_finding(ctx, ctx.banker_acted_wrongly & ctx.player_drew & (ctx.banker_total <= 2),
+                           "a banker 0-2 always draws")
 
 
 # ---- (c) order, (d) card count ------------------------------------------------------------
@@ -439,209 +478,155 @@ def _banker_third_first(order: str) -> bool:
 
 
 @rule("baccarat.c", games=GAMES, citation=f"{SECTION}(c)", severity="medium",
-      summary="When both hands take a third card, the player's is dealt first")
-def third_card_order(ctx: BaccaratCtx) -> Hits:
-    both = ctx.playable & ctx.p_drew & ctx.b_drew
+      summary="When both hands take a third card, the player's is dealt first", columns=("deal_order", *CARDS))
+def c_player_third_card_first(ctx: Baccarat) -> Hits:
+    """(c) "Any third card required to be dealt at the direction of the dealer shall first be dealt face
+    upwards to the player's hand and then to the banker's hand if necessary by the curator or the dealer."
+
+    Catalog: when both hands take a third card, the player's is dealt first (``deal_order``).
+    """
+    both = np.flatnonzero(ctx.complete & ctx.player_drew & ctx.banker_drew)
     col = combine(ctx.table["deal_order"])
-    if col.null_count == len(col) or not both.any():
-        return Hits(rows=np.empty(0, np.int64), message="")
-    cand = np.flatnonzero(both)  # only rounds where both hands drew can break (c)
-    enc = pc.dictionary_encode(col.take(pa.array(cand)))
-    bad_code = np.array([_banker_third_first(s) for s in enc.dictionary.to_pylist()] + [False])
-    rows = cand[bad_code[_num(enc.indices, -1).astype(np.int64)]]
-    orders = _take_str(col, rows)
-    msg = np.array([f"deal order {o}: banker's third card {cards_str(ctx.b[i, 2:3])} dealt before "
-                    f"the player's {cards_str(ctx.p[i, 2:3])}" for i, o in zip(rows, orders)], dtype=object)
-    return Hits(rows=rows, message=msg, expected="player's third card first", recorded=orders)
+    if col.null_count == len(col) or not len(both):
+        return _none()
+    orders = pc.dictionary_encode(col.take(pa.array(both)))  # a few distinct orders, each read once
+    banker_first = np.array([_banker_third_first(s) for s in orders.dictionary.to_pylist()] + [False])
+    rows = both[banker_first[_numbers(orders.indices, -1).astype(np.int64)]]
+    recorded = _take_str(col, rows)
+    msg = np.array([f"deal order {o}: banker's third card {cards_str(ctx.banker.cards(i, slice(2, 3)))} dealt "
+                    f"before the player's {cards_str(ctx.player.cards(i, slice(2, 3)))}"
+                    for i, o in zip(rows, recorded, strict=True)], dtype=object)
+    return Hits(rows=rows, message=msg, expected="player's third card first", recorded=recorded)
 
 
 @rule("baccarat.d", games=GAMES, citation=f"{SECTION}(d)", severity="high",
-      summary="No hand holds more than three cards")
-def at_most_three(ctx: BaccaratCtx) -> Hits:
-    mask = (ctx.np_ > 3) | (ctx.nb > 3)
-    rows = np.flatnonzero(mask)
-    msg = np.empty(len(rows), object)
-    rec = np.empty(len(rows), object)
+      summary="No hand holds more than three cards", columns=CARDS)
+def d_at_most_one_additional_card(ctx: Baccarat) -> Hits:
+    """(d) "In no event shall more than one (1) additional card be dealt to either hand in the game of
+    baccarat or mini baccarat."
+
+    Catalog: no hand holds more than three cards.
+    """
+    rows = np.flatnonzero((ctx.player.count > 3) | (ctx.banker.count > 3))
+    msg, rec = np.empty(len(rows), object), np.empty(len(rows), object)
     for k, i in enumerate(rows):
-        parts = [f"{s} hand holds {int(n[i])} cards ({cards_str(c[i])})"
-                 for s, n, c in (("player", ctx.np_, ctx.p), ("banker", ctx.nb, ctx.b)) if n[i] > 3]
+        parts = [f"{side} hand holds {int(hand.count[i])} cards ({cards_str(hand.cards(i))})"
+                 for side, hand in (("player", ctx.player), ("banker", ctx.banker)) if hand.count[i] > 3]
         msg[k] = "; ".join(parts) + ": at most one additional card per hand"
-        rec[k] = f"player {int(ctx.np_[i])} cards, banker {int(ctx.nb[i])} cards"
+        rec[k] = f"player {int(ctx.player.count[i])} cards, banker {int(ctx.banker.count[i])} cards"
     return Hits(rows=rows, message=msg, expected="at most 3 cards per hand", recorded=rec)
 
 
-# ---- outcome and paytable -------------------------------------------------------------
+# ---- outcome, paytable, void ---------------------------------------------------------------
 @rule("baccarat.outcome", games=GAMES, citation="outcome", severity="high",
-      summary="The recorded outcome is the outcome of the cards as dealt")
-def outcome(ctx: BaccaratCtx) -> Hits:
-    mask = ctx.settled & (ctx.recorded != ctx.dealt)
-    rows = np.flatnonzero(mask)
-    names = np.array(OUTCOMES, dtype=object)
-    rec_names = _take_str(ctx.table["outcome"], rows)
-    msg = np.array([f"player {ctx.hand(i, 'player')} v banker {ctx.hand(i, 'banker')}: "
-                    f"{names[ctx.dealt[i]]}, recorded {r}" for i, r in zip(rows, rec_names)], dtype=object)
-    return Hits(rows=rows, message=msg, expected=names[ctx.dealt[rows]] if len(rows) else "",
-                recorded=rec_names)
-
-
-def _fmt(x: float) -> str:
-    return f"{x:.2f}"
+      summary="The recorded outcome is the outcome of the cards as dealt", columns=("outcome", "status", *CARDS))
+def outcome(ctx: Baccarat) -> Hits:
+    """Catalog, ``outcome``: "recorded ``outcome`` equals the outcome of the cards as dealt (higher final
+    total wins, equal is a tie)"; checked in completed rounds whose hands hold two cards or more.
+    """
+    rows = np.flatnonzero(ctx.settled & (ctx.recorded_outcome != ctx.dealt))
+    dealt = np.array(OUTCOMES, dtype=object)[ctx.dealt[rows]]
+    recorded = _take_str(ctx.table["outcome"], rows)
+    msg = np.array([f"player {ctx.hand(i, 'player')} v banker {ctx.hand(i, 'banker')}: {d}, recorded {r}"
+                    for i, d, r in zip(rows, dealt, recorded, strict=True)], dtype=object)
+    return Hits(rows=rows, message=msg, expected=dealt, recorded=recorded)
 
 
 @rule("baccarat.paytable", games=GAMES, citation="paytable", severity="high",
-      summary="Each player, banker and tie wager's net matches the paytable for the outcome as dealt; "
-              "void and dead rounds return every wager")
-def paytable(ctx: BaccaratCtx) -> Hits:
-    col = ctx.table["wagers"]
-    w = flat_values(col)
-    if len(w) == 0:
-        return Hits(rows=np.empty(0, np.int64), message="")
-    col = combine(col)
-    per_round = np.diff(col.offsets.to_numpy()) if not col.null_count else lengths(col)
-    state, factor = _settlement(ctx)
-    kind = _bet_kind_read(w.field("bet"), state.dtype)
-    read_again = kind is not None
-    if kind is None:
-        kind = _bet_kind(w.field("bet"), state.dtype)
-    amount = _num(w.field("amount"), 0.0).astype(np.float64, copy=False)
-    net = _num(w.field("net"), 0.0).astype(np.float64, copy=False)
-    slot = np.repeat(state, per_round)  # a small integer dtype: one byte per wager in most batches
-    slot <<= 2
-    slot |= kind
-    flat_factor = factor.ravel()
-    # money_differs(net, amount * factor, unit), in place on one temporary; an unchecked wager's
-    # factor is NaN, and NaN compares False
-    diff = flat_factor[slot]
-    np.multiply(amount, diff, out=diff)
-    np.subtract(net, diff, out=diff)
-    np.abs(diff, out=diff)
-    unit = float(ctx.config.money["rounding_unit"])
-    sel = np.flatnonzero(diff >= unit - 1e-9)
-    if read_again and len(sel):  # the flagged wagers' kinds read exactly (no other wager can be flagged)
-        kind_sel = _bet_kind(w.field("bet").take(pa.array(sel)), slot.dtype)
-        exact = amount[sel] * flat_factor[(slot[sel] & ~np.array(3, slot.dtype)) | kind_sel]
-        keep = np.abs(net[sel] - exact) >= unit - 1e-9
-        sel, exact = sel[keep], exact[keep]
-    else:
-        exact = amount[sel] * flat_factor[slot[sel]]
-    if not len(sel):
-        return Hits(rows=np.empty(0, np.int64), message="")
-    expected = money_round(exact, unit, ctx.config.money["rounding"])
-    seat = _num(w.field("seat").take(pa.array(sel)), -1).astype(np.int64)
-    bets = _take_str(w.field("bet"), sel)
-    rows = np.repeat(np.arange(ctx.n), per_round)[sel] if len(sel) > 1000 else \
-        np.searchsorted(np.cumsum(per_round), sel, side="right")
-    status = _take_str(ctx.table["status"], rows)
-    msg = np.empty(len(sel), object)
-    for k, (j, i) in enumerate(zip(sel, rows)):  # flagged wagers only
-        if not ctx.completed[i]:
-            why = f"round {status[k]}: the wager is returned"
-        else:
-            why = f"player {int(ctx.pf[i])} v banker {int(ctx.bf[i])} ({OUTCOMES[ctx.dealt[i]]})"
-        msg[k] = (f"seat {seat[k]} {bets[k]} bet {_fmt(amount[j])}: {why}; "
-                  f"net {_fmt(net[j])}, expected {_fmt(expected[k])}")
-    return Hits(rows=rows, message=msg, expected=np.array([_fmt(x) for x in expected], dtype=object),
-                recorded=np.array([_fmt(x) for x in net[sel]], dtype=object),
-                discrepancy=net[sel] - expected, seat=seat)
+      summary="Each player, banker and tie wager's net matches the paytable for the outcome as dealt",
+      columns=(*WAGERS, *CARDS), params=PAY_KEYS)
+def paytable(ctx: Baccarat) -> Hits:
+    """Catalog, ``paytable``: "each wager's net matches the paytable for the outcome as dealt (default:
+    player 1:1, banker 1:1 less 5% commission, tie 8:1; player/banker bets push on a tie)".
 
-
-def _settlement(ctx: BaccaratCtx) -> tuple[np.ndarray, np.ndarray]:
-    """How each round settles: a state per round and the net per unit staked over (state, bet kind).
-
-    States: 0 player win, 1 banker win, 2 tie, 3 banker win on a 6, 4 void or dead (every wager
-    returned), 5 not settled (cards missing); plus 6 per distinct table when tables have their own
-    paytable. Kinds: player, banker, tie, other. ``factor`` is NaN for a wager that is not
-    checked (other bets outside void rounds, every bet of a round that cannot be settled). The
-    state's dtype leaves room for ``state * 4 + kind`` (one byte unless many tables override).
+    Each player, banker and tie wager of a settled round: its net equals its amount times the
+    paytable's payout for the outcome as dealt, to the rounding unit. Other bets are not checked.
     """
-    overrides = any("baccarat" in body for body in ctx.config.data.get("tables", {}).values())
-    if overrides:  # look each distinct table of the batch up once
-        enc = pc.dictionary_encode(combine(ctx.table["table_id"]))
-        uniques = np.asarray(enc.dictionary.to_pylist(), dtype=object)
-        tcode = _num(enc.indices, 0)
-        par = {k: ctx.config.param("baccarat", k, uniques) for k in PAY_KEYS}
-    else:
-        uniques, tcode = [None], None
-        par = {k: np.array([float(ctx.config.get("baccarat", k))]) for k in PAY_KEYS}
-    factor = np.zeros((len(uniques), 6, 4))
-    factor[:, 0] = np.array([1.0, -1.0, -1.0, 0.0])
-    factor[:, 1] = np.array([-1.0, 1.0, -1.0, 0.0])
-    factor[:, 2] = np.array([0.0, 0.0, 1.0, 0.0])
-    factor[:, :3, 0] *= np.where(np.arange(3) == 0, par["player"][:, None], 1.0)
-    factor[:, :3, 2] *= np.where(np.arange(3) == 2, par["tie"][:, None], 1.0)
-    banker = par["banker"] * (1 - par["banker_commission"])
-    factor[:, 1, 1] = banker
-    factor[:, 3] = factor[:, 1]
-    factor[:, 3, 1] = banker * par["banker_six"]
-    factor[:, :4, 3] = np.nan  # other bets are checked in void and dead rounds only
-    factor[:, 5] = np.nan
-    dtype = np.uint8 if factor.size <= 256 else np.int32
-    state = ctx.dealt.astype(dtype)
-    if (par["banker_six"] != 1.0).any():
-        state[(state == 1) & (ctx.bf == 6)] = 3
-    if not ctx.settled.all():
-        state[~ctx.settled] = 5
-        state[~ctx.completed] = 4
-    if tcode is not None:
-        state += (6 * tcode).astype(dtype)
-    return state, factor.reshape(-1, 4)
+    expected = ctx.wager_expected  # NaN where not checked: never differs
+    flagged = np.flatnonzero(money_differs(ctx.wager_net, expected, ctx.unit))
+    wrong = flagged[ctx.bet_named(flagged) != OTHER]
+    rows = ctx.round_of(wrong)
+    expected = money_round(expected[wrong], ctx.unit, ctx.rounding)
+    net, amount, seat = ctx.wager_net[wrong], ctx.wager_amount[wrong], ctx.wager_seat[wrong]
+    bets = _take_str(ctx.wagers.field("bet"), wrong)
+    msg = np.array([f"seat {s} {b} bet {format_money(a)}: player {int(ctx.player_final[i])} v banker "
+                    f"{int(ctx.banker_final[i])} ({OUTCOMES[ctx.dealt[i]]}); net {format_net(x)}, "
+                    f"expected {format_net(e)}"
+                    for s, b, a, i, x, e in zip(seat, bets, amount, rows, net, expected, strict=True)], dtype=object)
+    return Hits(rows=rows, message=msg, expected=np.array([format_money(x) for x in expected], dtype=object),
+                recorded=np.array([format_money(x) for x in net], dtype=object), discrepancy=net - expected,
+                seat=seat, expected_amount=expected, recorded_amount=net)
+
+
+@rule("baccarat.void", games=GAMES, citation="void", severity="high", summary=VOID_SUMMARY, columns=WAGERS)
+def void(ctx: Baccarat) -> Hits:
+    """Catalog, ``void``: "in a void or dead round every wager's net is 0" (any bet, side bets too)."""
+    return void_round_nets(ctx)
 
 
 # ---- integrity ----------------------------------------------------------------------------
 @rule("baccarat.integrity", games=GAMES, citation="integrity", severity="high",
-      summary="No joker in a baccarat round; each hand of a completed round holds at least two cards")
-def integrity_round(ctx: BaccaratCtx) -> Hits:
+      summary="No joker in a baccarat round; each hand of a completed round holds at least two cards",
+      columns=("status", *CARDS))
+def integrity(ctx: Baccarat) -> Hits:
+    """Catalog, ``integrity``: "a card that cannot be in the round: ... the joker outside pai gow"; and a
+    completed round deals each hand two cards (a round without them cannot be played out)."""
     short = np.flatnonzero(ctx.completed & ~ctx.complete)
-    joker = np.concatenate([ctx.p.rows_with(JOKER), ctx.b.rows_with(JOKER)])
+    joker = np.concatenate([ctx.player.rows_with(JOKER), ctx.banker.rows_with(JOKER)])
     rows = np.union1d(short, joker)
-    msg = np.empty(len(rows), object)
+    msg, rec = np.empty(len(rows), object), np.empty(len(rows), object)
     for k, i in enumerate(rows):  # flagged rounds only
         parts = []
         if i in joker:
-            sides = [s for s, c in (("player", ctx.p), ("banker", ctx.b)) if (c[i] == JOKER).any()]
+            sides = [s for s, h in (("player", ctx.player), ("banker", ctx.banker)) if (h.cards(i) == JOKER).any()]
             parts.append(f"joker in the {' and '.join(sides)} hand: baccarat is dealt without jokers")
         if i in short:
-            parts.append(f"player {cards_str(ctx.p[i]) or 'no card'}, banker {cards_str(ctx.b[i]) or 'no card'}: "
-                         "a completed round deals each hand two cards")
+            parts.append(f"player {cards_str(ctx.player.cards(i)) or 'no card'}, banker "
+                         f"{cards_str(ctx.banker.cards(i)) or 'no card'}: a completed round deals each hand two cards")
         msg[k] = "; ".join(parts)
-    rec = np.array([f"player {cards_str(ctx.p[i])}; banker {cards_str(ctx.b[i])}" for i in rows], dtype=object)
+        rec[k] = f"player {cards_str(ctx.player.cards(i))}; banker {cards_str(ctx.banker.cards(i))}"
     return Hits(rows=rows, message=msg, recorded=rec)
 
 
 @rule("baccarat.integrity_shoe", games=GAMES, citation="integrity", severity="high",
       summary="No card appears in a shoe more often than the shoe's decks hold",
-      scope="shoe", columns=("player_cards", "banker_cards"))
+      scope="shoe", columns=CARDS, params=("decks",))
 def integrity_shoe(table: pa.Table, config: Config) -> Hits:
-    decks = _per_round(config, table, "decks")
-    rows, msgs = shoe_excess(table, ["player_cards", "banker_cards"], decks)
+    """Catalog, ``integrity``: "more copies of a card in a shoe than the shoe holds (reported on the round
+    where the excess copy appears)"."""
+    rows, msgs = shoe_excess(table, list(CARDS), _decks(config, table))
     return Hits(rows=rows, message=msgs)
 
 
-def _per_round(config: Config, table: pa.Table, key: str) -> np.ndarray:
-    """A numeric ``[baccarat]`` setting per round, looking tables up only when some table overrides it."""
+def _decks(config: Config, table: pa.Table) -> np.ndarray:
+    """The ``decks`` setting per round, looking tables up only when some table has its own."""
     if not any("baccarat" in body for body in config.data.get("tables", {}).values()):
-        return np.full(table.num_rows, float(config.get("baccarat", key)))
-    enc = pc.dictionary_encode(combine(table["table_id"]))
-    uniques = np.asarray(enc.dictionary.to_pylist(), dtype=object)
-    return config.param("baccarat", key, uniques)[_num(enc.indices, 0).astype(np.int64)]
+        return np.full(table.num_rows, float(config.get("baccarat", "decks")))
+    return config.param("baccarat", "decks", table["table_id"])
 
 
 # ---- (e) cut card -----------------------------------------------------------------------
 @rule("baccarat.e", games=GAMES, citation=f"{SECTION}(e)", severity="medium",
       summary="After the round in which the cutting card appeared, exactly one more round is dealt",
       scope="shoe", columns=("cut_card",))
-def cut_card_last_hand(table: pa.Table, config: Config) -> Hits:
-    n = table.num_rows
+def e_one_more_hand_after_the_cutting_card(table: pa.Table, config: Config) -> Hits:
+    """(e) "Whenever the cutting card appears during play, the cutting card will be removed and placed to
+    the side and the hand will be completed. Upon completion of the hand, the dealer shall announce "Last
+    hand". At the completion of one (1) more hand, no more cards will be dealt until the reshuffle occurs."
+
+    Catalog: after the round in which the cutting card appeared, exactly one more round is dealt from that
+    shoe (``round_seq`` order); any later round of the shoe is a finding on that later round.
+    """
     group = shoe_groups(table)
-    cut = _num(table["cut_card"], False).astype(bool)
-    pos = np.arange(n, dtype=np.int64)
-    first = np.full(int(group.max(initial=-1)) + 1, np.iinfo(np.int64).max // 2, dtype=np.int64)
-    np.minimum.at(first, group[cut], pos[cut])
-    cut_pos = first[group]
-    rows = np.flatnonzero(pos > cut_pos + 1)
-    seq = _num(table["round_seq"], -1).astype(np.int64)
+    cut = _numbers(table["cut_card"], False).astype(bool)
+    pos = np.arange(table.num_rows, dtype=np.int64)
+    first_cut = np.full(int(group.max(initial=-1)) + 1, np.iinfo(np.int64).max // 2, dtype=np.int64)
+    np.minimum.at(first_cut, group[cut], pos[cut])
+    cut_at = first_cut[group]
+    rows = np.flatnonzero(pos > cut_at + 1)
+    seq = _numbers(table["round_seq"], -1).astype(np.int64)
     msg = np.array([f"round_seq {seq[i]} dealt after the last hand: the cutting card appeared in round_seq "
-                    f"{seq[cut_pos[i]]}, round_seq {seq[cut_pos[i] + 1]} was the last hand" for i in rows],
+                    f"{seq[cut_at[i]]}, round_seq {seq[cut_at[i] + 1]} was the last hand" for i in rows],
                    dtype=object)
     return Hits(rows=rows, message=msg, expected="no round after the last hand",
                 recorded=np.array([f"round_seq {seq[i]}" for i in rows], dtype=object))

@@ -4,8 +4,10 @@ Shoes are dealt side by side: the loop runs over the round position within a
 shoe, numpy over every shoe still in play. Each shoe is ``decks`` decks
 shuffled, a burn (one card, then as many as its value, court cards 10), and a
 cutting card 14-16 cards from the end; after the round in which the cutting
-card appears, exactly one more round is dealt. The tableau is the rules
-engine's own (:func:`auditkit.games.baccarat.rules.player_draws`, ``banker_draws``).
+card appears, exactly one more round is dealt. The simulator plays the tableau
+from its own copy of the regulation's if/else (:func:`_player_draws`,
+:func:`_banker_draws` here), never from the tables the rules read, so that a round
+trip catches an error in either.
 
 Faults (``fault_rate`` of the rounds, at most one per round) are *pure*: the
 round breaks exactly the labelled rule. Dealing faults happen while dealing,
@@ -25,7 +27,7 @@ payouts follow the cards as dealt:
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 import numpy as np
 import pandas as pd
@@ -34,8 +36,8 @@ import pyarrow.compute as pc
 
 from ...cards import BACCARAT_POINTS, JOKER
 from ...money import money_round
-from .rules import banker_draws, outcome_of, player_draws
 from ...schema import WAGER, schema_for
+from .tableau import outcome_of
 
 __all__ = ["simulate", "CITATIONS"]
 
@@ -57,6 +59,22 @@ MAIN_AMOUNTS = np.array([10, 20, 25, 37.5, 50, 75, 100, 150, 200, 500, 1000])
 MAIN_P = np.array([12, 12, 16, 4, 16, 6, 14, 5, 8, 5, 2], dtype=np.float64)
 TIE_AMOUNTS = np.array([5, 10, 12.5, 25, 50])
 TIE_P = np.array([35, 30, 5, 20, 10], dtype=np.float64)
+
+
+def _player_draws(p2: np.ndarray, b2: np.ndarray) -> np.ndarray:
+    """(b)(1)-(b)(3), written out: no natural (8 or 9 on either hand) and a player 0-5 draws."""
+    return (p2 <= 5) & (b2 <= 7)
+
+
+def _banker_draws(p2: np.ndarray, b2: np.ndarray, player_drew: np.ndarray, p3: np.ndarray) -> np.ndarray:
+    """(b)(4)-(b)(11), written out as the regulation's if/else (``p3``: the player's third-card value)."""
+    if_player_drew = np.select(
+        [b2 <= 2, b2 == 3, b2 == 4, b2 == 5, b2 == 6],
+        [True, p3 != 8, (p3 >= 2) & (p3 <= 7), (p3 >= 4) & (p3 <= 7), (p3 >= 6) & (p3 <= 7)],
+        False)                                                  # 7 stands
+    if_player_stood = b2 <= 5
+    no_natural = (p2 <= 7) & (b2 <= 7)
+    return no_natural & np.where(player_drew, if_player_drew, if_player_stood)
 
 
 def _order_strings() -> list[str]:
@@ -97,8 +115,8 @@ def _deal(rng: np.random.Generator, n_shoes: int, decks: int, fault_rate: float)
         v = BACCARAT_POINTS[c].astype(np.int64)
         p2, b2 = (v[:, 0] + v[:, 2]) % 10, (v[:, 1] + v[:, 3]) % 10
         nat = (p2 >= 8) | (b2 >= 8)
-        pd_ = player_draws(p2, b2)
-        bd = banker_draws(p2, b2, pd_, v[:, 4])
+        pd_ = _player_draws(p2, b2)
+        bd = _banker_draws(p2, b2, pd_, v[:, 4])
         is_extra = phase[s] == 2
         label = np.where(is_extra, E, -1).astype(np.int8)
         cat = np.full(n, -1, np.int8)
@@ -119,7 +137,7 @@ def _deal(rng: np.random.Generator, n_shoes: int, decks: int, fault_rate: float)
         pd2 = pd_.copy()
         pd2[pflip & ~nat] = ~pd_[pflip & ~nat]
         pd2[pflip & nat & side_player] = True
-        bd2 = banker_draws(p2, b2, pd2, v[:, 4])               # the banker acts on the cards as dealt
+        bd2 = _banker_draws(p2, b2, pd2, v[:, 4])               # the banker acts on the cards as dealt
         bd2[bflip] = ~bd[bflip]
         bd2[pflip & nat & ~side_player] = True
         label[pflip] = np.where(nat, 3, np.where(p2 <= 5, 1, 2))[pflip]
@@ -234,7 +252,7 @@ def _timeline(rng: np.random.Generator, shoe: np.ndarray, tables: int, start: st
     duration = offset[first + sizes - 1] + interval[first + sizes - 1]
     n_shoes = len(first)
     table = np.arange(n_shoes) % tables
-    day0 = datetime.combine(date.fromisoformat(start), datetime.min.time(), tzinfo=timezone.utc)
+    day0 = datetime.combine(date.fromisoformat(start), datetime.min.time(), tzinfo=UTC)
     base = (day0.timestamp() - UTC_OFFSET * 60) + OPEN_HOUR * 3600  # 04:00 local of the first day, in UTC s
     span = HOURS_PER_DAY * 3600
     shoe_start = np.empty(n_shoes)
@@ -320,7 +338,7 @@ def simulate(n_rounds: int, *, seed: int = 0, fault_rate: float = 0.0, tables: i
     dealer = (hour + table * 3) % 8
     first = np.flatnonzero(np.r_[True, shoe[1:] != shoe[:-1]])
     shoe_ids = [f"{prefix}-{t + 1:02d}-{(day0 + timedelta(days=int(dd))).strftime('%Y%m%d')}-S{no + 1:02d}"
-                for t, dd, no in zip(table[first], shoe_day, shoe_no)]
+                for t, dd, no in zip(table[first], shoe_day, shoe_no, strict=True)]
     shoe_local = np.repeat(np.arange(len(first)), sizes)
 
     # everything in time order, as a log is written (wagers move with their rounds)

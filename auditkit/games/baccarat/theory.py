@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from ...cards import BACCARAT_POINTS
 from ...columns import padded
-from .rules import banker_draws, outcome_of, player_draws
+from .tableau import banker_draws, outcome_of, player_draws
 
 __all__ = ["EVENTS", "EXCLUSIVE", "EVENT_COLUMNS", "STAKE_COLUMNS", "baccarat_probabilities", "shoe_counts",
            "events"]
