@@ -94,7 +94,11 @@ class Context:
         raise NotImplementedError
 
     def nets_of(self, rounds: np.ndarray) -> Nets:
-        """The wager nets of the rounds where ``rounds`` (a mask) is True; a game may build just
-        those instead of every wager (the void check asks for the few void and dead rounds)."""
-        keep = rounds[self.nets.round]
-        return Nets(*(getattr(self.nets, f)[keep] for f in ("round", "seat", "what", "net")))
+        """The wager nets of the rounds where ``rounds`` (a mask) is True, built from those rounds
+        alone (the void check asks for the few void and dead rounds of a batch)."""
+        rows = np.flatnonzero(rounds)
+        if "nets" in self.__dict__ or len(rows) == self.n:  # already built for every wager
+            keep = rounds[self.nets.round]
+            return Nets(*(getattr(self.nets, f)[keep] for f in ("round", "seat", "what", "net")))
+        part = type(self)(self.table.take(pa.array(rows)), self.config).nets
+        return Nets(rows[part.round], part.seat, part.what, part.net)

@@ -416,13 +416,9 @@ class ThreeCardPoker(Context):
 
     @cached_property
     def nets(self) -> Nets:
-        """The wager nets the shared void check reads: those of the void and dead rounds.
-
-        ``wager_nets(np.ones(n, bool))`` lists every wager of the batch; building it (1.4 M
-        entries a batch) would cost the void check a third of the batch's checking time, for
-        nets that check then discards (``tests/test_three_card_kernels.py`` proves the findings equal).
-        """
-        return self.wager_nets(self.void_or_dead)
+        """Every wager net of the batch (the shared void check asks :meth:`nets_of` for those of the
+        void and dead rounds only, built from those rounds alone)."""
+        return self.wager_nets(np.ones(self.n, bool))
 
     # ---- texts of the flagged hands ----------------------------------------------------------------------
     def rounded(self, values: np.ndarray) -> np.ndarray:
