@@ -24,7 +24,17 @@ import numpy as np
 
 from ...cards import RANK, RANKS, SUIT, cards_str
 from .hands import (
-    ACE, BASE, FLUSH, JOKER_RANK, PLANE, STRAIGHT, STRAIGHT_FLUSH, rank2, rank2_from_ranks, rank5, score_table,
+    ACE,
+    BASE,
+    FLUSH,
+    JOKER_RANK,
+    PLANE,
+    STRAIGHT,
+    STRAIGHT_FLUSH,
+    rank2,
+    rank2_from_ranks,
+    rank5,
+    score_table,
     sort_columns_desc,
 )
 

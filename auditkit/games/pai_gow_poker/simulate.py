@@ -16,7 +16,6 @@ rounds except the rare card moves of ``(e)`` rounds.
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -24,10 +23,12 @@ import pyarrow.compute as pc
 
 from ...cards import NO_CARD
 from ...money import money_round
+from ...paytables import Config
+from ...schema import schema_for
+from .deal import EVENT_TYPES, dice_position
 from .hands import fouled_scores, rank2, rank5
 from .house_way import DEFAULT, set_hands
-from .rules import EVENT_TYPES, dice_position
-from ...schema import schema_for
+from .paytable import exact_net, hands_won
 
 __all__ = ["simulate", "CITATIONS"]
 
@@ -74,15 +75,14 @@ def _other_setting(rng: np.random.Generator, cards: np.ndarray, high: np.ndarray
     return out_h, out_l, found
 
 
-def _settle(wager: np.ndarray, p_high: np.ndarray, p_low: np.ndarray, d_high: np.ndarray, d_low: np.ndarray,
-            win: float, commission: float) -> np.ndarray:
-    """Net of each hand against the dealer's hand in its row: both win pays, both lose loses, else push."""
+def _settle(wager: np.ndarray, p_high: np.ndarray, p_low: np.ndarray, d_high: np.ndarray, d_low: np.ndarray
+            ) -> np.ndarray:
+    """Net of each hand against the dealer's hand in its row, by the default paytable, rounded."""
     p_hi, p_lo = rank5(p_high), rank2(p_low)
     d_hi, d_lo = rank5(d_high), rank2(d_low)
-    wins = (p_hi > d_hi).astype(np.int64) + (p_lo > d_lo)    # copies (equal) go to the dealer
-    wins = np.where(fouled_scores(p_hi, p_lo), 0, wins)
-    exact = np.select([wins == 2, wins == 0], [wager * win * (1 - commission), -wager], 0.0)
-    return money_round(exact)
+    won = hands_won(p_hi, p_lo, fouled_scores(p_hi, p_lo), d_hi, d_lo, fouled_scores(d_hi, d_lo))
+    paytable = Config().section(GAME)
+    return money_round(exact_net(won, wager, paytable["win"], paytable["commission"]))
 
 
 # ---- events ----------------------------------------------------------------------------------
@@ -262,7 +262,7 @@ def _chunk(rng: np.random.Generator, n: int, first: int, *, seed: int, fault_rat
     net = np.zeros(m)
     s = np.flatnonzero(hand_set)
     if len(s):
-        net[s] = _settle(wager[s], h_high[s], h_low[s], d_high[h_round[s]], d_low[h_round[s]], 1.0, 0.05)
+        net[s] = _settle(wager[s], h_high[s], h_low[s], d_high[h_round[s]], d_low[h_round[s]])
     pay_rows = np.flatnonzero(kind == PAYTABLE)
     if len(pay_rows):
         j = first_hand[pay_rows]
