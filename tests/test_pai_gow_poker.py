@@ -403,3 +403,23 @@ def test_worked_examples() -> None:
     assert set(g) == set(w)
     for key, d in w.items():
         assert g[key] == pytest.approx(d, abs=0.005), key
+
+
+# ---- declared columns and settings -------------------------------------------------------------
+def test_rules_read_only_their_declared_columns() -> None:
+    """A batch cut to a rule's declared columns (plus the report's metadata) gives the same findings."""
+    from auditkit.games.pai_gow_poker.simulate import simulate
+    from auditkit.paytables import Config
+    from auditkit.rules.registry import rules_for
+    from auditkit.validate import META, check_rounds
+
+    table, truth = simulate(4_000, seed=21, fault_rate=0.3, irregular_rate=0.3)
+    config = Config()
+    for r in rules_for(GAME, "round"):
+        assert r.columns, r.rule_id
+        whole = check_rounds(table, GAME, config, [r])
+        cut = table.select([c for c in table.column_names if c in {*r.columns, *META}])
+        part = check_rounds(cut, GAME, config, [r])
+        assert len(whole) and whole.equals(part), r.rule_id
+    assert {r.rule_id: r.params for r in rules_for(GAME) if r.params} == {
+        "paigow.f": ("house_way", "house_ways"), "paigow.paytable": ("win", "commission")}

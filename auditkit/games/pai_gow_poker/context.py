@@ -25,15 +25,13 @@ from ...columns import flat_values, lengths, to_numpy
 from ...rules.context import Context, Nets, cached_property
 from ...rules.registry import preparer
 from . import kernels
-from .deal import CARDS_PER_HAND, CARDS_REMAINING, EVENT_TYPES, HIGH_HAND, LOW_HAND, STACKS, dice_position
+from .deal import CARDS_PER_HAND, CARDS_REMAINING, EVENT, EVENT_TYPES, HIGH_HAND, LOW_HAND, STACKS, dice_position
 from .hands import fouled_columns, rank2_columns, rank5_columns
 from .paytable import exact_net, hands_won
 
-__all__ = ["GAME", "PaiGowPoker", "NONE", "EVENT"]
+__all__ = ["GAME", "PaiGowPoker", "NONE"]
 
 GAME = "pai_gow_poker"
-EVENT = {name: code for code, name in enumerate(EVENT_TYPES)}
-"""The code of each event type (:attr:`PaiGowPoker.event_type`)."""
 NONE = np.iinfo(np.int64).max
 """Position of an event a round does not have (after any event)."""
 _EVENT_NAMES = pa.array(EVENT_TYPES)

@@ -25,7 +25,7 @@ from ...cards import NO_CARD
 from ...money import money_round
 from ...paytables import Config
 from ...schema import schema_for
-from .deal import EVENT_TYPES, dice_position
+from .deal import EVENT, EVENT_TYPES, SETTING_HIGH, SETTING_LOW, dice_position
 from .hands import fouled_scores, rank2, rank5
 from .house_way import DEFAULT, set_hands
 from .paytable import exact_net, hands_won
@@ -40,21 +40,17 @@ CITATIONS = {A: f"{C}(a)", B: f"{C}(b)", C1: f"{C}(c)(1)", C2: f"{C}(c)(2)", C3:
              D: f"{C}(d)", E: f"{C}(e)", F: f"{C}(f)", G: f"{C}(g)", H: f"{C}(h)", I: f"{C}(i)",
              VOID: "void", PAYTABLE: "paytable", INTEGRITY: "integrity"}
 IRREGULAR = (A, B, C1, C2, C3, D, E, F, G, H, I)   # irregularities that occur with the right remedy
-EV = {name: k for k, name in enumerate(EVENT_TYPES)}
 WAGERS = np.array([5, 10, 10, 15, 20, 25, 25, 25, 50, 50, 75, 100, 100, 200, 37.5, 500], dtype=np.float64)
 PER_DAY = 360          # rounds per table per gaming day (10:00 onwards, about two minutes each)
 MAX_EVENTS = 10
 CHUNK = 50_000
-# the 21 ways to pick the two-card hand out of seven cards
-_PAIRS = np.array([(i, j) for i in range(7) for j in range(i + 1, 7)], dtype=np.int64)
-_REST = np.array([[k for k in range(7) if k not in p] for p in _PAIRS], dtype=np.int64)
 
 
 # ---- settings and settlement ----------------------------------------------------------------
 def _split(cards: np.ndarray, choice: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The (high, low) setting of seven cards that puts pair number ``choice`` in front."""
     rows = np.arange(len(cards))[:, None]
-    return cards[rows, _REST[choice]], cards[rows, _PAIRS[choice]]
+    return cards[rows, SETTING_HIGH[choice]], cards[rows, SETTING_LOW[choice]]
 
 
 def _other_setting(rng: np.random.Generator, cards: np.ndarray, high: np.ndarray, low: np.ndarray,
@@ -67,7 +63,7 @@ def _other_setting(rng: np.random.Generator, cards: np.ndarray, high: np.ndarray
         todo = np.flatnonzero(~found)
         if not len(todo):
             break
-        h, lo = _split(cards[todo], rng.integers(0, len(_PAIRS), len(todo)))
+        h, lo = _split(cards[todo], rng.integers(0, len(SETTING_LOW), len(todo)))
         hi_s, lo_s = rank5(h), rank2(lo)
         ok = ~fouled_scores(hi_s, lo_s) & ((hi_s != ref_hi[todo]) | (lo_s != ref_lo[todo]))
         out_h[todo[ok]], out_l[todo[ok]] = h[ok], lo[ok]
@@ -98,7 +94,7 @@ class _Events:
     def push(self, rows: np.ndarray, kind: str, count: np.ndarray | int = 0, flag: np.ndarray | bool = False) -> None:
         rows = np.flatnonzero(rows) if rows.dtype == bool else rows
         k = self.n[rows]
-        self.kind[rows, k] = EV[kind]
+        self.kind[rows, k] = EVENT[kind]
         self.count[rows, k] = count
         self.flag[rows, k] = flag
         self.n[rows] += 1
@@ -110,13 +106,13 @@ class _Events:
         rnd = np.nonzero(mask)[0]
         m = len(kind)
         types = pc.take(pa.array(EVENT_TYPES), pa.array(kind))
-        has_count = (kind == EV["face_up_card"]) | (kind == EV["stacks_dealt"])
+        has_count = (kind == EVENT["face_up_card"]) | (kind == EVENT["stacks_dealt"])
         count = pa.array(self.count[mask], pa.int32(), mask=~has_count)
         flag = self.flag[mask]
-        exposed = pa.array(flag, pa.bool_(), mask=kind != EV["card_out_of_order"])
-        misdeal = pa.array(flag, pa.bool_(), mask=kind != EV["supervisor_called"])
-        is_roll = kind == EV["roll"]
-        is_reset = kind == EV["dealer_hand_reset"]
+        exposed = pa.array(flag, pa.bool_(), mask=kind != EVENT["card_out_of_order"])
+        misdeal = pa.array(flag, pa.bool_(), mask=kind != EVENT["supervisor_called"])
+        is_roll = kind == EVENT["roll"]
+        is_reset = kind == EVENT["dealer_hand_reset"]
         dice_col = _lists(dice[rnd[is_roll]], is_roll, 3)
         high = _lists(reset_high[rnd[is_reset]], is_reset, 5)
         low = _lists(reset_low[rnd[is_reset]], is_reset, 2)
