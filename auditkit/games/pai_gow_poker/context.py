@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...cards import NO_CARD
-from ...columns import flat_values, lengths, to_numpy
+from ...columns import combine, flat_values, lengths
 from ...rules.context import Context, Nets, cached_property
 from ...rules.registry import preparer
 from . import kernels
@@ -38,8 +38,11 @@ _EVENT_NAMES = pa.array(EVENT_TYPES)
 
 
 def _numbers(arr: pa.Array | pa.ChunkedArray, fill: Any, dtype: Any) -> np.ndarray:
-    """A primitive column as numpy of ``dtype``, nulls as ``fill``."""
-    return to_numpy(arr, fill).astype(dtype, copy=False)
+    """A primitive column as numpy of ``dtype``, nulls as ``fill`` (no copy to fill when there is none)."""
+    arr = combine(arr)
+    if arr.null_count:
+        arr = pc.fill_null(arr, fill)
+    return arr.to_numpy(zero_copy_only=False).astype(dtype, copy=False)
 
 
 def _dice_totals(dice: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -135,12 +138,17 @@ class PaiGowPoker(Context):
 
     # ---- status -----------------------------------------------------------------------------------
     @cached_property
+    def status(self) -> np.ndarray:
+        """Each round's status, for messages."""
+        return kernels.strings(self.table["status"], "completed")
+
+    @cached_property
     def void(self) -> np.ndarray:
-        return to_numpy(pc.equal(self.table["status"], "void"), False).astype(bool)
+        return _numbers(pc.equal(self.table["status"], "void"), False, bool)
 
     @cached_property
     def dead(self) -> np.ndarray:
-        return to_numpy(pc.equal(self.table["status"], "dead"), False).astype(bool)
+        return _numbers(pc.equal(self.table["status"], "dead"), False, bool)
 
     @cached_property
     def reshuffle_at(self) -> np.ndarray:
