@@ -73,14 +73,18 @@ class PaiGowPoker(Context):
         return flat_values(self.table["events"])
 
     @cached_property
+    def events_per_round(self) -> np.ndarray:
+        return lengths(self.table["events"])
+
+    @cached_property
     def event_round(self) -> np.ndarray:
         """The round (row) of each event."""
-        return np.repeat(np.arange(self.n, dtype=np.int64), lengths(self.table["events"]))
+        return np.repeat(np.arange(self.n, dtype=np.int64), self.events_per_round)
 
     @cached_property
     def event_position(self) -> np.ndarray:
         """Each event's position in its round (0 = first)."""
-        starts = kernels.bounds(lengths(self.table["events"]))[:-1]
+        starts = kernels.bounds(self.events_per_round)[:-1]
         return np.arange(len(self.event_round), dtype=np.int64) - starts[self.event_round]
 
     @cached_property
@@ -242,9 +246,13 @@ class PaiGowPoker(Context):
         return flat_values(self.table["hands"])
 
     @cached_property
+    def hands_per_round(self) -> np.ndarray:
+        return lengths(self.table["hands"])
+
+    @cached_property
     def hand_round(self) -> np.ndarray:
         """The round (row) of each hand."""
-        return np.repeat(np.arange(self.n, dtype=np.int32), lengths(self.table["hands"]))
+        return np.repeat(np.arange(self.n, dtype=np.int32), self.hands_per_round)
 
     @cached_property
     def hand_seat(self) -> np.ndarray:
@@ -466,7 +474,7 @@ class PaiGowPoker(Context):
         """Per round, the OR of the bits of every card dealt (dealer and patrons, one bit per card code)
         and how many cards with a valid code were dealt."""
         codes = flat_values(self.hands.field("cards")).to_numpy(zero_copy_only=False).astype(np.int8, copy=False)
-        by_round = kernels.bounds(self.hand_size, np.int32)[kernels.bounds(lengths(self.table["hands"]))]
+        by_round = kernels.bounds(self.hand_size, np.int32)[kernels.bounds(self.hands_per_round)]
         hand_bits, hand_count = kernels.card_union(codes, by_round)
         dealer = flat_values(self.table["dealer_cards"]).to_numpy(zero_copy_only=False).astype(np.int8, copy=False)
         dealer_bits, dealer_count = kernels.card_union(dealer, kernels.bounds(self.dealer_size))

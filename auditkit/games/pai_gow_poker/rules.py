@@ -164,7 +164,7 @@ def e_wrong_card_count(ctx: PaiGowPoker) -> Hits:
 
 def _card_counts(ctx: PaiGowPoker, rounds: np.ndarray) -> list[str]:
     """``hands of 8 and 6 cards`` for each of the ``rounds`` (a loop over those only)."""
-    at = np.r_[0, np.cumsum(np.bincount(ctx.hand_round, minlength=ctx.n))]  # each round's first hand, then the end
+    at = np.r_[0, np.cumsum(ctx.hands_per_round)]  # each round's first hand, then the end
     out = []
     for r in np.flatnonzero(rounds):
         parts = [str(c) for c in ctx.hand_size[at[r]:at[r + 1]] if c != CARDS_PER_HAND]
