@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from auditkit.columns import lengths
-from auditkit.paytables import Config
 from auditkit.games.pai_gow_poker.simulate import PER_DAY, simulate
+from auditkit.paytables import Config
 from auditkit.store import SourceRecord, Store
 from auditkit.validate import check_rounds, validate_store
 

@@ -10,8 +10,21 @@ import pytest
 
 from auditkit.cards import JOKER, parse_cards
 from auditkit.games.pai_gow_poker.hands import (
-    FIVE_ACES, FLUSH, FULL_HOUSE, HIGH_CARD, PAIR, QUADS, STRAIGHT, STRAIGHT_FLUSH, TRIPS, TWO_PAIR,
-    category5, fouled, fouled_scores, rank2, rank5,
+    FIVE_ACES,
+    FLUSH,
+    FULL_HOUSE,
+    HIGH_CARD,
+    PAIR,
+    QUADS,
+    STRAIGHT,
+    STRAIGHT_FLUSH,
+    TRIPS,
+    TWO_PAIR,
+    category5,
+    fouled,
+    fouled_scores,
+    rank2,
+    rank5,
 )
 
 
@@ -150,7 +163,7 @@ def test_joker_against_reference():
     ref = [ref_eval(list(map(int, c))) for c in cards]
     assert [int(g) >> 20 for g in got] == [v[0] for v in ref]
     order = np.argsort(got, kind="stable")
-    for a, b in zip(order[:-1], order[1:]):   # the scores order the hands as the reference does
+    for a, b in zip(order[:-1], order[1:], strict=False):   # the scores order the hands as the reference does
         assert (ref[a] < ref[b]) == (got[a] < got[b]) and (ref[a] == ref[b]) == (got[a] == got[b])
 
 
@@ -167,7 +180,7 @@ def test_random_hands_against_reference():
     got = rank5(cards)
     ref = [ref_eval(list(map(int, c))) for c in cards]
     order = np.argsort(got, kind="stable")
-    for a, b in zip(order[:-1], order[1:]):
+    for a, b in zip(order[:-1], order[1:], strict=False):
         assert (ref[a] < ref[b]) == (got[a] < got[b]) and (ref[a] == ref[b]) == (got[a] == got[b])
     assert np.array_equal(rank5(cards[:, ::-1]), got)  # card order is irrelevant
 

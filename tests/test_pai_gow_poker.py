@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from conftest import example_records, expected_findings
 
-from auditkit.games.pai_gow_poker.rules import dice_position
+from auditkit.games.pai_gow_poker.deal import dice_position
 from auditkit.validate import validate_records
 
 GAME = "pai_gow_poker"
@@ -106,7 +106,7 @@ def test_68_IAC_10_9_17_a() -> None:
     msg = f.set_index("round_id")["message"]
     assert "3 face-up cards" in msg["bad-completed"] and "round completed" in msg["bad-completed"]
     assert "no reshuffle" in msg["bad-no-shuffle"]
-    assert (f["discrepancy"] == 0).all()
+    assert (f["discrepancy"] == 0).all() and f["expected_amount"].isna().all() and f["recorded_amount"].isna().all()
 
 
 def test_68_IAC_10_9_17_b() -> None:
@@ -283,6 +283,8 @@ def test_void() -> None:
     assert f.loc["bad", "discrepancy"] == pytest.approx(-190.5)
     assert f.loc["bad-dead", "discrepancy"] == -20
     assert f.loc["bad-wagers", "discrepancy"] == 10
+    assert (f["expected_amount"] == 0).all() and (f["recorded_amount"] == f["discrepancy"]).all()
+    assert f.loc["bad-dead", "message"] == "seat 3 hand: net -20.00 in a dead round"
     # a completed round's nets are not a void finding
     assert found([rnd("completed")], "void").empty
 
@@ -331,13 +333,17 @@ def test_paytable() -> None:
     assert f.loc["bad-copy-paid", "discrepancy"] == 95
     assert f.loc["bad-foul-pushed", "discrepancy"] == 40
     assert f.loc["bad-commission", "discrepancy"] == pytest.approx(1.25)
-    assert f.loc["bad-commission", "expected"] == "23.75"
+    assert f.loc["bad-commission", "expected"] == "net +23.75"
+    assert f.loc["bad-commission", "recorded"] == "net +25.00"
+    assert f.loc["bad-commission", "expected_amount"] == 23.75 and f.loc["bad-commission", "recorded_amount"] == 25
+    assert f.loc["bad-commission", "message"] == "paytable: seat 3 win on 25.00 pays +23.75, recorded +25.00"
+    assert (f["discrepancy"] == (f["recorded_amount"] - f["expected_amount"]).round(6)).all()
     assert f.loc["bad-cent", "discrepancy"] == pytest.approx(-0.01)
     # the base round's settlements are right, and so is the example round
     assert found([rnd("base")], "paytable").empty
     # an exact payout that is not whole cents: 37.5 * 0.95 = 35.625, either cent is fine
     half = [settle(f"h{i}") for i in range(3)]
-    for h, net in zip(half, (35.62, 35.63, 35.61)):
+    for h, net in zip(half, (35.62, 35.63, 35.61), strict=False):
         h["hands"][2].update(wager=37.5, net=net)
     assert set(found(half, "paytable")["round_id"]) == {"h2"}
     # a hand without a complete setting is not settled (nothing to compare)
@@ -358,7 +364,8 @@ def test_copy_high_goes_to_dealer() -> None:
     r["hands"] = [{"seat": 1, "cards": ["Ks", "Kh", "9d", "7c", "4d", "2s", "2d"],
                    "high": ["Ks", "Kh", "9d", "7c", "4d"], "low": ["2s", "2d"], "wager": 50, "net": 47.5}]
     f = found([r], "paytable")
-    assert len(f) == 1 and f["discrepancy"].iloc[0] == 47.5 and f["expected"].iloc[0] == "0"
+    assert len(f) == 1 and f["discrepancy"].iloc[0] == 47.5 and f["expected"].iloc[0] == "net +0.00"
+    assert f["expected_amount"].iloc[0] == 0 and f["recorded_amount"].iloc[0] == 47.5
     r["hands"][0]["net"] = 0
     assert found([r], "paytable").empty
 
@@ -391,8 +398,28 @@ def test_worked_examples() -> None:
     _needs_evaluator()
     got = validate_records(example_records(GAME))
     want = expected_findings(GAME)
-    g = {(r, c): d for r, c, d in zip(got["round_id"], got["citation"], got["discrepancy"])}
-    w = {(r, c): d for r, c, d in zip(want["round_id"], want["citation"], want["discrepancy"])}
+    g = {(r, c): d for r, c, d in zip(got["round_id"], got["citation"], got["discrepancy"], strict=False)}
+    w = {(r, c): d for r, c, d in zip(want["round_id"], want["citation"], want["discrepancy"], strict=False)}
     assert set(g) == set(w)
     for key, d in w.items():
         assert g[key] == pytest.approx(d, abs=0.005), key
+
+
+# ---- declared columns and settings -------------------------------------------------------------
+def test_rules_read_only_their_declared_columns() -> None:
+    """A batch cut to a rule's declared columns (plus the report's metadata) gives the same findings."""
+    from auditkit.games.pai_gow_poker.simulate import simulate
+    from auditkit.paytables import Config
+    from auditkit.rules.registry import rules_for
+    from auditkit.validate import META, check_rounds
+
+    table, truth = simulate(4_000, seed=21, fault_rate=0.3, irregular_rate=0.3)
+    config = Config()
+    for r in rules_for(GAME, "round"):
+        assert r.columns, r.rule_id
+        whole = check_rounds(table, GAME, config, [r])
+        cut = table.select([c for c in table.column_names if c in {*r.columns, *META}])
+        part = check_rounds(cut, GAME, config, [r])
+        assert len(whole) and whole.equals(part), r.rule_id
+    assert {r.rule_id: r.params for r in rules_for(GAME) if r.params} == {
+        "paigow.f": ("house_way", "house_ways"), "paigow.paytable": ("win", "commission")}

@@ -121,7 +121,7 @@ def score_table() -> np.ndarray:
     """int32 [2 * 14**5]: score of each sorted-descending base-14 rank pattern, plain then suited."""
     table = np.full(2 * PLANE, -1, dtype=np.int32)
     for combo in combinations_with_replacement(range(BASE - 1, -1, -1), 5):  # non-increasing
-        idx = sum(r * w for r, w in zip(combo, (BASE**4, BASE**3, BASE**2, BASE, 1)))
+        idx = sum(r * w for r, w in zip(combo, (BASE**4, BASE**3, BASE**2, BASE, 1), strict=False))
         if combo.count(JOKER_RANK) > 1:
             continue
         table[idx] = score_pattern(combo, False)

@@ -16,20 +16,31 @@ possible settings scored with the five-card tables. No Python loop runs per hand
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
-from itertools import combinations, combinations_with_replacement
+from itertools import combinations_with_replacement
 from math import comb
 from typing import Any
 
 import numpy as np
 
-from ...cards import RANK, RANKS, SUIT, cards_str
+from ...cards import RANK, RANKS, SUIT
+from .deal import SETTING_HIGH, SETTING_LOW
 from .hands import (
-    ACE, BASE, FLUSH, JOKER_RANK, PLANE, STRAIGHT, STRAIGHT_FLUSH, rank2, rank2_from_ranks, rank5, score_table,
+    ACE,
+    BASE,
+    FLUSH,
+    JOKER_RANK,
+    PLANE,
+    STRAIGHT,
+    STRAIGHT_FLUSH,
+    rank2,
+    rank2_from_ranks,
+    rank5,
+    score_table,
     sort_columns_desc,
 )
 
 __all__ = ["HouseWay", "HouseWayError", "DEFAULT", "BUILTIN", "STRUCTURES", "load_house_way", "set_hands",
-           "same_setting", "describe"]
+           "same_setting"]
 
 STRUCTURES = ("no_pair", "one_pair", "two_pair", "three_pair", "trips", "full_house", "two_trips", "quads",
               "five_aces")
@@ -179,8 +190,7 @@ def load_house_way(spec: dict | str | HouseWay) -> HouseWay:
 
 
 # ---- vectorized setting ----------------------------------------------------------------------
-_LOW = np.array(list(combinations(range(7), 2)), dtype=np.intp)                              # [21, 2]
-_KEEP = np.array([[p for p in range(7) if p not in pair] for pair in _LOW], dtype=np.intp)  # [21, 5]
+_LOW, _KEEP = SETTING_LOW, SETTING_HIGH  # the 21 settings: positions of the two-card and five-card hands
 _RANK16 = RANK.astype(np.int16)
 _SUIT16 = SUIT.astype(np.int16)
 # Straight windows over rank bits (bit 12 = ace): A-2-3-4-5, then 2-6 .. T-A.
@@ -402,8 +412,3 @@ def set_hands(cards: np.ndarray, way: HouseWay = DEFAULT) -> tuple[np.ndarray, n
 def same_setting(high_a: np.ndarray, low_a: np.ndarray, high_b: np.ndarray, low_b: np.ndarray) -> np.ndarray:
     """bool [n]: two settings of the same seven cards have equal value (suits that change nothing ignored)."""
     return (rank5(high_a) == rank5(high_b)) & (rank2(low_a) == rank2(low_b))
-
-
-def describe(high: np.ndarray, low: np.ndarray) -> str:
-    """``"Ks 8c 5s 3s 2c / Qh 9c"`` for one setting."""
-    return f"{cards_str(high)} / {cards_str(low)}"

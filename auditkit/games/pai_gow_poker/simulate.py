@@ -16,7 +16,6 @@ rounds except the rare card moves of ``(e)`` rounds.
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -24,10 +23,12 @@ import pyarrow.compute as pc
 
 from ...cards import NO_CARD
 from ...money import money_round
+from ...paytables import Config
+from ...schema import schema_for
+from .deal import EVENT, EVENT_TYPES, SETTING_HIGH, SETTING_LOW, dice_position
 from .hands import fouled_scores, rank2, rank5
 from .house_way import DEFAULT, set_hands
-from .rules import EVENT_TYPES, dice_position
-from ...schema import schema_for
+from .paytable import exact_net, hands_won
 
 __all__ = ["simulate", "CITATIONS"]
 
@@ -39,21 +40,17 @@ CITATIONS = {A: f"{C}(a)", B: f"{C}(b)", C1: f"{C}(c)(1)", C2: f"{C}(c)(2)", C3:
              D: f"{C}(d)", E: f"{C}(e)", F: f"{C}(f)", G: f"{C}(g)", H: f"{C}(h)", I: f"{C}(i)",
              VOID: "void", PAYTABLE: "paytable", INTEGRITY: "integrity"}
 IRREGULAR = (A, B, C1, C2, C3, D, E, F, G, H, I)   # irregularities that occur with the right remedy
-EV = {name: k for k, name in enumerate(EVENT_TYPES)}
 WAGERS = np.array([5, 10, 10, 15, 20, 25, 25, 25, 50, 50, 75, 100, 100, 200, 37.5, 500], dtype=np.float64)
 PER_DAY = 360          # rounds per table per gaming day (10:00 onwards, about two minutes each)
 MAX_EVENTS = 10
 CHUNK = 50_000
-# the 21 ways to pick the two-card hand out of seven cards
-_PAIRS = np.array([(i, j) for i in range(7) for j in range(i + 1, 7)], dtype=np.int64)
-_REST = np.array([[k for k in range(7) if k not in p] for p in _PAIRS], dtype=np.int64)
 
 
 # ---- settings and settlement ----------------------------------------------------------------
 def _split(cards: np.ndarray, choice: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The (high, low) setting of seven cards that puts pair number ``choice`` in front."""
     rows = np.arange(len(cards))[:, None]
-    return cards[rows, _REST[choice]], cards[rows, _PAIRS[choice]]
+    return cards[rows, SETTING_HIGH[choice]], cards[rows, SETTING_LOW[choice]]
 
 
 def _other_setting(rng: np.random.Generator, cards: np.ndarray, high: np.ndarray, low: np.ndarray,
@@ -66,7 +63,7 @@ def _other_setting(rng: np.random.Generator, cards: np.ndarray, high: np.ndarray
         todo = np.flatnonzero(~found)
         if not len(todo):
             break
-        h, lo = _split(cards[todo], rng.integers(0, len(_PAIRS), len(todo)))
+        h, lo = _split(cards[todo], rng.integers(0, len(SETTING_LOW), len(todo)))
         hi_s, lo_s = rank5(h), rank2(lo)
         ok = ~fouled_scores(hi_s, lo_s) & ((hi_s != ref_hi[todo]) | (lo_s != ref_lo[todo]))
         out_h[todo[ok]], out_l[todo[ok]] = h[ok], lo[ok]
@@ -74,15 +71,14 @@ def _other_setting(rng: np.random.Generator, cards: np.ndarray, high: np.ndarray
     return out_h, out_l, found
 
 
-def _settle(wager: np.ndarray, p_high: np.ndarray, p_low: np.ndarray, d_high: np.ndarray, d_low: np.ndarray,
-            win: float, commission: float) -> np.ndarray:
-    """Net of each hand against the dealer's hand in its row: both win pays, both lose loses, else push."""
+def _settle(wager: np.ndarray, p_high: np.ndarray, p_low: np.ndarray, d_high: np.ndarray, d_low: np.ndarray
+            ) -> np.ndarray:
+    """Net of each hand against the dealer's hand in its row, by the default paytable, rounded."""
     p_hi, p_lo = rank5(p_high), rank2(p_low)
     d_hi, d_lo = rank5(d_high), rank2(d_low)
-    wins = (p_hi > d_hi).astype(np.int64) + (p_lo > d_lo)    # copies (equal) go to the dealer
-    wins = np.where(fouled_scores(p_hi, p_lo), 0, wins)
-    exact = np.select([wins == 2, wins == 0], [wager * win * (1 - commission), -wager], 0.0)
-    return money_round(exact)
+    won = hands_won(p_hi, p_lo, fouled_scores(p_hi, p_lo), d_hi, d_lo, fouled_scores(d_hi, d_lo))
+    paytable = Config().section(GAME)
+    return money_round(exact_net(won, wager, paytable["win"], paytable["commission"]))
 
 
 # ---- events ----------------------------------------------------------------------------------
@@ -98,7 +94,7 @@ class _Events:
     def push(self, rows: np.ndarray, kind: str, count: np.ndarray | int = 0, flag: np.ndarray | bool = False) -> None:
         rows = np.flatnonzero(rows) if rows.dtype == bool else rows
         k = self.n[rows]
-        self.kind[rows, k] = EV[kind]
+        self.kind[rows, k] = EVENT[kind]
         self.count[rows, k] = count
         self.flag[rows, k] = flag
         self.n[rows] += 1
@@ -110,13 +106,13 @@ class _Events:
         rnd = np.nonzero(mask)[0]
         m = len(kind)
         types = pc.take(pa.array(EVENT_TYPES), pa.array(kind))
-        has_count = (kind == EV["face_up_card"]) | (kind == EV["stacks_dealt"])
+        has_count = (kind == EVENT["face_up_card"]) | (kind == EVENT["stacks_dealt"])
         count = pa.array(self.count[mask], pa.int32(), mask=~has_count)
         flag = self.flag[mask]
-        exposed = pa.array(flag, pa.bool_(), mask=kind != EV["card_out_of_order"])
-        misdeal = pa.array(flag, pa.bool_(), mask=kind != EV["supervisor_called"])
-        is_roll = kind == EV["roll"]
-        is_reset = kind == EV["dealer_hand_reset"]
+        exposed = pa.array(flag, pa.bool_(), mask=kind != EVENT["card_out_of_order"])
+        misdeal = pa.array(flag, pa.bool_(), mask=kind != EVENT["supervisor_called"])
+        is_roll = kind == EVENT["roll"]
+        is_reset = kind == EVENT["dealer_hand_reset"]
         dice_col = _lists(dice[rnd[is_roll]], is_roll, 3)
         high = _lists(reset_high[rnd[is_reset]], is_reset, 5)
         low = _lists(reset_low[rnd[is_reset]], is_reset, 2)
@@ -262,7 +258,7 @@ def _chunk(rng: np.random.Generator, n: int, first: int, *, seed: int, fault_rat
     net = np.zeros(m)
     s = np.flatnonzero(hand_set)
     if len(s):
-        net[s] = _settle(wager[s], h_high[s], h_low[s], d_high[h_round[s]], d_low[h_round[s]], 1.0, 0.05)
+        net[s] = _settle(wager[s], h_high[s], h_low[s], d_high[h_round[s]], d_low[h_round[s]])
     pay_rows = np.flatnonzero(kind == PAYTABLE)
     if len(pay_rows):
         j = first_hand[pay_rows]
