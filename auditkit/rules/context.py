@@ -61,9 +61,14 @@ class Context:
         """A stored column as numpy, nulls as ``fill``."""
         return to_numpy(self.table[name], fill)
 
+    @cached_property
+    def table_ids(self) -> pa.ChunkedArray:
+        """The batch's table ids, one object for every lookup (the configuration caches its encoding)."""
+        return self.table["table_id"]
+
     def param(self, key: str, dtype: Any = np.float64) -> np.ndarray:
         """A numeric setting of the game's section per round (table overrides applied)."""
-        return self.config.param(self.section, key, self.table["table_id"], dtype)
+        return self.config.param(self.section, key, self.table_ids, dtype)
 
     @cached_property
     def unit(self) -> float:

@@ -130,16 +130,6 @@ class PaiGowPoker(Context):
         """Per round, whether some event satisfies ``mask``."""
         return np.bincount(self.event_round[mask], minlength=self.n) > 0
 
-    # ---- configuration -----------------------------------------------------------------------------
-    @cached_property
-    def table_ids(self) -> pa.ChunkedArray:
-        """The batch's ``table_id`` column, one object, so the configuration encodes it once."""
-        return self.table["table_id"]
-
-    def param(self, key: str, dtype: Any = np.float64) -> np.ndarray:
-        """A numeric setting of ``[pai_gow_poker]`` per round (table overrides applied)."""
-        return self.config.param(self.section, key, self.table_ids, dtype)
-
     # ---- status -----------------------------------------------------------------------------------
     @cached_property
     def status(self) -> np.ndarray:
