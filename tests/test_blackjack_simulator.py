@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import pyarrow.compute as pc
 import pytest
 
 from auditkit.columns import flat_values, lengths
+from auditkit.games.blackjack.simulate import CITATIONS, simulate
 from auditkit.paytables import Config
 from auditkit.schema import schema_for
-from auditkit.games.blackjack.simulate import CITATIONS, simulate
 from auditkit.validate import validate_tables
 
 
@@ -20,7 +19,7 @@ def sample():
 
 
 def _pairs(frame) -> set[tuple[str, str]]:
-    return set(zip(frame["round_id"], frame["citation"]))
+    return set(zip(frame["round_id"], frame["citation"], strict=True))
 
 
 def test_round_trip(sample) -> None:
