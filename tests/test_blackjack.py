@@ -303,6 +303,25 @@ def test_void() -> None:
                                                                     "message"].iloc[0]
 
 
+def test_money_findings_are_data() -> None:
+    """A money finding carries the expected and recorded nets; a finding about no money leaves them NaN."""
+    wrong = rnd("7s Kh", hand(5, "4d 3s 3d Qd", 100, -100))                      # (a)(2): +100 expected
+    short = rnd("Tc 8d", hand(1, "Ac Kc", 20, 20))                                # paytable: 3:2 is +30
+    insured = rnd("As Kd", hand(3, "3s 6h", 100, -100),
+                  wagers=[{"seat": 3, "bet": "insurance", "amount": 50, "net": 50}])
+    low = rnd("Th 8c", hand(1, "9c 9d", 5, 0))                                    # (a): not about money
+    f = found(wrong, short, insured, low).set_index("round_id")
+    for rec, exp, got, text in ((wrong, 100, -100, ("+100.00", "-100.00")), (short, 30, 20, ("+30.00", "+20.00")),
+                                (insured, 100, 50, ("+100.00", "+50.00"))):
+        row = f.loc[rec["round_id"]]
+        assert (row["expected_amount"], row["recorded_amount"], row["discrepancy"]) == (exp, got, got - exp)
+        assert (row["expected"], row["recorded"]) == text
+        assert f"recorded {text[1]}, expected {text[0]}" in row["message"]
+    row = f.loc[low["round_id"]]
+    assert np.isnan(row["expected_amount"]) and np.isnan(row["recorded_amount"]) and row["discrepancy"] == 0
+    assert row["expected"] == "10.00-500.00" and row["recorded"] == "5.00"
+
+
 # ---- integrity ---------------------------------------------------------------------------------
 def test_integrity() -> None:
     joker = rnd("Tc 8d", hand(1, "JK 9h", 25, 0))

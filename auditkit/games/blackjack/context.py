@@ -73,6 +73,14 @@ class Blackjack(Context):
 
     section = GAME
 
+    @cached_property
+    def table_ids(self) -> pa.ChunkedArray:
+        """The ``table_id`` column, one object, so the configuration encodes it once for every setting."""
+        return self.table["table_id"]
+
+    def param(self, key: str, dtype: Any = np.float64) -> np.ndarray:
+        return self.config.param(self.section, key, self.table_ids, dtype)
+
     # ---- the paytable and house rules, per round ([blackjack] settings, table overrides applied) ----
     @cached_property
     def win_rate(self) -> np.ndarray:
@@ -142,9 +150,13 @@ class Blackjack(Context):
         """Rounds holding a joker (dealer's or a hand's cards)."""
         flat, start, n = self.dealer_cards
         hand_flat, hand_start, hand_n = self.hand_cards
-        in_dealer = list_counts(flat == JOKER, start, n) > 0
-        in_hand = list_counts(hand_flat == JOKER, hand_start, hand_n) > 0
-        return in_dealer | (np.bincount(self.hand_round[in_hand], minlength=self.n)[:self.n] > 0)
+        out = np.zeros(self.n, dtype=bool)
+        if (flat == JOKER).any():
+            out |= list_counts(flat == JOKER, start, n) > 0
+        if (hand_flat == JOKER).any():
+            in_hand = list_counts(hand_flat == JOKER, hand_start, hand_n) > 0
+            out |= np.bincount(self.hand_round[in_hand], minlength=self.n)[:self.n] > 0
+        return out
 
     @cached_property
     def settled(self) -> np.ndarray:
@@ -349,8 +361,12 @@ class Blackjack(Context):
         return flat_values(self.table["events"])
 
     @cached_property
+    def events_per_round(self) -> np.ndarray:
+        return list_lengths(self.table["events"])
+
+    @cached_property
     def event_round(self) -> np.ndarray:
-        return np.repeat(np.arange(self.n, dtype=np.int64), list_lengths(self.table["events"]))
+        return np.repeat(np.arange(self.n, dtype=np.int64), self.events_per_round)
 
     @cached_property
     def event_seat(self) -> np.ndarray:
@@ -367,7 +383,8 @@ class Blackjack(Context):
         return _numpy(codes, -1, np.int64)
 
     def _action_in(self, actions: tuple[str, ...]) -> np.ndarray:
-        return np.isin(self.action, [H.ACTIONS.index(a) for a in actions])
+        among = np.array([a in actions for a in H.ACTIONS] + [False])  # the last entry: not a wager (-1)
+        return among[self.action]
 
     @cached_property
     def changes_wager(self) -> np.ndarray:
@@ -388,7 +405,11 @@ class Blackjack(Context):
     def after_first_card(self) -> np.ndarray:
         """The event comes after a ``first_card`` marker of its round."""
         marker = _numpy(pc.equal(struct_field(self.events, "type"), "first_card"), False, bool)
-        return _earlier_in_group(self.event_round, marker)
+        markers_before = np.zeros(len(marker) + 1, dtype=np.int64)  # markers before each event, in the batch
+        np.cumsum(marker, out=markers_before[1:])
+        round_start = np.zeros(self.n, dtype=np.int64)
+        np.cumsum(self.events_per_round[:-1], out=round_start[1:])
+        return markers_before[:-1] > markers_before[round_start][self.event_round]
 
     @cached_property
     def after_confirmed_wager(self) -> np.ndarray:
@@ -401,10 +422,16 @@ class Blackjack(Context):
 
     # ---- every wager net (the shared void check) ------------------------------------------------
     @cached_property
+    def status(self) -> np.ndarray:
+        """Each round's status (fixed-width text: one dictionary lookup, no Python string per round)."""
+        enc = pc.dictionary_encode(combine(pc.fill_null(self.table["status"], "completed")))
+        return enc.dictionary.to_numpy(zero_copy_only=False).astype(str)[enc.indices.to_numpy()]
+
+    @cached_property
     def nets(self) -> Nets:
         """Each hand's net (``hand 0``, ``hand 1``...) and each side wager's (named by its bet)."""
-        labels = np.array([f"hand {k}" for k in range(int(self.hand_no.max(initial=0)) + 1)], dtype=object)
-        bets = self.wager_bet.to_numpy(zero_copy_only=False).astype(object)
+        labels = np.array([f"hand {k}" for k in range(int(self.hand_no.max(initial=0)) + 1)])
+        bets = self.wager_bet.to_numpy(zero_copy_only=False).astype(str)
         return Nets(round=np.concatenate([self.hand_round, self.wager_round]),
                     seat=np.concatenate([self.seat, self.wager_seat]),
                     what=np.concatenate([labels[np.maximum(self.hand_no, 0)], bets]),
