@@ -71,3 +71,17 @@ def test_simulated_play_is_realistic(sample) -> None:
     assert again.equals(first)                                     # deterministic by seed
     assert not np.array_equal(simulate(500, seed=8)[0]["dealer_cards"].to_pylist(),
                               first["dealer_cards"].to_pylist())
+
+
+def test_rules_read_only_their_declared_columns(sample) -> None:
+    """Each round rule finds the same on a batch cut to its declared columns plus the report's metadata."""
+    from auditkit.validate import META, check_rounds, select_rules
+
+    table, _ = sample
+    cfg = Config()
+    cfg.data["blackjack"]["check_dealer_play"] = True
+    for r in select_rules("blackjack", "round"):
+        cut = table.select(list(dict.fromkeys([*META, *r.columns])))
+        want = check_rounds(table, "blackjack", cfg, [r])
+        got = check_rounds(cut, "blackjack", cfg, [r])
+        assert len(want) and got.equals(want), r.rule_id

@@ -13,7 +13,10 @@ table's posted limits (recorded on each round); wager events carry a
 10:00 local time (UTC-05:00), about 70 seconds a round.
 
 A faulty round (``fault_rate``) breaks exactly the labelled rule and no other
-(the truth holds ``round_id, citation``). Play is sequential, so rounds are
+(the truth holds ``round_id, citation``); a ``void`` fault declares the round void or
+dead and pays a hand anyway. Totals, blackjacks, live hands, the dealer's drawing and
+each hand's result are those of :mod:`.hands`, as the rules read them; the paytable is
+the default ``[blackjack]`` configuration. Play is sequential, so rounds are
 dealt in a Python loop; the output columns are assembled with numpy/Arrow.
 """
 
