@@ -211,7 +211,7 @@ def _event_hits(ctx: Blackjack, events: np.ndarray, why: str, expected: str) -> 
 
 @rule("blackjack.c", games=(GAME,), citation=f"{SECTION}(c)", severity="high",
       summary="No wager placed, increased or withdrawn after the first card (double, split, surrender, "
-              "insurance, even money excepted)", columns=("events",))
+              "insurance, even money excepted)", columns=("events",), params=())
 def c_no_change_after_first_card(ctx: Blackjack) -> Hits:
     """(c) "Except when splitting pairs, doubling down, surrendering, making an insurance wager, or
     making an even money wager, no wager may be made, increased, or withdrawn after the first card
@@ -227,7 +227,7 @@ def c_no_change_after_first_card(ctx: Blackjack) -> Hits:
 
 @rule("blackjack.e", games=(GAME,), citation=f"{SECTION}(e)", severity="high",
       summary="After a double, split, surrender, insurance or even money wager, the seat's wagers are not "
-              "increased or withdrawn in the round", columns=("events",))
+              "increased or withdrawn in the round", columns=("events",), params=())
 def e_no_change_after_confirmed(ctx: Blackjack) -> Hits:
     """(e) "After a wager on the insurance line, an even money wager, a surrender, a wager to double
     down, or a wager to split pairs has been confirmed by the dealer, no player may handle, remove,
@@ -322,7 +322,7 @@ def _even_money(ctx: Blackjack) -> Hits:
 
 # ---- void ---------------------------------------------------------------------------------------
 @rule("blackjack.void", games=(GAME,), citation="void", severity="high", summary=VOID_SUMMARY,
-      columns=("status", "hands", "wagers"))
+      columns=("status", "hands", "wagers"), params=())
 def void(ctx: Blackjack) -> Hits:
     """Catalog ``void``: "in a void or dead round every wager's net is 0" (hands and side wagers)."""
     return void_round_nets(ctx)
@@ -330,7 +330,7 @@ def void(ctx: Blackjack) -> Hits:
 
 # ---- integrity ----------------------------------------------------------------------------------
 @rule("blackjack.integrity", games=(GAME,), citation="integrity", severity="high",
-      summary="No joker in a blackjack round", columns=("dealer_cards", "hands"))
+      summary="No joker in a blackjack round", columns=("dealer_cards", "hands"), params=())
 def integrity(ctx: Blackjack) -> Hits:
     """Catalog ``integrity``: "a card that cannot be in the round: ... the joker outside pai gow"."""
     return Hits.where(ctx.joker, "a joker (JK) recorded in a blackjack round", expected="no joker", recorded="JK")
