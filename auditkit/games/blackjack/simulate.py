@@ -99,28 +99,35 @@ class Hand:
 
     @property
     def blackjack(self) -> bool:
-        return bool(is_blackjack(len(self.cards), total(self.cards)[0], self.split))
+        """:func:`hands.is_blackjack` (the card count tested first: most hands are not two cards)."""
+        return len(self.cards) == 2 and bool(is_blackjack(2, total(self.cards)[0], self.split))
 
     def live(self) -> bool:
-        return bool(is_live(total(self.cards)[0], self.surrendered, self.blackjack, self.em))
+        """:func:`hands.is_live` (a surrendered or even money hand is not, whatever its cards)."""
+        if self.surrendered or self.em:
+            return False
+        return bool(is_live(total(self.cards)[0], False, self.blackjack, False))
 
 
-def _dealer_blackjack(dealer: list[int]) -> bool:
-    return bool(is_blackjack(len(dealer), total(dealer)[0], False))
+def _dealer(dealer: list[int]) -> tuple[int, bool]:
+    """The dealer's total and whether it is a blackjack."""
+    t = total(dealer)[0]
+    return t, bool(is_blackjack(len(dealer), t, False))
 
 
-def _result(h: Hand, dealer: list[int]) -> tuple[str, int]:
+def _result(h: Hand, dealer_total: int, dealer_bj: bool) -> tuple[str, int]:
     """The subsection a compared hand's result rests on, and its direction (:func:`hands.outcome`)."""
-    return outcome(total(h.cards)[0], h.blackjack, total(dealer)[0], _dealer_blackjack(dealer))
+    p = total(h.cards)[0]
+    return outcome(p, bool(is_blackjack(len(h.cards), p, h.split)), dealer_total, dealer_bj)
 
 
-def settle(h: Hand, dealer: list[int]) -> float:
-    """The correct net of a hand against the dealer's cards as dealt."""
+def settle(h: Hand, dealer_total: int, dealer_bj: bool) -> float:
+    """The correct net of a hand against the dealer's total (and blackjack) as dealt."""
     if h.em:
         return 0.0
     if h.surrendered:
         return -SURRENDER * h.wager
-    sub, direction = _result(h, dealer)
+    sub, direction = _result(h, dealer_total, dealer_bj)
     if direction > 0:
         return (BLACKJACK if sub == "(a)(3)" else WIN) * h.wager
     return direction * h.wager
@@ -138,9 +145,9 @@ class Round:
         self.has_marker = True
 
     def settle_all(self) -> None:
-        d_bj = _dealer_blackjack(self.dealer)
+        d_total, d_bj = _dealer(self.dealer)
         for h in self.hands:
-            h.net = settle(h, self.dealer)
+            h.net = settle(h, d_total, d_bj)
         for w in self.wagers:
             w[3] = w[2] * (INSURANCE if d_bj else -1.0) if w[1] == "insurance" else w[2] * EVEN_MONEY
 
@@ -187,7 +194,7 @@ def _play(shoe: list[int], pos: int, bets: dict[int, float], r: random.Random, h
             elif not h.blackjack and r.random() < 0.12:
                 rd.wagers.append([s, "insurance", h.wager / 2, 0.0])
                 rd.events.append(("wager", s, "insurance", h.wager / 2))
-    if not _dealer_blackjack(rd.dealer):
+    if not _dealer(rd.dealer)[1]:
         for s in seats:
             queue = hands[s]
             i = 0
@@ -243,7 +250,7 @@ def _play(shoe: list[int], pos: int, bets: dict[int, float], r: random.Random, h
 # ---- faults ---------------------------------------------------------------------------------------
 def _outcome_kind(h: Hand, dealer: list[int]) -> str:
     """The citation the correct result of a compared hand rests on."""
-    sub = _result(h, dealer)[0]
+    sub = _result(h, *_dealer(dealer))[0]
     return sub if sub == "loss" else f"{S}{sub}"
 
 
@@ -278,7 +285,7 @@ def _fault(rd: Round, citation: str, r: random.Random, limits: tuple[int, int], 
         new = float(lo - 5 if lo > 5 else lo / 2) if below else float(hi + 5 * r.randint(1, 20))
         h.initial = new
         h.wager = 2 * new if h.doubled else new
-        h.net = settle(h, rd.dealer)
+        h.net = settle(h, *_dealer(rd.dealer))
         rd.events = [e if e[1] != s else
                      (e[0], s, e[2], h.wager if e[2] == "surrender" else new) for e in rd.events
                      if not (e[1] == s and e[2] in ("increase", "withdraw"))]
