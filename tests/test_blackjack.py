@@ -299,6 +299,8 @@ def test_void() -> None:
         row = f[f["round_id"] == rec["round_id"]].iloc[0]
         assert row["discrepancy"] == d and row["recorded_amount"] == d and row["expected_amount"] == 0
     assert "seat 1 hand 0: net +25.00 in a void round" in f.loc[f["round_id"] == void_paid["round_id"], "message"].iloc[0]
+    huge = rnd("Tc 8d", hand(1, "Tc 9h", 25, 25, hand=2**31 - 1), status="void")  # labels only the hands there are
+    assert "seat 1 hand 2147483647: net +25.00" in found(huge)["message"].iloc[0]
     assert "seat 1 insurance: net +50.00 in a dead round" in f.loc[f["round_id"] == dead_side["round_id"],
                                                                     "message"].iloc[0]
 

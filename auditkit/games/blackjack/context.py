@@ -430,11 +430,16 @@ class Blackjack(Context):
     @cached_property
     def nets(self) -> Nets:
         """Each hand's net (``hand 0``, ``hand 1``...) and each side wager's (named by its bet)."""
-        labels = np.array([f"hand {k}" for k in range(int(self.hand_no.max(initial=0)) + 1)])
+        no = np.maximum(self.hand_no, 0)
+        top = int(no.max(initial=0))
+        labels = np.array([f"hand {k}" for k in range(min(top, 9) + 1)], dtype=f"<U{len(f'hand {top}')}")
+        hand = labels[np.minimum(no, len(labels) - 1)]
+        past = np.flatnonzero(no >= len(labels))  # hand numbers past 9 (misshapen rounds): written one by one
+        hand[past] = np.char.add("hand ", no[past].astype(str))
         bets = self.wager_bet.to_numpy(zero_copy_only=False).astype(str)
         return Nets(round=np.concatenate([self.hand_round, self.wager_round]),
                     seat=np.concatenate([self.seat, self.wager_seat]),
-                    what=np.concatenate([labels[np.maximum(self.hand_no, 0)], bets]),
+                    what=np.concatenate([hand, bets]),
                     net=np.concatenate([self.net, self.wager_net]))
 
     # ---- evidence for messages (flagged rows only) ----------------------------------------------
