@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
-
-from auditkit.paytables import Config
-from auditkit.games.blackjack.rules import dealer_must_draw, hand_totals
-from auditkit.validate import validate_records
 from conftest import example_records, expected_findings
+
+from auditkit.games.blackjack.hands import dealer_must_draw, hand_totals
+from auditkit.paytables import Config
+from auditkit.validate import validate_records
 
 S = "68 IAC 10-2-4"
 _ids = count(1)
@@ -264,13 +264,9 @@ def test_paytable() -> None:
                                     wagers=[{"seat": 3, "bet": "insurance", "amount": 50, "net": 100}]), 150),
         "even_money_3_2": (rnd("As 9d", hand(1, "Ac Kd", 20, 30),
                                wagers=[{"seat": 1, "bet": "even_money", "amount": 20, "net": 0}]), 10),
-        "void_paid": (rnd("Tc 8d", hand(1, "Tc 9h", 25, 25), status="void"), 25),
-        "dead_side": (rnd("Ad Jd", hand(1, "Ts 3h", 50, 0), status="dead",
-                          wagers=[{"seat": 1, "bet": "insurance", "amount": 25, "net": 50}]), 50),
     }
-    void_ok = rnd("Tc 8d", hand(1, "Tc 9h", 25, 0), hand(2, "Tc 5h 9c", 25, 0), status="void")
-    f = found(*good, void_ok, *(r for r, _ in bad.values()))
-    for rec in good + [void_ok]:
+    f = found(*good, *(r for r, _ in bad.values()))
+    for rec in good:
         assert cites(f, rec) == set(), (rec, f[f["round_id"] == rec["round_id"]]["message"].tolist())
     for name, (rec, d) in bad.items():
         assert cites(f, rec) == {p}, name
@@ -287,6 +283,45 @@ def test_paytable() -> None:
     f = found(rnd("Tc 8d", hand(1, "Ac Kc", 25, 30), table_id="T65", rid="six"),
               rnd("Tc 8d", hand(1, "Ac Kc", 25, 30), rid="three"), cfg=per_table)
     assert set(f["round_id"]) == {"three"}
+
+
+# ---- void ------------------------------------------------------------------------------------------
+def test_void() -> None:
+    c = "void"
+    void_ok = rnd("Tc 8d", hand(1, "Tc 9h", 25, 0), hand(2, "Tc 5h 9c", 25, 0), status="void")
+    void_paid = rnd("Tc 8d", hand(1, "Tc 9h", 25, 25), status="void")
+    dead_side = rnd("Ad Jd", hand(1, "Ts 3h", 50, 0), status="dead",
+                    wagers=[{"seat": 1, "bet": "insurance", "amount": 25, "net": 50}])
+    f = found(void_ok, void_paid, dead_side)
+    assert cites(f, void_ok) == set()
+    for rec, d in ((void_paid, 25), (dead_side, 50)):
+        assert cites(f, rec) == {c}
+        row = f[f["round_id"] == rec["round_id"]].iloc[0]
+        assert row["discrepancy"] == d and row["recorded_amount"] == d and row["expected_amount"] == 0
+    assert "seat 1 hand 0: net +25.00 in a void round" in f.loc[f["round_id"] == void_paid["round_id"], "message"].iloc[0]
+    huge = rnd("Tc 8d", hand(1, "Tc 9h", 25, 25, hand=2**31 - 1), status="void")  # labels only the hands there are
+    assert "seat 1 hand 2147483647: net +25.00" in found(huge)["message"].iloc[0]
+    assert "seat 1 insurance: net +50.00 in a dead round" in f.loc[f["round_id"] == dead_side["round_id"],
+                                                                    "message"].iloc[0]
+
+
+def test_money_findings_are_data() -> None:
+    """A money finding carries the expected and recorded nets; a finding about no money leaves them NaN."""
+    wrong = rnd("7s Kh", hand(5, "4d 3s 3d Qd", 100, -100))                      # (a)(2): +100 expected
+    short = rnd("Tc 8d", hand(1, "Ac Kc", 20, 20))                                # paytable: 3:2 is +30
+    insured = rnd("As Kd", hand(3, "3s 6h", 100, -100),
+                  wagers=[{"seat": 3, "bet": "insurance", "amount": 50, "net": 50}])
+    low = rnd("Th 8c", hand(1, "9c 9d", 5, 0))                                    # (a): not about money
+    f = found(wrong, short, insured, low).set_index("round_id")
+    for rec, exp, got, text in ((wrong, 100, -100, ("+100.00", "-100.00")), (short, 30, 20, ("+30.00", "+20.00")),
+                                (insured, 100, 50, ("+100.00", "+50.00"))):
+        row = f.loc[rec["round_id"]]
+        assert (row["expected_amount"], row["recorded_amount"], row["discrepancy"]) == (exp, got, got - exp)
+        assert (row["expected"], row["recorded"]) == text
+        assert f"recorded {text[1]}, expected {text[0]}" in row["message"]
+    row = f.loc[low["round_id"]]
+    assert np.isnan(row["expected_amount"]) and np.isnan(row["recorded_amount"]) and row["discrepancy"] == 0
+    assert row["expected"] == "10.00-500.00" and row["recorded"] == "5.00"
 
 
 # ---- integrity ---------------------------------------------------------------------------------

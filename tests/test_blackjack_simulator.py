@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import pyarrow.compute as pc
 import pytest
 
 from auditkit.columns import flat_values, lengths
+from auditkit.games.blackjack.simulate import CITATIONS, simulate
 from auditkit.paytables import Config
 from auditkit.schema import schema_for
-from auditkit.games.blackjack.simulate import CITATIONS, simulate
 from auditkit.validate import validate_tables
 
 
@@ -20,7 +19,7 @@ def sample():
 
 
 def _pairs(frame) -> set[tuple[str, str]]:
-    return set(zip(frame["round_id"], frame["citation"]))
+    return set(zip(frame["round_id"], frame["citation"], strict=True))
 
 
 def test_round_trip(sample) -> None:
@@ -72,3 +71,17 @@ def test_simulated_play_is_realistic(sample) -> None:
     assert again.equals(first)                                     # deterministic by seed
     assert not np.array_equal(simulate(500, seed=8)[0]["dealer_cards"].to_pylist(),
                               first["dealer_cards"].to_pylist())
+
+
+def test_rules_read_only_their_declared_columns(sample) -> None:
+    """Each round rule finds the same on a batch cut to its declared columns plus the report's metadata."""
+    from auditkit.validate import META, check_rounds, select_rules
+
+    table, _ = sample
+    cfg = Config()
+    cfg.data["blackjack"]["check_dealer_play"] = True
+    for r in select_rules("blackjack", "round"):
+        cut = table.select(list(dict.fromkeys([*META, *r.columns])))
+        want = check_rounds(table, "blackjack", cfg, [r])
+        got = check_rounds(cut, "blackjack", cfg, [r])
+        assert len(want) and got.equals(want), r.rule_id

@@ -6,6 +6,7 @@ from typing import Any
 
 from ...ingest.jsonl import spec_cards, spec_money
 from ...ingest.records import BadRecord, read_bool, read_cards, read_int, read_list, read_money, read_str
+from .hands import ACTIONS
 
 __all__ = ["parse", "to_record", "ACTIONS", "EVENTS"]
 
@@ -43,10 +44,6 @@ def to_record(row: dict[str, Any], rec: dict[str, Any]) -> None:
          "initial_wager": spec_money(h["initial_wager"]), "doubled": h["doubled"], "split": h["split"],
          "surrendered": h["surrendered"], "net": spec_money(h["net"])}
         for h in row["hands"] or []]
-
-
-ACTIONS = ("place", "increase", "withdraw", "double", "split", "surrender", "insurance", "even_money")
-"""The ``action`` of a ``wager`` event."""
 
 
 def _wager_event(e: dict, ev: dict[str, Any], where: str) -> None:

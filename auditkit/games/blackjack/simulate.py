@@ -13,21 +13,26 @@ table's posted limits (recorded on each round); wager events carry a
 10:00 local time (UTC-05:00), about 70 seconds a round.
 
 A faulty round (``fault_rate``) breaks exactly the labelled rule and no other
-(the truth holds ``round_id, citation``). Play is sequential, so rounds are
+(the truth holds ``round_id, citation``); a ``void`` fault declares the round void or
+dead and pays a hand anyway. Totals, blackjacks, live hands, the dealer's drawing and
+each hand's result are those of :mod:`.hands`, as the rules read them; the paytable is
+the default ``[blackjack]`` configuration. Play is sequential, so rounds are
 dealt in a Python loop; the output columns are assembled with numpy/Arrow.
 """
 
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
 from ...cards import JOKER
+from ...paytables import Config
 from ...schema import EVENT, WAGER, schema_for
+from .hands import POINTS, dealer_must_draw, is_blackjack, is_live, outcome, total
 from .schema import HAND as BLACKJACK_HAND
 
 __all__ = ["simulate", "CITATIONS"]
@@ -35,30 +40,18 @@ __all__ = ["simulate", "CITATIONS"]
 GAME = "blackjack"
 S = "68 IAC 10-2-4"
 CITATIONS = (f"{S}(a)", f"{S}(a)(1)", f"{S}(a)(2)", f"{S}(a)(3)", f"{S}(b)", "loss", f"{S}(c)", f"{S}(e)",
-             "paytable", "integrity", "house-rules")
+             "paytable", "void", "integrity", "house-rules")
 LIMITS = ((10, 500), (25, 1000), (15, 500), (50, 2000), (5, 200), (100, 5000))
 UTC_OFFSET = -300  # minutes: -05:00
 TZ = timezone(timedelta(minutes=UTC_OFFSET))
 OPEN_HOUR, CLOSE_HOURS = 10, 18  # a table deals 10:00-04:00 local
-PTS = [min(r + 2, 10) if r < 12 else 1 for r in range(13) for _ in range(4)]  # hard value by code
-WIN, BLACKJACK, INSURANCE, EVEN_MONEY, SURRENDER = 1.0, 1.5, 2.0, 1.0, 0.5
-
-
-# ---- arithmetic -----------------------------------------------------------------------------
-def total(cards: list[int]) -> tuple[int, bool]:
-    """Best total and softness of a hand."""
-    hard = 0
-    ace = False
-    for c in cards:
-        hard += PTS[c]
-        ace = ace or c >= 48
-    if ace and hard <= 11:
-        return hard + 10, True
-    return hard, False
+_PAYTABLE = Config().section(GAME)  # the default paytable, as the rules read it
+WIN, BLACKJACK, INSURANCE, EVEN_MONEY, SURRENDER = (float(_PAYTABLE[k]) for k in
+                                                    ("win", "blackjack", "insurance", "even_money", "surrender"))
 
 
 def _up_value(card: int) -> int:
-    return 11 if card >= 48 else PTS[card]
+    return 11 if card >= 48 else POINTS[card]
 
 
 def _strategy(cards: list[int], up: int, can_double: bool, can_split: bool, can_surrender: bool,
@@ -93,8 +86,7 @@ def _strategy(cards: list[int], up: int, can_double: bool, can_split: bool, can_
 
 
 def dealer_draws(cards: list[int], hits_soft_17: bool) -> bool:
-    t, soft = total(cards)
-    return t < 17 or (t == 17 and soft and hits_soft_17)
+    return bool(dealer_must_draw(*total(cards), hits_soft_17))
 
 
 # ---- one round -----------------------------------------------------------------------------------
@@ -107,30 +99,38 @@ class Hand:
 
     @property
     def blackjack(self) -> bool:
-        return len(self.cards) == 2 and not self.split and total(self.cards)[0] == 21
+        """:func:`hands.is_blackjack` (the card count tested first: most hands are not two cards)."""
+        return len(self.cards) == 2 and bool(is_blackjack(2, total(self.cards)[0], self.split))
 
     def live(self) -> bool:
-        return not (self.surrendered or self.em or self.blackjack or total(self.cards)[0] > 21)
+        """:func:`hands.is_live` (a surrendered or even money hand is not, whatever its cards)."""
+        if self.surrendered or self.em:
+            return False
+        return bool(is_live(total(self.cards)[0], False, self.blackjack, False))
 
 
-def settle(h: Hand, dealer: list[int]) -> float:
-    """The correct net of a hand against the dealer's cards as dealt."""
+def _dealer(dealer: list[int]) -> tuple[int, bool]:
+    """The dealer's total and whether it is a blackjack."""
+    t = total(dealer)[0]
+    return t, bool(is_blackjack(len(dealer), t, False))
+
+
+def _result(h: Hand, dealer_total: int, dealer_bj: bool) -> tuple[str, int]:
+    """The subsection a compared hand's result rests on, and its direction (:func:`hands.outcome`)."""
+    p = total(h.cards)[0]
+    return outcome(p, bool(is_blackjack(len(h.cards), p, h.split)), dealer_total, dealer_bj)
+
+
+def settle(h: Hand, dealer_total: int, dealer_bj: bool) -> float:
+    """The correct net of a hand against the dealer's total (and blackjack) as dealt."""
     if h.em:
         return 0.0
     if h.surrendered:
         return -SURRENDER * h.wager
-    p = total(h.cards)[0]
-    d = total(dealer)[0]
-    d_bj = len(dealer) == 2 and d == 21
-    if p > 21:
-        return -h.wager
-    if d_bj:
-        return 0.0 if h.blackjack else -h.wager
-    if h.blackjack:
-        return BLACKJACK * h.wager
-    if d > 21 or p > d:
-        return WIN * h.wager
-    return 0.0 if p == d else -h.wager
+    sub, direction = _result(h, dealer_total, dealer_bj)
+    if direction > 0:
+        return (BLACKJACK if sub == "(a)(3)" else WIN) * h.wager
+    return direction * h.wager
 
 
 class Round:
@@ -145,9 +145,9 @@ class Round:
         self.has_marker = True
 
     def settle_all(self) -> None:
-        d_bj = len(self.dealer) == 2 and total(self.dealer)[0] == 21
+        d_total, d_bj = _dealer(self.dealer)
         for h in self.hands:
-            h.net = settle(h, self.dealer)
+            h.net = settle(h, d_total, d_bj)
         for w in self.wagers:
             w[3] = w[2] * (INSURANCE if d_bj else -1.0) if w[1] == "insurance" else w[2] * EVEN_MONEY
 
@@ -194,8 +194,7 @@ def _play(shoe: list[int], pos: int, bets: dict[int, float], r: random.Random, h
             elif not h.blackjack and r.random() < 0.12:
                 rd.wagers.append([s, "insurance", h.wager / 2, 0.0])
                 rd.events.append(("wager", s, "insurance", h.wager / 2))
-    dealer_bj = total(rd.dealer)[0] == 21
-    if not dealer_bj:
+    if not _dealer(rd.dealer)[1]:
         for s in seats:
             queue = hands[s]
             i = 0
@@ -251,20 +250,8 @@ def _play(shoe: list[int], pos: int, bets: dict[int, float], r: random.Random, h
 # ---- faults ---------------------------------------------------------------------------------------
 def _outcome_kind(h: Hand, dealer: list[int]) -> str:
     """The citation the correct result of a compared hand rests on."""
-    p = total(h.cards)[0]
-    d = total(dealer)[0]
-    d_bj = len(dealer) == 2 and d == 21
-    if p > 21:
-        return "loss"
-    if d_bj:
-        return f"{S}(b)" if h.blackjack or p == 21 else "loss"
-    if h.blackjack:
-        return f"{S}(a)(3)"
-    if d > 21:
-        return f"{S}(a)(1)"
-    if p > d:
-        return f"{S}(a)(2)"
-    return f"{S}(b)" if p == d else "loss"
+    sub = _result(h, *_dealer(dealer))[0]
+    return sub if sub == "loss" else f"{S}{sub}"
 
 
 def _fault(rd: Round, citation: str, r: random.Random, limits: tuple[int, int], counts: list[int],
@@ -294,13 +281,11 @@ def _fault(rd: Round, citation: str, r: random.Random, limits: tuple[int, int], 
         s = r.choice(cands)
         h = by_seat[s][0]
         lo, hi = limits
-        if r.random() < 0.5:
-            new = float(lo - 5 if lo > 5 else lo / 2)   # below the minimum
-        else:
-            new = float(hi + 5 * r.randint(1, 20))     # above the maximum
+        below = r.random() < 0.5
+        new = float(lo - 5 if lo > 5 else lo / 2) if below else float(hi + 5 * r.randint(1, 20))
         h.initial = new
         h.wager = 2 * new if h.doubled else new
-        h.net = settle(h, rd.dealer)
+        h.net = settle(h, *_dealer(rd.dealer))
         rd.events = [e if e[1] != s else
                      (e[0], s, e[2], h.wager if e[2] == "surrender" else new) for e in rd.events
                      if not (e[1] == s and e[2] in ("increase", "withdraw"))]
@@ -327,6 +312,8 @@ def _fault(rd: Round, citation: str, r: random.Random, limits: tuple[int, int], 
         return pos
     if citation == "paytable":
         return pos if _paytable_fault(rd, r) else None
+    if citation == "void":
+        return _void_paid(rd, r, pos)
     if citation == "integrity":
         return pos if _integrity_fault(rd, r, counts, decks) else None
     if citation == "house-rules":
@@ -364,7 +351,12 @@ def _paytable_fault(rd: Round, r: random.Random) -> bool:
 
 
 def _void_paid(rd: Round, r: random.Random, pos: int) -> int:
-    """A void or dead round that pays a hand anyway."""
+    """The round is declared void or dead (every net 0), but a hand is paid anyway."""
+    rd.status = r.choice(["void", "dead"])
+    for w in rd.wagers:
+        w[3] = 0.0
+    for h in rd.hands:
+        h.net = 0.0
     h = r.choice(rd.hands)
     h.net = WIN * h.wager
     return pos
@@ -424,7 +416,7 @@ class _Cols:
         self.events_n: list[int] = []
 
     def add(self, rd: Round, meta: tuple) -> None:
-        for k, v in zip(self.r, meta):
+        for k, v in zip(self.r, meta, strict=True):
             self.r[k].append(v)
         self.dealer += rd.dealer
         self.dealer_n.append(len(rd.dealer))
@@ -442,11 +434,11 @@ class _Cols:
             self.hand_cards_n.append(len(h.cards))
         self.hands_n.append(len(rd.hands))
         for w in rd.wagers:
-            for k, v in zip(self.wagers, w):
+            for k, v in zip(self.wagers, w, strict=True):
                 self.wagers[k].append(v)
         self.wagers_n.append(len(rd.wagers))
         for e in rd.events:
-            for k, v in zip(self.events, e):
+            for k, v in zip(self.events, e, strict=True):
                 self.events[k].append(v)
         self.events_n.append(len(rd.events))
 
@@ -516,7 +508,7 @@ def simulate(n_rounds: int, *, seed: int = 0, fault_rate: float = 0.0, tables: i
     kinds = [c for c in CITATIONS if c != "house-rules" or dealer_faults]
     per_table = [n_rounds // tables + (t < n_rounds % tables) for t in range(tables)]
     day0 = datetime.fromisoformat(start).replace(hour=OPEN_HOUR, tzinfo=TZ)
-    epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
     for t, n_t in enumerate(per_table):
         table_id = f"BJ-{t + 1:02d}"
         limits = LIMITS[t % len(LIMITS)]
@@ -559,7 +551,7 @@ def simulate(n_rounds: int, *, seed: int = 0, fault_rate: float = 0.0, tables: i
                 pending = r.choice(kinds)
             if pending is not None:  # a fault waits for a round that can show it
                 if rd.status != "completed":
-                    done = _void_paid(rd, r, new_pos) if pending == "paytable" else None
+                    done = _void_paid(rd, r, new_pos) if pending == "void" else None
                 else:
                     done = _fault(rd, pending, r, limits, counts, decks, shoe, new_pos, dealer_hits_soft_17)
                 if done is not None:
@@ -592,9 +584,6 @@ def _seat_players(players: dict[int, float], r: random.Random, limits: tuple[int
 
 
 def _bet(r: random.Random, lo: int, hi: int, last: float | None) -> float:
-    if last is None:
-        base = lo * r.choice([1, 1, 1, 2, 2, 3, 4, 5, 10])
-    else:
-        base = last * r.choice([0.5, 1, 1, 1.5, 2])
+    base = lo * r.choice([1, 1, 1, 2, 2, 3, 4, 5, 10]) if last is None else last * r.choice([0.5, 1, 1, 1.5, 2])
     base = 5 * round(base / 5)
     return float(min(max(base, lo), hi))

@@ -1,4 +1,7 @@
-"""Blackjack odds and the analysis' view of a round: the dealer's exact bust rate, observed busts, stakes."""
+"""Blackjack odds and the analysis' view of a round: the dealer's exact bust rate, observed busts, stakes.
+
+The observed busts read the rules' context (:class:`.context.Blackjack`): the same totals, blackjacks
+and live hands as the rules and the simulator (:mod:`.hands`)."""
 
 from __future__ import annotations
 
@@ -9,15 +12,15 @@ import numpy as np
 import pyarrow as pa
 
 from ...cards import BLACKJACK_POINTS
-from ...columns import flat_values, padded, parents, to_numpy
-from .rules import hand_totals
+from .context import Blackjack
+from .hands import best_total, busts, dealer_must_draw
 
 __all__ = ["EVENTS", "EXCLUSIVE", "EVENT_COLUMNS", "STAKE_COLUMNS", "blackjack_bust_probabilities",
            "blackjack_bust_probability", "events", "stakes_and_nets"]
 
 EVENTS = ("dealer_busts",)
 EXCLUSIVE = False
-EVENT_COLUMNS = ["dealer_cards", "hands"]
+EVENT_COLUMNS = ["dealer_cards", "hands", "wagers"]
 STAKE_COLUMNS = ["hands"]
 
 
@@ -25,20 +28,19 @@ STAKE_COLUMNS = ["hands"]
 def blackjack_bust_probabilities(decks: int = 6, hits_soft_17: bool = False) -> dict[int, float]:
     """P(dealer busts | upcard value, no dealer blackjack), exact for a full shoe less the upcard.
 
-    Upcard values 2..10 and 1 for the ace. The dealer draws to 17, standing on
-    soft 17 unless ``hits_soft_17``; the hole card and draws come from the
+    Upcard values 2..10 and 1 for the ace. The dealer draws by :func:`hands.dealer_must_draw` (to 17,
+    standing on soft 17 unless ``hits_soft_17``); the hole card and draws come from the
     shoe less the upcard, without replacement; rounds where the dealer holds a
     blackjack are left out (the dealer never draws then).
     """
     base = [4 * decks] * 9 + [16 * decks]  # values 1..10 at index 0..9
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def bust(counts: tuple[int, ...], hard: int, ace: bool) -> float:
-        soft = ace and hard + 10 <= 21
-        total = hard + 10 if soft else hard
-        if total > 21:
+        total, soft = best_total(hard, ace)
+        if busts(total):
             return 1.0
-        if total >= 18 or (total == 17 and not (soft and hits_soft_17)):
+        if not dealer_must_draw(total, soft, hits_soft_17):
             return 0.0
         n = sum(counts)
         p = 0.0
@@ -83,27 +85,18 @@ def blackjack_bust_probability(decks: int = 6, hits_soft_17: bool = False) -> fl
 
 
 def events(t: pa.Table, config: Any, game: str) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
-    """``(event, counted rounds, event happened, probability)``: rounds the dealer had to play out
-    (a patron hand still live, no dealer blackjack), whether the dealer busted, P(bust | upcard)."""
+    """``(event, counted rounds, event happened, probability)``: the rounds the dealer had to play out
+    (:attr:`Blackjack.dealer_plays_out`: a patron hand still live, no dealer blackjack), whether the
+    dealer busted, P(bust | upcard)."""
     probs = blackjack_bust_probabilities(int(config.get(game, "decks")), bool(config.get(game, "dealer_hits_soft_17")))
-    d, n_d = padded(t["dealer_cards"])
-    if d.shape[1] < 2:
-        d = np.concatenate([d, np.full((len(d), 2 - d.shape[1]), -1, np.int8)], axis=1)
-    dealer_total = hand_totals(d)[0]
-    dealer_bj = (n_d == 2) & (dealer_total == 21)
-    h = flat_values(t["hands"])
-    owner = parents(t["hands"])
-    hc, hn = padded(h.field("cards"))
-    if hc.shape[1] == 0:
-        hc = np.full((len(hn), 1), -1, np.int8)
-    htot = hand_totals(hc)[0]
-    natural = (hn == 2) & (htot == 21) & ~to_numpy(h.field("split"), False).astype(bool)
-    live = (htot <= 21) & ~to_numpy(h.field("surrendered"), False).astype(bool) & ~natural & (hn >= 2)
-    any_live = np.bincount(owner[live], minlength=t.num_rows) > 0
-    up = BLACKJACK_POINTS[d[:, 0]].astype(np.int64)
-    ok = any_live & ~dealer_bj & (n_d >= 2) & (up >= 1)
-    p = np.array([probs.get(int(u), np.nan) for u in range(11)])[np.clip(up, 0, 10)]
-    return [("dealer_busts", ok, dealer_total > 21, p)]
+    ctx = Blackjack(t, config)
+    flat, start, n = ctx.dealer_cards
+    first = np.full(ctx.n, -1, np.int8)  # the up card (no card: points 0)
+    first[n > 0] = flat[start[n > 0]]
+    up = BLACKJACK_POINTS[first].astype(np.int64)
+    ok = ctx.dealer_plays_out & (n >= 2) & (up >= 1)
+    p = np.array([probs.get(u, np.nan) for u in range(11)])[np.clip(up, 0, 10)]
+    return [("dealer_busts", ok, ctx.dealer_busts, p)]
 
 
 def stakes_and_nets(hands: pa.StructArray) -> tuple[list[pa.Array], list[pa.Array]]:
