@@ -465,7 +465,7 @@ def _local_text(utc: pd.Series, offset: pd.Series) -> pd.Series:
     off = offset.fillna(0).astype(np.int64)
     local = pd.to_datetime(utc, utc=True).dt.tz_localize(None) + pd.to_timedelta(off, unit="m")
     sign = np.where(off < 0, "-", "+")
-    zone = [f"UTC{s}{abs(o) // 60:02d}:{abs(o) % 60:02d}" for s, o in zip(sign, off)]
+    zone = [f"UTC{s}{abs(o) // 60:02d}:{abs(o) % 60:02d}" for s, o in zip(sign, off, strict=True)]
     return local.dt.strftime("%Y-%m-%d %H:%M:%S") + " (" + pd.Series(zone, index=utc.index) + ")"
 
 
@@ -596,7 +596,7 @@ def expected_vs_observed(counts: pd.DataFrame, by: str | Sequence[str] = "table_
     g["expected_rate"] = g["expected"] / g["trials"]
     g["z"] = (g["observed"] - g["expected"]) / np.sqrt(g["variance"].clip(lower=1e-12))
     g["p_value"] = [stats.binomtest(int(k), int(n), float(min(max(p, 1e-12), 1 - 1e-12))).pvalue
-                    for k, n, p in zip(g["observed"], g["trials"], g["expected_rate"])]  # one per group
+                    for k, n, p in zip(g["observed"], g["trials"], g["expected_rate"], strict=True)]  # one per group
     g["chi2_p"] = np.nan
     bac = g["game"].isin([n for x in registered.games() if x.analysis() and x.analysis().EXCLUSIVE for n in x.names])
     if bac.any():

@@ -46,8 +46,8 @@ import time
 import tomllib
 import uuid
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from datetime import date as Date
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -274,7 +274,7 @@ def _save_state(job: Job, validated: set[str], run_id: str) -> None:
 
 # ---- the run --------------------------------------------------------------------------------
 def _now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 @dataclass
@@ -362,7 +362,7 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
 
     fail_on = fail_on or job.fail_on
     config = job.config()
-    started = datetime.now(timezone.utc)
+    started = datetime.now(UTC)
     t0 = time.monotonic()
     run_id = _run_id(job.name, started)
     files, empty, passed = expand_inputs(job)
@@ -463,7 +463,7 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
                              for f in sorted(partial.rglob("*")) if f.is_file() and not f.name.startswith(".")},
             "notebooks": rendered,
         }
-        ended = datetime.now(timezone.utc)
+        ended = datetime.now(UTC)
         record["ended_at"] = ended.isoformat(timespec="milliseconds")
         record["duration_s"] = round(time.monotonic() - t0, 3)
         from .store import atomic_path

@@ -210,7 +210,7 @@ def check_settings(data: dict[str, Any], where: str, prefix: tuple[str, ...] = (
             raise ConfigError(f"{where}: unknown section [{_key([*prefix, name])}] (known: {', '.join(sch)}, tables)")
 
 
-def check_merged(cfg: "Config", where: str) -> None:
+def check_merged(cfg: Config, where: str) -> None:
     """The checks across keys of a merged configuration, globally and per table: ``at_most``
     pairs (table_min <= table_max) and house way names; ConfigError names ``where``."""
     from .games.pai_gow_poker.house_way import BUILTIN

@@ -107,7 +107,7 @@ class CorruptStore(OSError):
 import json  # noqa: E402
 import uuid  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
-from datetime import datetime, timezone  # noqa: E402
+from datetime import UTC, datetime  # noqa: E402
 
 import pandas as pd  # noqa: E402
 import pyarrow as pa  # noqa: E402
@@ -140,7 +140,7 @@ class SourceRecord:
     attached: int = 0  # CSV companion rows (hands, wagers, events) read into their round
     games: dict[str, int] = field(default_factory=dict)
     partitions: list[str] = field(default_factory=list)
-    ingested_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    ingested_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
 
     @property
     def balanced(self) -> bool:

@@ -19,10 +19,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from . import games as registered
 from .columns import combine, to_numpy
 from .paytables import Config
 from .rules.registry import PREPARERS, Hits, Rule, rules_for
-from . import games as registered
 from .schema import FINDINGS, schema_for
 
 if TYPE_CHECKING:
@@ -248,7 +248,7 @@ class Partition:
     previous: str | None
 
 
-def plan(store: "Store", *, games: Sequence[str] | None = None, dates: tuple[str | None, str | None] = (None, None),
+def plan(store: Store, *, games: Sequence[str] | None = None, dates: tuple[str | None, str | None] = (None, None),
          only: set[tuple[str, str]] | None = None, citations: Sequence[str] | None = None) -> list[Partition]:
     """The partitions to validate, in report order (game, then day)."""
     out = []
@@ -264,7 +264,7 @@ def plan(store: "Store", *, games: Sequence[str] | None = None, dates: tuple[str
     return out
 
 
-def validate_partition(store: "Store", part: Partition, config: Config, *, citations: Sequence[str] | None = None,
+def validate_partition(store: Store, part: Partition, config: Config, *, citations: Sequence[str] | None = None,
                        batch_size: int = 131_072, prior: pa.Table | None = None,
                        progress: Callable[[int], None] | None = None) -> tuple[pd.DataFrame, int, pa.Table | None]:
     """Findings of one partition, the rounds it checked, and its shoe columns (the next day's ``prior``).
@@ -311,7 +311,7 @@ def _run_partition(root: str, part: Partition, config: Config, citations: Sequen
     return findings, checked
 
 
-def validate_partitions(store: "Store", config: Config | None = None, *, games: Sequence[str] | None = None,
+def validate_partitions(store: Store, config: Config | None = None, *, games: Sequence[str] | None = None,
                         dates: tuple[str | None, str | None] = (None, None),
                         only: set[tuple[str, str]] | None = None, citations: Sequence[str] | None = None,
                         batch_size: int = 131_072, workers: int = 1, scheduler: Any = None,
@@ -345,7 +345,7 @@ def validate_partitions(store: "Store", config: Config | None = None, *, games: 
         yield part.game, part.date, findings
 
 
-def _parallel(store: "Store", parts: list[Partition], config: Config, citations: Sequence[str] | None,
+def _parallel(store: Store, parts: list[Partition], config: Config, citations: Sequence[str] | None,
               batch_size: int, workers: int,
               progress: Callable[[int], None] | None) -> Iterator[tuple[str, str, pd.DataFrame]]:
     """Partitions on a pool of processes, yielded in plan order as they complete in turn."""
@@ -354,14 +354,14 @@ def _parallel(store: "Store", parts: list[Partition], config: Config, citations:
 
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = [pool.submit(_run_partition, str(store.root), p, config, citations, batch_size) for p in parts]
-        for part, future in zip(parts, futures):
+        for part, future in zip(parts, futures, strict=True):
             findings, checked = future.result()
             if progress:
                 progress(checked)
             yield part.game, part.date, findings
 
 
-def _dask(store: "Store", parts: list[Partition], config: Config, citations: Sequence[str] | None,
+def _dask(store: Store, parts: list[Partition], config: Config, citations: Sequence[str] | None,
           batch_size: int, scheduler: Any,
           progress: Callable[[int], None] | None) -> Iterator[tuple[str, str, pd.DataFrame]]:
     """Partitions as tasks on a Dask cluster (``client.map``), yielded in plan order.
@@ -377,7 +377,7 @@ def _dask(store: "Store", parts: list[Partition], config: Config, citations: Seq
     try:
         task = functools.partial(_run_partition, config=config, citations=citations, batch_size=batch_size)
         futures = client.map(task, [str(store.root)] * len(parts), parts, pure=False)
-        for part, future in zip(parts, futures):
+        for part, future in zip(parts, futures, strict=True):
             findings, checked = future.result()
             if progress:
                 progress(checked)
@@ -387,7 +387,7 @@ def _dask(store: "Store", parts: list[Partition], config: Config, citations: Seq
             client.close()
 
 
-def validate_store(store: "Store", config: Config | None = None, **kwargs: Any) -> Iterator[pd.DataFrame]:
+def validate_store(store: Store, config: Config | None = None, **kwargs: Any) -> Iterator[pd.DataFrame]:
     """Stream findings frames over a store (see :func:`validate_partitions` for the options)."""
     for _game, _date, frame in validate_partitions(store, config, **kwargs):
         yield frame
@@ -409,7 +409,7 @@ def _shoe_key(table: pa.Table) -> pa.Array:
                                        "\x1f")
 
 
-def with_next_days(store: "Store", parts: set[tuple[str, str]]) -> set[tuple[str, str]]:
+def with_next_days(store: Store, parts: set[tuple[str, str]]) -> set[tuple[str, str]]:
     """The (game, date) partitions plus the stored day after each: its shoe rules read the day before."""
     out = set(parts)
     for game, date in parts:
@@ -419,7 +419,7 @@ def with_next_days(store: "Store", parts: set[tuple[str, str]]) -> set[tuple[str
     return out
 
 
-def validate_into_store(store: "Store", config: Config | None = None, *,
+def validate_into_store(store: Store, config: Config | None = None, *,
                         only: set[tuple[str, str]] | None = None, **kwargs: Any) -> tuple[int, int]:
     """Validate partitions and replace their stored findings; returns (findings, rounds checked).
 
@@ -444,7 +444,7 @@ def validate_into_store(store: "Store", config: Config | None = None, *,
     return total, checked
 
 
-def collect(store: "Store", config: Config | None = None, *, games: Sequence[str] | None = None,
+def collect(store: Store, config: Config | None = None, *, games: Sequence[str] | None = None,
             dates: tuple[str | None, str | None] = (None, None), citations: Sequence[str] | None = None,
             batch_size: int = 131_072, workers: int = 1, scheduler: Any = None,
             progress: Callable[[int], None] | None = None) -> tuple[pd.DataFrame, int]:

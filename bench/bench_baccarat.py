@@ -37,9 +37,9 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from auditkit.games.baccarat.simulate import simulate  # noqa: E402
 from auditkit.paytables import Config  # noqa: E402
 from auditkit.rules.registry import PREPARERS  # noqa: E402
-from auditkit.games.baccarat.simulate import simulate  # noqa: E402
 from auditkit.store import SourceRecord, Store  # noqa: E402
 from auditkit.validate import check_rounds, collect, select_rules  # noqa: E402
 
@@ -63,7 +63,7 @@ def write_rounds(root: Path, n_rounds: int, tables: int, fault_rate: float, seed
         secs = table["started_at"].cast(pa.int64()).to_numpy() // 1_000_000
         local_day = (secs + table["utc_offset"].to_numpy().astype(np.int64) * 60) // 86400
         cuts = np.flatnonzero(np.r_[True, local_day[1:] != local_day[:-1], True])  # rows sorted by time
-        for a, b in zip(cuts[:-1], cuts[1:]):
+        for a, b in zip(cuts[:-1], cuts[1:], strict=True):
             d = (date(1970, 1, 1) + timedelta(days=int(local_day[a]))).isoformat()
             store.write_rounds(GAME, d, table.slice(a, b - a), SHA)
             partitions.add(f"{GAME}/{d}")

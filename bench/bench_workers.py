@@ -97,7 +97,7 @@ def main() -> None:
     results = {m: run(m, root, w) for m, w in modes}
     base = results["serial"]["wall"]
     print(f"{'route':<28}{'wall s':>8}{'CPU s':>8}{'speed-up':>10}{'peak RSS MiB':>14}{'findings':>10}")
-    for (mode, w), r in zip(modes, results.values()):
+    for (mode, w), r in zip(modes, results.values(), strict=True):
         label = {"serial": "workers 1", "pool": f"workers {w}", "dask": f"dask, {w} local workers"}[mode]
         rss = max(r["rss_mib"], r["worker_rss_kib"] / 1024)
         print(f"{label:<28}{r['wall']:>8.1f}{r['cpu']:>8.1f}{base / r['wall']:>9.2f}x{rss:>14.0f}{r['findings']:>10,}")

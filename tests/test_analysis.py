@@ -9,11 +9,11 @@ import pytest
 
 pytest.importorskip("scipy")
 
+from sample_store import BIASED_COUNTS, BIASED_TABLE, DAYS, deal_baccarat, sample_store  # noqa: E402
+
 from auditkit import analysis as A  # noqa: E402
 from auditkit.schema import FINDINGS, schema_for  # noqa: E402
 from auditkit.store import SourceRecord, Store  # noqa: E402
-
-from sample_store import BIASED_COUNTS, BIASED_TABLE, DAYS, deal_baccarat, sample_store  # noqa: E402
 
 
 def _finding(round_id: str, game: str, table: str, dealer: str, at: str, citation: str, disc: float = 0.0,
@@ -100,7 +100,7 @@ def test_payout_totals(findings):
                                          "overpaid_findings": 2, "underpaid_findings": 2}
     m = A.money_findings(findings)
     assert set(m["round_id"]) == {"r1", "r2", "r3", "r4"}
-    assert dict(zip(m["round_id"], m["direction"])) == {"r1": "overpaid", "r2": "underpaid", "r3": "underpaid",
+    assert dict(zip(m["round_id"], m["direction"], strict=True)) == {"r1": "overpaid", "r2": "underpaid", "r3": "underpaid",
                                                         "r4": "overpaid"}
 
 

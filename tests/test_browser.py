@@ -57,10 +57,9 @@ except ImportError:
     _missing("jupyterlab not installed (the notebooks extra has it)")
 
 import nbformat  # noqa: E402
+from sample_store import has_simulator, sample_store  # noqa: E402
 
 from auditkit import notebooks as N  # noqa: E402
-
-from sample_store import has_simulator, sample_store  # noqa: E402
 
 GAME_OF = {"10_baccarat": "baccarat", "11_blackjack": "blackjack", "12_three_card_poker": "three_card_poker",
            "13_pai_gow_poker": "pai_gow_poker"}
@@ -139,7 +138,7 @@ def lab() -> Iterator[str]:
            f"--LabApp.user_settings_dir={tmp / 'settings'}", f"--LabApp.workspaces_dir={tmp / 'workspaces'}",
            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", "--LabApp.extension_manager=readonly",
            "--allow-root"]
-    log = open(tmp / "lab.log", "wb")
+    log = open(tmp / "lab.log", "wb")  # noqa: SIM115 - the server writes to it until the fixture ends
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root)
     base = f"http://127.0.0.1:{port}"
     try:

@@ -3,8 +3,18 @@
 import numpy as np
 import pytest
 
-from auditkit.cards import (BACCARAT_POINTS, BLACKJACK_POINTS, JOKER, NO_CARD, RANK, SUIT, CardError, card_str,
-                            parse_card, parse_cards)
+from auditkit.cards import (
+    BACCARAT_POINTS,
+    BLACKJACK_POINTS,
+    JOKER,
+    NO_CARD,
+    RANK,
+    SUIT,
+    CardError,
+    card_str,
+    parse_card,
+    parse_cards,
+)
 
 
 def test_every_card_round_trips():

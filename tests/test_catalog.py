@@ -7,11 +7,10 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import SHARED_SPEC
 
 from auditkit import games
 from auditkit.rules.registry import rules_for
-
-from conftest import SHARED_SPEC
 
 TESTS = Path(__file__).parent
 

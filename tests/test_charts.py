@@ -10,10 +10,10 @@ import pytest
 pytest.importorskip("altair")
 pytest.importorskip("scipy")
 
+from sample_store import BIASED_TABLE, sample_store  # noqa: E402
+
 from auditkit import analysis as A  # noqa: E402
 from auditkit import charts as C  # noqa: E402
-
-from sample_store import BIASED_TABLE, sample_store  # noqa: E402
 
 
 @pytest.fixture(scope="module")

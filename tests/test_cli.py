@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import SPEC, expected_findings
 
 from auditkit.cli import main
-from conftest import SPEC, expected_findings
 
 GAMES = ["baccarat", "blackjack", "three_card_poker", "pai_gow_poker"]
 
@@ -133,8 +133,9 @@ def _clean_log(folder: Path) -> Path:
 
 
 def test_quiet_and_verbose_go_before_or_after_the_subcommand(tmp_path):
-    from auditkit.cli import build_parser
     from test_job import _cli
+
+    from auditkit.cli import build_parser
 
     parse = build_parser().parse_args
     for argv in (["-vv", "rules"], ["rules", "-vv"], ["-v", "rules", "-v"]):

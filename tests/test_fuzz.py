@@ -30,20 +30,20 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from conftest import example_records
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from auditkit.cards import NAMES
 from auditkit.cli import main
-from auditkit.ingest.csv import write_csv_rounds
 from auditkit.games.blackjack.parse import ACTIONS as BLACKJACK_ACTIONS
 from auditkit.games.pai_gow_poker.parse import EVENTS as PAI_GOW_EVENTS
+from auditkit.ingest.csv import write_csv_rounds
 from auditkit.ingest.records import BadRecord, parse_record
 from auditkit.ingest.sources import ingest_paths
 from auditkit.schema import FINDINGS
 from auditkit.store import Store
 from auditkit.validate import collect, validate_records
-from conftest import example_records
 
 GAMES = ("baccarat", "blackjack", "three_card_poker", "pai_gow_poker")
 

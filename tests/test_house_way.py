@@ -10,11 +10,17 @@ import numpy as np
 import pytest
 
 from auditkit.cards import JOKER, RANKS, parse_cards
-from auditkit.paytables import load_config
 from auditkit.games.pai_gow_poker.hands import FLUSH, STRAIGHT, STRAIGHT_FLUSH, fouled, rank2, rank5
 from auditkit.games.pai_gow_poker.house_way import (
-    DEFAULT, STRUCTURES, HouseWay, HouseWayError, load_house_way, same_setting, set_hands,
+    DEFAULT,
+    STRUCTURES,
+    HouseWay,
+    HouseWayError,
+    load_house_way,
+    same_setting,
+    set_hands,
 )
+from auditkit.paytables import load_config
 from tests.conftest import example_records, expected_findings
 
 
@@ -187,7 +193,7 @@ def ref_setting(seven: list[int], way: HouseWay = DEFAULT) -> tuple[int, int]:
         kind, front = "no_pair", singles[1:3]
     if kind in way.straights_with:
         sf = []
-        for high, low, s5, s2 in options:
+        for high, _low, s5, s2 in options:
             if s5 >> 20 not in (STRAIGHT, FLUSH, STRAIGHT_FLUSH):
                 continue
             ace_high = s5 >> 20 == STRAIGHT and (s5 >> 16) & 15 == 13
@@ -218,7 +224,7 @@ def random_hands(n: int, seed: int) -> np.ndarray:
 def test_against_reference():
     hands = random_hands(3000, seed=3)
     high, low = set_hands(hands)
-    got = list(zip(rank5(high).tolist(), rank2(low).tolist()))
+    got = list(zip(rank5(high).tolist(), rank2(low).tolist(), strict=True))
     for i, seven in enumerate(hands.tolist()):
         assert got[i] == ref_setting(seven), seven
 
@@ -230,7 +236,7 @@ def test_variant_against_reference():
                           "ace_joker_high_straight_as_pair": False})
     hands = random_hands(1500, seed=4)
     high, low = set_hands(hands, way)
-    got = list(zip(rank5(high).tolist(), rank2(low).tolist()))
+    got = list(zip(rank5(high).tolist(), rank2(low).tolist(), strict=True))
     for i, seven in enumerate(hands.tolist()):
         assert got[i] == ref_setting(seven, way), seven
 

@@ -42,7 +42,7 @@ def ingest_text(tmp_path: Path, text: str | bytes, name: str = "log.jsonl"):
 
 def reasons(store: Store) -> list[tuple[int, str]]:
     q = store.quarantine().sort_values("line")
-    return list(zip(q["line"], q["reason"]))
+    return list(zip(q["line"], q["reason"], strict=True))
 
 
 def test_good_lines_are_stored_and_counted(tmp_path):
@@ -224,8 +224,9 @@ def test_folder_scan_skips_non_log_csv(tmp_path):
 @pytest.mark.parametrize("game", ["baccarat", "blackjack", "three_card_poker", "pai_gow_poker"])
 def test_csv_layout_round_trips_every_game(tmp_path, game):
     """The worked examples written in the CSV layout ingest to exactly the rows the JSONL gives."""
-    from auditkit.ingest.csv import write_csv_rounds
     from conftest import example_records
+
+    from auditkit.ingest.csv import write_csv_rounds
 
     records = example_records(game)
     (tmp_path / "j").mkdir()

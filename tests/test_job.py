@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import SPEC
 
 from auditkit.cli import main
 from auditkit.job import JobError, load_job
 from auditkit.store import Store
 from auditkit.validate import validate_records
-from conftest import SPEC
 
 ROOT = Path(__file__).resolve().parents[1]
 

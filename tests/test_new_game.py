@@ -49,8 +49,10 @@ def test_a_game_from_outside_auditkit_is_ingested_validated_and_reported(tmp_pat
     listed = json.loads(done.stdout.splitlines()[0])
     assert listed == {"rules": ["war.paytable"], "params": ["casino_war.win = 1.0"]}
     for name in ("store.csv", "oneshot.csv"):
-        rows = list(csv.DictReader(open(tmp_path / name, newline="")))
+        with open(tmp_path / name, newline="") as fh:
+            rows = list(csv.DictReader(fh))
         assert [(r["round_id"], r["citation"], r["discrepancy"], r["expected_amount"], r["recorded_amount"])
                 for r in rows] == [("W-3", "paytable", "-20.00", "10.00", "-10.00")]
-    even = list(csv.DictReader(open(tmp_path / "even.csv", newline="")))  # at 0:1 a win nets 0
+    with open(tmp_path / "even.csv", newline="") as fh:  # at 0:1 a win nets 0
+        even = list(csv.DictReader(fh))
     assert sorted((r["round_id"], r["discrepancy"]) for r in even) == [("W-1", "10.00"), ("W-3", "-10.00")]

@@ -13,10 +13,10 @@ pytest.importorskip("papermill")
 pytest.importorskip("altair")
 pytest.importorskip("scipy")
 
+from sample_store import BIASED_TABLE, has_simulator, sample_store  # noqa: E402
+
 from auditkit import charts as C  # noqa: E402
 from auditkit import notebooks as N  # noqa: E402
-
-from sample_store import BIASED_TABLE, has_simulator, sample_store  # noqa: E402
 
 GAME_OF = {"10_baccarat": "baccarat", "11_blackjack": "blackjack", "12_three_card_poker": "three_card_poker",
            "13_pai_gow_poker": "pai_gow_poker"}
@@ -43,7 +43,7 @@ def executed(tmp_path_factory) -> dict[str, object]:
             return exc
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        results = dict(zip(names, pool.map(run, names)))
+        results = dict(zip(names, pool.map(run, names), strict=True))
     results["_dir"] = out
     return results
 

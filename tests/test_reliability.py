@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from test_job import clean_round, day_records, last_record, run_folders, stored_round_ids, write_job, write_log
 
 from auditkit.cli import main
 from auditkit.store import Store
-from test_job import clean_round, day_records, last_record, run_folders, stored_round_ids, write_job, write_log
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -102,10 +102,8 @@ def test_readers_share_the_lock(tmp_path):
     store = Store(tmp_path / "store")
     with store.lock(0, shared=True), store.lock(0, shared=True):
         pass
-    with store.lock(0, shared=True):
-        with pytest.raises(OSError, match="locked by a reader"):
-            with store.lock(0):
-                pass
+    with store.lock(0, shared=True), pytest.raises(OSError, match="locked by a reader"), store.lock(0):
+        pass
 
 
 def test_a_read_only_store_is_read_without_its_lock(tmp_path, monkeypatch):

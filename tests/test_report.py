@@ -27,7 +27,8 @@ def test_csv_export_is_safe_and_numbers_stay_numbers(tmp_path):
                source_line=3)
     frame = pd.concat([f, pd.DataFrame([row])], ignore_index=True)
     path = write_csv(frame, tmp_path / "r.csv")
-    rows = list(csv.DictReader(open(path, newline="")))
+    with open(path, newline="") as fh:
+        rows = list(csv.DictReader(fh))
     assert rows[0]["round_id"].startswith("'=") and rows[0]["table_id"] == "'@T1"
     assert rows[0]["dealer_id"] == "'-D1" and rows[0]["message"].startswith("'+")
     assert rows[0]["expected"] == "-100.00" and rows[0]["discrepancy"] == "-50.00"

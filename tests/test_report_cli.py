@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from test_job import day_records, key, run_folders, snapshot, write_job, write_log
 
 from auditkit.cli import main
 from auditkit.store import Store
 from auditkit.validate import validate_records
-from test_job import day_records, key, run_folders, snapshot, write_job, write_log
 
 PAYTABLE_ROUND = "BAC-20250602-3e9b44"  # a paytable finding, discrepancy -1.25
 
@@ -61,10 +61,10 @@ def test_report_filters_period_game_tables_citations(store, tmp_path):
 def test_report_summaries(store, tmp_path):
     out = tmp_path / "s.csv"
     by_table = report(store, out, "--summary", "table")
-    assert dict(zip(by_table["table_id"], by_table["findings"])) == {"EX-BAC-1": 17, "EX-BAC-2": 17}
-    assert dict(zip(by_table["table_id"], by_table["underpaid"])) == {"EX-BAC-1": 1.25, "EX-BAC-2": 1.25}
+    assert dict(zip(by_table["table_id"], by_table["findings"], strict=True)) == {"EX-BAC-1": 17, "EX-BAC-2": 17}
+    assert dict(zip(by_table["table_id"], by_table["underpaid"], strict=True)) == {"EX-BAC-1": 1.25, "EX-BAC-2": 1.25}
     by_day = report(store, out, "--summary", "day")
-    assert dict(zip(by_day["date"], by_day["findings"])) == {"2025-06-02": 17, "2025-06-03": 17}
+    assert dict(zip(by_day["date"], by_day["findings"], strict=True)) == {"2025-06-02": 17, "2025-06-03": 17}
     by_citation = report(store, out, "--summary", "citation", "--from", "2025-06-03")
     assert by_citation["findings"].sum() == 17 and "paytable" in set(by_citation["citation"])
     assert report(store, out, "--summary", "dealer")["findings"].sum() == 34

@@ -16,7 +16,7 @@ def test_sample_data_findings_match_ground_truth(tmp_path):
     assert main(["validate", str(SAMPLE / "logs"), "--out", str(out)]) == 1
     found = pd.read_csv(out)
     truth = pd.concat([pd.read_csv(p) for p in (SAMPLE / "truth").glob("*.truth.csv")])
-    assert set(zip(found["round_id"], found["citation"])) == set(zip(truth["round_id"], truth["citation"]))
+    assert set(zip(found["round_id"], found["citation"], strict=True)) == set(zip(truth["round_id"], truth["citation"], strict=True))
     assert truth.groupby("citation").size().min() >= 3  # a few faults of every kind
 
 

@@ -20,7 +20,7 @@ def test_simulated_log_round_trips_with_its_truth(tmp_path, game):
     truth = pd.read_csv(truth_csv)
     assert len(truth) == faults
     found = validate_records(records)
-    assert set(zip(found["round_id"], found["citation"])) == set(zip(truth["round_id"], truth["citation"]))
+    assert set(zip(found["round_id"], found["citation"], strict=True)) == set(zip(truth["round_id"], truth["citation"], strict=True))
 
 
 def test_simulate_command(tmp_path, capsys):
@@ -44,4 +44,4 @@ def test_simulate_into_store_in_chunks(tmp_path, game):
     assert ids["round_id"].is_unique
     found, checked = collect(store)
     assert checked == n
-    assert set(zip(found["round_id"], found["citation"])) == set(zip(truth["round_id"], truth["citation"]))
+    assert set(zip(found["round_id"], found["citation"], strict=True)) == set(zip(truth["round_id"], truth["citation"], strict=True))

@@ -1,7 +1,6 @@
 """The vendored copy of the spec's worked examples is the contract's, byte for byte."""
 
 import pytest
-
 from conftest import SHARED_SPEC, VENDORED_SPEC
 
 

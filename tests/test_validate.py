@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pandas as pd
+from conftest import example_records
 
 from auditkit.ingest.sources import ingest_paths
 from auditkit.store import Store
 from auditkit.validate import collect, validate_into_store, validate_records
-from conftest import example_records
 
 
 def _baccarat_round(rid: str, seq: int, when: str, cut: bool = False, shoe: str = "S1") -> dict:
@@ -39,11 +39,11 @@ def test_cut_card_rule_crosses_midnight(tmp_path):
     assert store.dates("baccarat") == ["2025-06-02", "2025-06-03"]
     findings, checked = collect(store)
     assert checked == 5
-    assert list(zip(findings["round_id"], findings["citation"])) == [("D", "68 IAC 10-10-14(e)")]
+    assert list(zip(findings["round_id"], findings["citation"], strict=True)) == [("D", "68 IAC 10-10-14(e)")]
     assert findings["date"].tolist() == ["2025-06-03"]
     # the in-memory route agrees
     mem = validate_records(rounds)
-    assert list(zip(mem["round_id"], mem["citation"])) == [("D", "68 IAC 10-10-14(e)")]
+    assert list(zip(mem["round_id"], mem["citation"], strict=True)) == [("D", "68 IAC 10-10-14(e)")]
 
 
 def test_streaming_batch_size_does_not_change_findings(tmp_path):

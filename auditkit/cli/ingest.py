@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import (DEFAULT_LOCK_TIMEOUT, EXIT_CLEAN, add_lock_timeout, prepare_outputs, report_quarantine,
-                     require_logs)
+from .common import DEFAULT_LOCK_TIMEOUT, EXIT_CLEAN, add_lock_timeout, prepare_outputs, report_quarantine, require_logs
 
 
 def add_parser(sub: argparse._SubParsersAction, **kw) -> None:

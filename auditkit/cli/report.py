@@ -12,16 +12,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..job import SEVERITY_RANK
-from .common import (DEFAULT_LOCK_TIMEOUT, EXIT_CLEAN, UsageError, add_lock_timeout, check_citations,
-                     prepare_outputs)
+from .common import DEFAULT_LOCK_TIMEOUT, EXIT_CLEAN, UsageError, add_lock_timeout, check_citations, prepare_outputs
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
 def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
-    from ..report import SUMMARIES
     from ..games import names
+    from ..report import SUMMARIES
 
     GAMES = names()
 

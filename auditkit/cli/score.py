@@ -37,7 +37,7 @@ def _pairs(path: str, what: str) -> set[tuple[str, str]]:
     missing = {"round_id", "citation"} - set(frame.columns)
     if missing:
         raise UsageError(f"{what} {p} has no column {', '.join(sorted(missing))}")
-    return set(zip(frame["round_id"], frame["citation"]))
+    return set(zip(frame["round_id"], frame["citation"], strict=True))
 
 
 def run(args: argparse.Namespace) -> int:

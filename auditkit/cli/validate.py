@@ -13,8 +13,16 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from .common import (DEFAULT_LOCK_TIMEOUT, EXIT_CLEAN, EXIT_FINDINGS, add_lock_timeout, check_citations,
-                     prepare_outputs, report_quarantine, require_logs)
+from .common import (
+    DEFAULT_LOCK_TIMEOUT,
+    EXIT_CLEAN,
+    EXIT_FINDINGS,
+    add_lock_timeout,
+    check_citations,
+    prepare_outputs,
+    report_quarantine,
+    require_logs,
+)
 
 log = logging.getLogger("auditkit")
 TEMP_STORE = re.compile(r"^auditkit-validate-(\d+)-")  # the one-shot route's store in $TMPDIR: creator pid

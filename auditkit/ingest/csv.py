@@ -82,7 +82,7 @@ def _number(text: str) -> Any:
 def _row(header: list[str], cells: list[str]) -> dict[str, Any]:
     if len(cells) != len(header):
         raise ValueError(f"{len(cells)} cells where the header has {len(header)}")
-    return {k: _value(k, v) for k, v in zip(header, cells) if k and v.strip() != ""}
+    return {k: _value(k, v) for k, v in zip(header, cells, strict=True) if k and v.strip() != ""}
 
 
 class CsvLine:

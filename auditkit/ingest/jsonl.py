@@ -126,12 +126,11 @@ def write_jsonl(records: Iterator[dict[str, Any]] | list[dict[str, Any]], path: 
     from ..store import atomic_path
 
     n = 0
-    with atomic_path(Path(path)) as tmp:
-        with open(tmp, "wb") as raw:
-            # gzip with no time stamp: the same records give the same bytes
-            binary = gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) if str(path).endswith(".gz") else raw
-            with io.TextIOWrapper(binary, encoding="utf-8", newline="\n") as fh:
-                for rec in records:
-                    fh.write(json.dumps(rec, separators=(", ", ": ")) + "\n")
-                    n += 1
+    with atomic_path(Path(path)) as tmp, open(tmp, "wb") as raw:
+        # gzip with no time stamp: the same records give the same bytes
+        binary = gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) if str(path).endswith(".gz") else raw
+        with io.TextIOWrapper(binary, encoding="utf-8", newline="\n") as fh:
+            for rec in records:
+                fh.write(json.dumps(rec, separators=(", ", ": ")) + "\n")
+                n += 1
     return n

@@ -10,11 +10,11 @@ validators. Rows are dicts keyed by the columns of :mod:`auditkit.schema`.
 from __future__ import annotations
 
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
-from ..cards import CardError, parse_cards
 from .. import games
+from ..cards import CardError, parse_cards
 from ..games import Game
 from ..schema import STATUSES
 
@@ -152,7 +152,7 @@ def _timestamp(obj: dict) -> datetime:
     if ts.tzinfo is None:
         raise BadRecord(f"field started_at {text!r} has no UTC offset")
     try:
-        ts.astimezone(timezone.utc)
+        ts.astimezone(UTC)
     except OverflowError:  # 0001-01-01T00:00+01:00 is before year 1 in UTC
         raise BadRecord(f"field started_at {text!r} is out of range in UTC") from None
     return ts
@@ -222,7 +222,7 @@ def parse_record(obj: Any) -> tuple[str, str, dict[str, Any]]:
         raise BadRecord(f"field status {status!r} is not one of {', '.join(STATUSES)}")
     row: dict[str, Any] = {
         "round_id": round_id, "table_id": read_str(obj, "table_id"), "dealer_id": read_str(obj, "dealer_id", required=False),
-        "started_at": ts.astimezone(timezone.utc),
+        "started_at": ts.astimezone(UTC),
         "utc_offset": int(ts.utcoffset().total_seconds() // 60), "shoe_id": read_str(obj, "shoe_id", required=False),
         "round_seq": read_int(obj, "round_seq", required=False, lo=1), "status": status,
         "wagers": _wagers(obj), "events": _events(obj, spec),

@@ -235,7 +235,7 @@ class SeenRounds:
             if self._stored_rows is None:  # loaded once, on the first possible duplicate
                 idx = self.store.index().to_pydict()
                 self._stored_rows = {r: (h, f, n) for r, h, f, n in zip(
-                    idx["round_id"], idx["line_hash"], idx["source_file"], idx["source_line"])}
+                    idx["round_id"], idx["line_hash"], idx["source_file"], idx["source_line"], strict=True)}
             return self._stored_rows.get(round_id)
         return None
 
@@ -341,7 +341,7 @@ def ingest_source(path: Path, store: Store, seen: SeenRounds | None = None, *,
         seen.run[round_id] = (line_hash, display_file, line)
         row["source_file"], row["source_line"] = display_file, line
         writer.add(game, date, row)
-        for column, value in zip(INDEX.names, (id_hash, line_hash, round_id, display_file, line)):
+        for column, value in zip(INDEX.names, (id_hash, line_hash, round_id, display_file, line), strict=True):
             index[column].append(value)
         rec.stored += 1
 

@@ -42,7 +42,7 @@ class Nets:
     net: np.ndarray
 
     @classmethod
-    def join(cls, *parts: "Nets") -> "Nets":
+    def join(cls, *parts: Nets) -> Nets:
         return cls(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("round", "seat", "what", "net")))
 
 

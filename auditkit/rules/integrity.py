@@ -103,6 +103,6 @@ def shoe_excess(table: pa.Table, columns: list[str], decks: np.ndarray) -> tuple
     pos = np.searchsorted(uniq, bad_rows)
     for i in range(len(uniq)):  # one message per flagged round (rare), not per round
         sel = pos == i
-        parts = [f"{cards_str([c])} (copy {n})" for c, n in zip(bad_codes[sel], bad_copy[sel])]
+        parts = [f"{cards_str([c])} (copy {n})" for c, n in zip(bad_codes[sel], bad_copy[sel], strict=True)]
         msgs[i] = f"more copies than a {int(decks[uniq[i]])}-deck shoe holds: {', '.join(parts)}"
     return uniq, msgs

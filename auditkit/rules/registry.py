@@ -44,7 +44,7 @@ class Hits:
     recorded_amount: np.ndarray | float = np.nan
 
     @classmethod
-    def where(cls, mask: np.ndarray, message: np.ndarray | str, **fields: Any) -> "Hits":
+    def where(cls, mask: np.ndarray, message: np.ndarray | str, **fields: Any) -> Hits:
         """Hits at the True rows of ``mask``; array fields aligned with the mask are cut to them."""
         rows = np.flatnonzero(mask)
         cut = {k: (v[mask] if isinstance(v, np.ndarray) and v.shape[:1] == mask.shape else v)
@@ -53,7 +53,7 @@ class Hits:
             message = message[mask]
         return cls(rows=rows, message=message, **cut)
 
-    def subset(self, keep: np.ndarray) -> "Hits":
+    def subset(self, keep: np.ndarray) -> Hits:
         """The hits where the boolean array ``keep`` (aligned with ``rows``) is True."""
         return Hits(rows=self.rows[keep], **{k: (v[keep] if isinstance(v, np.ndarray) else v)
                                              for k, v in vars(self).items() if k != "rows"})

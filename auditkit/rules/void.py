@@ -25,7 +25,7 @@ def void_round_nets(ctx: Context) -> Hits:
     rows, seat, what, net = nets.round[bad], nets.seat[bad], nets.what[bad], nets.net[bad]
     status = ctx.table["status"].take(pa.array(rows)).to_pylist()
     message = np.array([f"seat {s} {w}: net {format_net(x)} in a {st} round" for s, w, x, st in
-                        zip(seat, what, net, status)], dtype=object)
+                        zip(seat, what, net, status, strict=True)], dtype=object)
     recorded = np.array([f"net {format_net(x)}" for x in net], dtype=object)
     return Hits(rows=rows, message=message, expected="every wager returned (net 0)", recorded=recorded,
                 discrepancy=net, seat=seat, expected_amount=np.zeros(len(rows)), recorded_amount=net)

@@ -54,7 +54,7 @@ def _counted(records: Iterable[dict], progress: Callable[[int], None] | None) ->
             progress(1)
 
 
-def simulate_into_store(store: "Store", game: str, n_rounds: int, *, seed: int = 0, fault_rate: float = 0.0,
+def simulate_into_store(store: Store, game: str, n_rounds: int, *, seed: int = 0, fault_rate: float = 0.0,
                         chunk: int = 500_000, start: str = "2025-06-01", **kwargs: Any) -> tuple[int, pd.DataFrame]:
     """Simulate rounds straight into a store (no log in between), ``chunk`` rounds at a time.
 
