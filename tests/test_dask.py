@@ -62,3 +62,16 @@ def test_a_killed_worker_loses_and_duplicates_nothing(store, cluster, tmp_path):
     assert not stored.duplicated(["round_id", "rule_id"]).any()
     key = ["round_id", "rule_id", "discrepancy"]
     assert sorted(map(tuple, stored[key].to_numpy())) == sorted(map(tuple, serial[key].to_numpy()))
+
+
+def test_the_command_line_runs_on_workers_and_on_a_cluster(store, cluster, tmp_path):
+    """``auditkit validate STORE --workers 2`` and ``--scheduler ADDRESS`` write the serial report, byte for byte."""
+    from auditkit.cli import main
+
+    _c, client = cluster
+    outs = {}
+    for name, extra in (("serial", []), ("workers", ["--workers", "2"]),
+                        ("dask", ["--scheduler", client.scheduler.address])):
+        outs[name] = tmp_path / f"{name}.csv"
+        assert main(["validate", str(store.root), "--out", str(outs[name]), "-q", *extra]) == 1
+    assert outs["serial"].read_bytes() == outs["workers"].read_bytes() == outs["dask"].read_bytes()

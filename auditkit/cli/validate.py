@@ -19,6 +19,7 @@ from .common import (
     EXIT_FINDINGS,
     add_lock_timeout,
     check_citations,
+    positive_int,
     prepare_outputs,
     report_quarantine,
     require_logs,
@@ -46,6 +47,11 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
     s.add_argument("--follow-symlinks", action="store_true",
                    help="follow symbolic links that lead out of the input folders")
     s.add_argument("--no-progress", action="store_true", help="no progress bar (none anyway when not a terminal)")
+    s.add_argument("--workers", type=positive_int, default=1,
+                   help="validate (game, day) partitions in this many processes (docs/scaling.md)")
+    s.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run the partitions on this dask.distributed scheduler (tcp://host:8786; the dask extra); "
+                        "every worker must see the store's folder")
     add_lock_timeout(s, DEFAULT_LOCK_TIMEOUT)
     s.set_defaults(func=run)
 
@@ -87,6 +93,7 @@ def _check(store, config, args: argparse.Namespace, show: bool):
     bar = progress_bar(store.count() if show and on_terminal() else None, "validate", " rounds", show)
     try:
         return collect(store, config, games=args.game or None, citations=args.citation or None,
+                       workers=args.workers, scheduler=args.scheduler,
                        progress=bar.update if bar is not None else None)
     finally:
         if bar is not None:

@@ -73,14 +73,6 @@ class Blackjack(Context):
 
     section = GAME
 
-    @cached_property
-    def table_ids(self) -> pa.ChunkedArray:
-        """The ``table_id`` column, one object, so the configuration encodes it once for every setting."""
-        return self.table["table_id"]
-
-    def param(self, key: str, dtype: Any = np.float64) -> np.ndarray:
-        return self.config.param(self.section, key, self.table_ids, dtype)
-
     # ---- the paytable and house rules, per round ([blackjack] settings, table overrides applied) ----
     @cached_property
     def win_rate(self) -> np.ndarray:
