@@ -10,13 +10,15 @@ validators. Rows are dicts keyed by the columns of :mod:`auditkit.schema`.
 from __future__ import annotations
 
 import math
+import re
+import unicodedata
 from datetime import datetime, timezone
 from typing import Any
 
 from ..cards import CardError, parse_cards
 from ..schema import GAMES, STATUSES
 
-__all__ = ["BadRecord", "parse_record", "local_date"]
+__all__ = ["BadRecord", "parse_record", "local_date", "normalise_id"]
 
 BLACKJACK_ACTIONS = ("place", "increase", "withdraw", "double", "split", "surrender", "insurance", "even_money")
 PAI_GOW_EVENTS = ("face_up_card", "no_roll", "roll", "card_out_of_order", "dealer_card_exposed",
@@ -30,6 +32,14 @@ MAX_AMOUNT = 10**13
 
 class BadRecord(ValueError):
     """A line that cannot be read as a round; the message says why."""
+
+
+_EDGES = re.compile(r"^[\s\u200b-\u200d\u2060\ufeff]+|[\s\u200b-\u200d\u2060\ufeff]+$")
+
+
+def normalise_id(text: str) -> str:
+    """A round id in Unicode NFC, trimmed of whitespace and zero-width characters at both ends."""
+    return _EDGES.sub("", unicodedata.normalize("NFC", text))
 
 
 # ---- field readers -----------------------------------------------------------
@@ -321,7 +331,9 @@ def parse_record(obj: Any) -> tuple[str, str, dict[str, Any]]:
     """
     if not isinstance(obj, dict):
         raise BadRecord(f"a round record must be a JSON object, got {type(obj).__name__}")
-    round_id = _str(obj, "round_id")
+    round_id = normalise_id(_str(obj, "round_id"))
+    if not round_id:
+        raise BadRecord("field round_id is empty")
     game = _str(obj, "game")
     if game not in GAMES:
         raise BadRecord(f"unknown game {game!r}")
