@@ -10,7 +10,7 @@ from typing import Any
 
 from ..status import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
 
-__all__ = ["EXIT_CLEAN", "EXIT_FINDINGS", "EXIT_ERROR", "DEFAULT_LOCK_TIMEOUT", "UsageError", "positive"]
+__all__ = ["EXIT_CLEAN", "EXIT_FINDINGS", "EXIT_ERROR", "DEFAULT_LOCK_TIMEOUT", "UsageError", "positive", "ingest_with_progress"]
 
 DEFAULT_LOCK_TIMEOUT = 60.0  # seconds ingest, validate and report wait for the store's lock
 
@@ -108,3 +108,17 @@ def require_logs(report: Any, paths: Sequence[str | Path]) -> None:
     """Refuse an ingest that met no log file at all (an empty folder, only ``.json`` files)."""
     if not any(e.get("status") in ("ingested", "already ingested") for e in report.files):
         raise UsageError(f"no log file (.jsonl, .jsonl.gz, .ndjson, .csv of rounds) in {', '.join(map(str, paths))}")
+
+
+def ingest_with_progress(paths: Sequence[str | Path], store: Any, *, follow_symlinks: bool, show: bool) -> Any:
+    """Ingest ``paths`` into ``store`` with a files progress bar on a terminal; the ingest report."""
+    from ..ingest.sources import ingest_paths
+    from ..progress import progress_bar
+
+    bar = progress_bar(None, "ingest", " files", show)
+    try:
+        return ingest_paths(paths, store, follow_symlinks=follow_symlinks,
+                            on_file=(lambda _p: bar.update(1)) if bar is not None else None)
+    finally:
+        if bar is not None:
+            bar.close()

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from .common import DEFAULT_LOCK_TIMEOUT, EXIT_CLEAN, add_lock_timeout, prepare_outputs, report_quarantine, require_logs
+from .common import (
+    DEFAULT_LOCK_TIMEOUT,
+    EXIT_CLEAN,
+    add_lock_timeout,
+    ingest_with_progress,
+    prepare_outputs,
+    report_quarantine,
+    require_logs,
+)
 
 
 def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
@@ -19,21 +27,13 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..ingest.sources import ingest_paths
-    from ..progress import progress_bar
     from ..report import write_csv
     from ..store import Store
 
     store = Store(args.store)
     prepare_outputs([args.quarantine_report])
     with store.lock(timeout=args.lock_timeout, command="ingest"):
-        bar = progress_bar(None, "ingest", " files", not args.quiet)
-        try:
-            report = ingest_paths(args.paths, store, follow_symlinks=args.follow_symlinks,
-                                  on_file=(lambda _p: bar.update(1)) if bar is not None else None)
-        finally:
-            if bar is not None:
-                bar.close()
+        report = ingest_with_progress(args.paths, store, follow_symlinks=args.follow_symlinks, show=not args.quiet)
         require_logs(report, args.paths)
         print(report.summary())
         report_quarantine(report, store)

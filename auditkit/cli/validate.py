@@ -19,6 +19,7 @@ from .common import (
     EXIT_FINDINGS,
     add_lock_timeout,
     check_citations,
+    ingest_with_progress,
     positive_int,
     prepare_outputs,
     report_quarantine,
@@ -101,9 +102,7 @@ def _check(store, config, args: argparse.Namespace, show: bool):
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..ingest.sources import ingest_paths
     from ..paytables import load_config
-    from ..progress import progress_bar
     from ..report import format_summary, write_csv, write_findings_parquet, write_summaries
     from ..store import Store
 
@@ -118,13 +117,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         with temporary_store() as tmp:
             store = Store(tmp)
-            bar = progress_bar(None, "ingest", " files", show)
-            try:
-                report = ingest_paths(args.paths, store, follow_symlinks=args.follow_symlinks,
-                                      on_file=(lambda _p: bar.update(1)) if bar is not None else None)
-            finally:
-                if bar is not None:
-                    bar.close()
+            report = ingest_with_progress(args.paths, store, follow_symlinks=args.follow_symlinks, show=show)
             require_logs(report, args.paths)
             print(report.summary(), file=sys.stderr)
             report_quarantine(report, store)
