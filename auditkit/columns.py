@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 
 from .cards import NO_CARD
 
-__all__ = ["combine", "lengths", "padded", "parents", "flat_values", "struct_field", "to_numpy"]
+__all__ = ["combine", "lengths", "padded", "parents", "flat_values", "struct_field", "to_numpy", "strings"]
 
 
 def combine(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
@@ -76,3 +76,10 @@ def struct_field(arr: pa.Array | pa.ChunkedArray, name: str) -> pa.Array:
     """One field of a struct column (struct of a flattened list of structs)."""
     arr = combine(arr)
     return pc.struct_field(arr, name)
+
+
+def strings(arr: pa.Array | pa.ChunkedArray, fill: str) -> np.ndarray:
+    """A string column of few distinct values (a status, say) as a numpy object array, nulls as ``fill``:
+    read through its dictionary, so each distinct value becomes a Python string once."""
+    enc = pc.dictionary_encode(pc.fill_null(combine(arr), fill))
+    return np.array(enc.dictionary.to_pylist(), dtype=object)[enc.indices.to_numpy(zero_copy_only=False)]

@@ -8,7 +8,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from auditkit.columns import padded, to_numpy
+from auditkit.columns import padded
 from auditkit.games.pai_gow_poker import kernels as K
 
 SETTINGS = settings(max_examples=150, deadline=None, derandomize=True)
@@ -131,14 +131,3 @@ def test_same_seven_on_any_codes(split: list, dealt: list) -> None:
     s, d = np.array(split[:m], dtype=np.int8), np.array(dealt[:m], dtype=np.int8)
     assert (K.same_seven(s, d) == _plain_same_seven(s, d)).all()
     assert (K.same_seven(s, s) == _plain_same_seven(s, s)).all()
-
-
-@SETTINGS
-@given(st.lists(st.one_of(st.none(), st.sampled_from(["completed", "void", "dead", "", "é"])), max_size=50),
-       st.integers(1, 2), st.integers(0, 3))
-def test_strings_is_to_numpy(values: list, chunks: int, offset: int) -> None:
-    arr = pa.array([None] * offset + values, pa.string()).slice(offset)
-    if chunks > 1 and len(values) > 1:
-        arr = pa.chunked_array([arr.slice(0, len(values) // 2), arr.slice(len(values) // 2)])
-    got = K.strings(arr, "completed")
-    assert got.dtype == object and got.tolist() == to_numpy(arr, "completed").tolist()

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
-import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from auditkit.cards import JOKER, NO_CARD
-from auditkit.columns import to_numpy
-from auditkit.games.three_card_poker.kernels import distinct_cards_short, strings_as_objects
+from auditkit.games.three_card_poker.kernels import distinct_cards_short
 from auditkit.games.three_card_poker.rules import ThreeCardPoker
 from auditkit.games.three_card_poker.simulate import simulate
 from auditkit.paytables import Config
@@ -67,15 +65,6 @@ def test_distinct_cards_short_on_dealt_rounds() -> None:
     # edge cases: no hands at all, a round without hands between others, an empty batch
     assert not distinct_cards_short(dealer, cards[:0], hand_round[:0]).any()
     assert distinct_cards_short(dealer[:0], cards[:0], hand_round[:0]).shape == (0,)
-
-
-@settings(max_examples=100, deadline=None)
-@given(st.lists(st.one_of(st.none(), st.sampled_from(["completed", "void", "dead", ""])), max_size=40),
-       st.integers(1, 3))
-def test_strings_as_objects_matches_plain_form(values: list[str | None], chunks: int) -> None:
-    column = pa.chunked_array([values[i::chunks] for i in range(chunks)], pa.string())
-    got = strings_as_objects(column, "completed")
-    assert got.dtype == object and got.tolist() == to_numpy(column, "completed").astype(object).tolist()
 
 
 def test_void_check_on_void_round_nets_equals_every_wager() -> None:

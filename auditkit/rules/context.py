@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..columns import to_numpy
+from ..columns import strings, to_numpy
 from ..paytables import Config
 
 __all__ = ["Context", "Nets", "cached_property"]
@@ -81,7 +81,8 @@ class Context:
 
     @cached_property
     def status(self) -> np.ndarray:
-        return self.column("status", "completed").astype(object)
+        """Each round's status (object array), read through the column's dictionary."""
+        return strings(self.table["status"], "completed")
 
     @cached_property
     def completed(self) -> np.ndarray:

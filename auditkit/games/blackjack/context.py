@@ -414,12 +414,6 @@ class Blackjack(Context):
 
     # ---- every wager net (the shared void check) ------------------------------------------------
     @cached_property
-    def status(self) -> np.ndarray:
-        """Each round's status (fixed-width text: one dictionary lookup, no Python string per round)."""
-        enc = pc.dictionary_encode(combine(pc.fill_null(self.table["status"], "completed")))
-        return enc.dictionary.to_numpy(zero_copy_only=False).astype(str)[enc.indices.to_numpy()]
-
-    @cached_property
     def nets(self) -> Nets:
         """Each hand's net (``hand 0``, ``hand 1``...) and each side wager's (named by its bet)."""
         no = np.maximum(self.hand_no, 0)

@@ -132,11 +132,6 @@ class PaiGowPoker(Context):
 
     # ---- status -----------------------------------------------------------------------------------
     @cached_property
-    def status(self) -> np.ndarray:
-        """Each round's status, for messages."""
-        return kernels.strings(self.table["status"], "completed")
-
-    @cached_property
     def void(self) -> np.ndarray:
         return _numbers(pc.equal(self.table["status"], "void"), False, bool)
 

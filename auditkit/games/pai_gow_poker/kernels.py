@@ -8,8 +8,6 @@ random and edge inputs, with hypothesis); ``docs/benchmarks.md`` has the figures
   empty or full (every setting and seven-card hand);
 * :func:`card_union`: per segment of card codes, the OR of the cards' bits and how many
   codes are valid cards, a block of segments at a time (``integrity``);
-* :func:`strings`: a string column of few distinct values (``status``) as a numpy object
-  array, as :func:`auditkit.columns.to_numpy` gives it, through a dictionary of those values;
 * :func:`same_seven`: whether a setting splits exactly the seven cards dealt, by a sorting
   network over columns (``(f)``).
 """
@@ -18,23 +16,13 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ...cards import NO_CARD
-from ...columns import combine, flat_values, lengths, padded
+from ...columns import flat_values, lengths, padded
 from .hands import sort_columns_desc
 from .house_way import _NET7
 
-__all__ = ["strings", "cards_matrix", "card_bits", "row_bits", "card_union", "bounds", "same_seven"]
-
-
-def strings(arr: pa.Array | pa.ChunkedArray, fill: str) -> np.ndarray:
-    """A string column of few distinct values as a numpy object array, nulls as ``fill``."""
-    arr = combine(arr)
-    if arr.null_count:
-        arr = pc.fill_null(arr, fill)
-    enc = arr.dictionary_encode()
-    return np.array(enc.dictionary.to_pylist(), dtype=object)[enc.indices.to_numpy(zero_copy_only=False)]
+__all__ = ["cards_matrix", "card_bits", "row_bits", "card_union", "bounds", "same_seven"]
 
 
 def cards_matrix(arr: pa.Array | pa.ChunkedArray, width: int) -> tuple[np.ndarray, np.ndarray]:

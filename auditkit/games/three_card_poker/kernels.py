@@ -4,19 +4,13 @@
 * :func:`distinct_cards_short`: the integrity screen. The plain form sorts a per-round
   matrix of every card of the round; this one ORs one bit per card (52-bit masks) and
   counts the bits, so only the few flagged rounds are sorted to say which card repeats.
-* :func:`strings_as_objects`: a string column as a numpy object array, converting each
-  distinct value once (plain form: ``to_numpy(column, fill).astype(object)``).
 """
 
 from __future__ import annotations
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
-from ...columns import combine
-
-__all__ = ["distinct_cards_short", "strings_as_objects"]
+__all__ = ["distinct_cards_short"]
 
 _BIT = np.zeros(256, dtype=np.uint64)
 _BIT[:52] = np.left_shift(np.uint64(1), np.arange(52, dtype=np.uint64))
@@ -44,10 +38,3 @@ def distinct_cards_short(dealer: np.ndarray, cards: np.ndarray, hand_round: np.n
         starts = (np.cumsum(per_round) - per_round)[some]
         bits[some] |= np.bitwise_or.reduceat(_bits(cards), starts)
     return np.bitwise_count(bits) < 3 * (per_round + 1)
-
-
-def strings_as_objects(column: pa.Array | pa.ChunkedArray, fill: str) -> np.ndarray:
-    """A string column as an object array of ``str``, nulls as ``fill``: each distinct value converted once."""
-    encoded = pc.dictionary_encode(pc.fill_null(combine(column), fill))
-    return np.array(encoded.dictionary.to_pylist(), dtype=object)[encoded.indices.to_numpy(zero_copy_only=False)]
-

@@ -29,7 +29,7 @@ from ...rules.integrity import repeated_in_round
 from ...rules.registry import Hits, preparer, rule
 from ...rules.void import VOID_SUMMARY, void_round_nets
 from .hands import CATEGORY_NAMES, STRAIGHT, STRAIGHT_FLUSH, THREE_OF_A_KIND, evaluate
-from .kernels import distinct_cards_short, strings_as_objects
+from .kernels import distinct_cards_short
 from .paytable import (
     ANTE_BONUS_MINIMUM,
     WIN_MINIMUM,
@@ -219,11 +219,6 @@ class ThreeCardPoker(Context):
     @cached_property
     def net_pair_plus(self) -> np.ndarray:
         return self.field("net_pair_plus")
-
-    @cached_property
-    def status(self) -> np.ndarray:
-        """Each round's status (object array), read through the column's dictionary."""
-        return strings_as_objects(self.table["status"], "completed")
 
     @cached_property
     def in_completed_round(self) -> np.ndarray:
