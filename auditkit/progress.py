@@ -12,7 +12,7 @@ def progress_bar(total: int | None, desc: str, unit: str = " rounds", enabled: b
         return None
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, unit=unit, unit_scale=unit.strip() == "rounds", file=sys.stderr,
+    return tqdm(total=total, desc=desc, unit=unit, unit_scale=unit.strip() in ("rounds", "B"), file=sys.stderr,
                 leave=False)
 
 

@@ -40,22 +40,33 @@ def safe_component(value: str) -> str:
     return text[:100]
 
 
+def _temp_sibling(path: Path) -> Path:
+    """A new empty file ``.<name>.<pid>.<random>.tmp`` next to ``path``, readable as the finished file
+    will be (the pid lets a later run tell a dead writer's leftovers from a live one's)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a report is for others to read too
+    return Path(tmp)
+
+
+def _publish(tmp: Path, path: Path) -> None:
+    """fsync ``tmp`` and rename it to ``path``."""
+    with open(tmp, "rb") as fh:
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
 @contextlib.contextmanager
 def atomic_path(path: Path) -> Iterator[Path]:
     """Yield a temporary sibling of ``path``; on success fsync and rename it into place."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp_path, 0o666 & ~umask)  # mkstemp makes 0600; a report is for others to read too
+    tmp_path = _temp_sibling(path)
     try:
         yield tmp_path
-        with open(tmp_path, "rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp_path, path)
+        _publish(tmp_path, path)
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
@@ -117,7 +128,10 @@ import pyarrow.parquet as pq  # noqa: E402
 from . import games as registered  # noqa: E402
 from .schema import FINDINGS, QUARANTINE, schema_for  # noqa: E402
 
-__all__ += ["Store", "SourceRecord", "INDEX"]
+__all__ += ["Store", "SourceRecord", "INDEX", "ParquetStream", "ROW_GROUP"]
+
+ROW_GROUP = 131_072
+"""Rows per Parquet row group (a scan batch reads about one)."""
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 INDEX = pa.schema([("id_hash", pa.uint64()), ("line_hash", pa.uint64()), ("round_id", pa.string()),
@@ -160,8 +174,35 @@ def _source_record(path: Path) -> SourceRecord:
 def write_parquet_atomic(table: pa.Table, path: Path) -> Path:
     """Write a Parquet file through a temporary sibling and a rename."""
     with atomic_path(path) as tmp:
-        pq.write_table(table, tmp, compression="zstd")
+        pq.write_table(table, tmp, compression="zstd", row_group_size=ROW_GROUP)
     return path
+
+
+class ParquetStream:
+    """A Parquet file written table by table into a temporary sibling; :meth:`close` renames it into
+    place, :meth:`abort` removes it (a killed process leaves only a ``.tmp`` file, removed later)."""
+
+    def __init__(self, path: Path, schema: pa.Schema):
+        self.path, self.schema = Path(path), schema
+        self.tmp = _temp_sibling(self.path)
+        self._writer = pq.ParquetWriter(self.tmp, schema, compression="zstd")
+        self.rows = 0
+
+    def write(self, table: pa.Table) -> None:
+        """Append rows (row groups of at most :data:`ROW_GROUP` rows)."""
+        self._writer.write_table(table.select(self.schema.names).cast(self.schema), row_group_size=ROW_GROUP)
+        self.rows += table.num_rows
+
+    def close(self) -> Path:
+        self._writer.close()
+        _publish(self.tmp, self.path)
+        return self.path
+
+    def abort(self) -> None:
+        try:
+            self._writer.close()
+        finally:
+            self.tmp.unlink(missing_ok=True)
 
 
 class Store:
@@ -353,10 +394,18 @@ class Store:
     def write_index(self, sha256: str, table: pa.Table) -> None:
         write_parquet_atomic(table.cast(INDEX), self.root / "_index" / f"{sha256[:16]}.parquet")
 
+    def index_stream(self, sha256: str) -> ParquetStream:
+        """The round-id index of a source, written as a stream (bounded memory)."""
+        return ParquetStream(self.root / "_index" / f"{sha256[:16]}.parquet", INDEX)
+
+    def index_files(self) -> list[str]:
+        """The index files of every committed source."""
+        committed = self._committed()
+        return [str(p) for p in (self.root / "_index").glob("*.parquet") if p.stem in committed]
+
     def index(self, columns: list[str] | None = None) -> pa.Table:
         """The round-id index of every committed source."""
-        committed = self._committed()
-        files = [str(p) for p in (self.root / "_index").glob("*.parquet") if p.stem in committed]
+        files = self.index_files()
         if not files:
             return INDEX.empty_table().select(columns or INDEX.names)
         return ds.dataset(files, schema=INDEX, format="parquet").to_table(columns=columns)
@@ -364,6 +413,10 @@ class Store:
     # ---- quarantine ---------------------------------------------------------------------
     def write_quarantine(self, sha256: str, table: pa.Table) -> None:
         write_parquet_atomic(table.cast(QUARANTINE), self.root / "_quarantine" / f"{sha256[:16]}.parquet")
+
+    def quarantine_stream(self, sha256: str) -> ParquetStream:
+        """The quarantine of a source, written as a stream."""
+        return ParquetStream(self.root / "_quarantine" / f"{sha256[:16]}.parquet", QUARANTINE)
 
     def quarantine(self) -> pd.DataFrame:
         """Every quarantined line of every committed source."""

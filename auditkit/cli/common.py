@@ -111,14 +111,8 @@ def require_logs(report: Any, paths: Sequence[str | Path]) -> None:
 
 
 def ingest_with_progress(paths: Sequence[str | Path], store: Any, *, follow_symlinks: bool, show: bool) -> Any:
-    """Ingest ``paths`` into ``store`` with a files progress bar on a terminal; the ingest report."""
+    """Ingest ``paths`` into ``store``, with a bar of each file's bytes and rounds per second on a
+    terminal; the ingest report."""
     from ..ingest.sources import ingest_paths
-    from ..progress import progress_bar
 
-    bar = progress_bar(None, "ingest", " files", show)
-    try:
-        return ingest_paths(paths, store, follow_symlinks=follow_symlinks,
-                            on_file=(lambda _p: bar.update(1)) if bar is not None else None)
-    finally:
-        if bar is not None:
-            bar.close()
+    return ingest_paths(paths, store, follow_symlinks=follow_symlinks, progress=show)

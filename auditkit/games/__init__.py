@@ -44,6 +44,10 @@ class Game:
     * ``defaults`` and ``settings``: the default settings of its configuration section and
       their schema (type, range, meaning of each key, as ``auditkit/settings_schema.toml``
       writes them), for a game whose section is not in auditkit's own files.
+    * ``bulk``: the module of its bulk reader, if any: ``FIELDS`` (its top-level fields as
+      ``pyarrow.json`` parses them) and ``read(columns) -> (stored columns, ok)``, vectorized
+      field checks that vouch for the rows ``parse`` would read to exactly those values
+      (others are read line by line). A game without one is read line by line.
     * ``simulate``: ``"module:function"`` of its simulator, ``(n_rounds, *, seed, fault_rate,
       **kw) -> (table, truth)``; ``notebook``: the name of its notebook, if any.
     * ``theory``: the module of its analysis helpers: ``STAKE_COLUMNS`` and
@@ -58,6 +62,7 @@ class Game:
     parse: Callable[[dict, dict], None]
     to_record: Callable[[dict, dict], None]
     rules: str
+    bulk: str | None = None
     simulate: str | None = None
     theory: str | None = None
     aliases: tuple[str, ...] = ()
@@ -87,6 +92,10 @@ class Game:
     def load_rules(self) -> Any:
         """Import the module that registers its rules."""
         return importlib.import_module(self.rules)
+
+    def bulk_reader(self) -> Any | None:
+        """Its bulk reader module (see ``bulk``), or None."""
+        return importlib.import_module(self.bulk) if self.bulk else None
 
     def simulator(self) -> Callable[..., Any]:
         if self.simulate is None:

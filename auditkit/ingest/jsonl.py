@@ -1,8 +1,10 @@
 """JSON Lines logs (plain or gzip): lines in, parsed rounds or quarantine entries out; and back.
 
-:func:`read_lines` yields every line of a file with its number, so that each
-one is accounted for (stored, quarantined or blank). A gzip stream that is
-corrupt or truncated ends with one quarantine entry saying where it broke.
+:func:`read_blocks` gives the lines of a file in blocks of many thousands
+(:func:`read_lines` one by one, with their numbers), so that each one is
+accounted for (stored, quarantined or blank). A gzip stream that is corrupt or
+truncated ends with one quarantine entry saying where it broke; a line longer
+than :data:`MAX_LINE` is one entry, and is never held in memory whole.
 :func:`records_from_table` writes stored rows back as spec records.
 """
 
@@ -13,15 +15,17 @@ import io
 import json
 import zlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from ..cards import card_str
 
-__all__ = ["read_lines", "records_from_table", "write_jsonl", "LineError", "spec_cards", "spec_money", "drop_none"]
+__all__ = ["read_blocks", "Lines", "MAX_LINE", "RAW_KEPT", "read_lines", "records_from_table", "write_jsonl", "LineError", "spec_cards", "spec_money", "drop_none"]
 
 
 class LineError(Exception):
@@ -31,6 +35,108 @@ class LineError(Exception):
         super().__init__(reason)
         self.line = line
         self.reason = reason
+
+
+RAW_KEPT = 65_536
+"""Bytes of a quarantined line kept in its entry (the rest is counted, not kept)."""
+
+
+MAX_LINE = 1 << 20
+"""The longest line read, in bytes (1 MiB); a longer one is quarantined without being held in memory."""
+BLOCK_BYTES = 16 << 20
+"""Bytes of lines gathered into one block for the bulk reader."""
+_CHUNK = 1 << 20
+
+
+@dataclass
+class Lines:
+    """A block of consecutive lines: ``data`` holds each line followed by ``\n`` (a line that was
+    not read, too long or where a gzip stream broke, is empty there and has its kept head and
+    reason in ``errors``); ``done`` is the bytes of the file read so far (compressed for gzip)."""
+
+    data: bytes
+    starts: np.ndarray
+    ends: np.ndarray
+    first: int
+    errors: dict[int, tuple[bytes, str]]
+    done: int
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def raw(self, i: int) -> bytes:
+        """Line ``i`` of the block as written, without its line break."""
+        return self.data[self.starts[i]:self.ends[i]].rstrip(b"\r\n")
+
+
+def _block(pieces: list[bytes], first: int, errors: dict[int, tuple[bytes, str]], done: int, max_line: int) -> Lines:
+    data = b"".join(pieces)
+    ends = np.flatnonzero(np.frombuffer(data, np.uint8) == 10)
+    starts = np.empty_like(ends)
+    starts[:1] = 0
+    starts[1:] = ends[:-1] + 1
+    too_long = f"line longer than {max_line:,} bytes"
+    for i in np.flatnonzero(ends - starts > max_line):  # lines that met within a block
+        errors[int(i)] = (data[starts[i]:starts[i] + RAW_KEPT], too_long)
+    return Lines(data, starts, ends, first, errors, done)
+
+
+def read_blocks(path: Path, *, max_line: int = MAX_LINE, block_bytes: int = BLOCK_BYTES) -> Iterator[Lines]:
+    """Every line of a JSONL file (plain or gzip), about ``block_bytes`` at a time.
+
+    A line longer than ``max_line`` bytes keeps only its first :data:`RAW_KEPT` bytes and
+    the reason ``line longer than N bytes``; memory stays within ``max_line`` plus a read
+    chunk whatever the line's length. A corrupt or truncated gzip stream ends the file
+    with one entry (numbered after the last whole line) saying where it broke.
+    """
+    too_long = f"line longer than {max_line:,} bytes"
+    pieces: list[bytes] = []
+    errors: dict[int, tuple[bytes, str]] = {}
+    first, size = 1, 0  # first line of the block, bytes in it
+    carry, skipping = b"", None  # the unfinished line; the head of a too-long line being skipped
+    with open(path, "rb") as raw_fh:
+        fh = gzip.GzipFile(fileobj=raw_fh, mode="rb") if _is_gzip(path) else raw_fh
+        read = fh.read1 if fh is not raw_fh else fh.read
+        while True:
+            try:
+                chunk = read(_CHUNK)
+            except (EOFError, OSError, zlib.error, gzip.BadGzipFile) as exc:
+                kind = "truncated" if isinstance(exc, EOFError) else "corrupt"
+                count = sum(p.count(b"\n") for p in pieces)
+                errors[count] = (b"", f"{kind} gzip stream after line {first + count - 1}: {exc}")
+                pieces.append(b"\n")
+                yield _block(pieces, first, errors, raw_fh.tell(), max_line)
+                return
+            if not chunk:
+                break
+            if skipping is not None:
+                cut = chunk.find(b"\n")
+                if cut < 0:
+                    continue
+                errors[sum(p.count(b"\n") for p in pieces)] = (skipping, too_long)
+                pieces.append(b"\n")
+                skipping, chunk = None, chunk[cut + 1:]
+            cut = chunk.rfind(b"\n")
+            if cut < 0:
+                carry += chunk
+            else:
+                piece = carry + chunk[:cut + 1]
+                pieces.append(piece)
+                size += len(piece)
+                carry = chunk[cut + 1:]
+            if len(carry) > max_line:
+                skipping, carry = carry[:RAW_KEPT], b""
+            if size >= block_bytes:
+                block = _block(pieces, first, errors, raw_fh.tell(), max_line)
+                yield block
+                pieces, errors, first, size = [], {}, first + len(block), 0
+        if skipping is not None:
+            errors[sum(p.count(b"\n") for p in pieces)] = (skipping, too_long)
+            pieces.append(b"\n")
+        elif carry:
+            pieces.append(carry + b"\n")
+        if pieces:
+            yield _block(pieces, first, errors, raw_fh.tell(), max_line)
 
 
 def read_lines(path: Path) -> Iterator[tuple[int, bytes]]:

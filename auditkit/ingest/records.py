@@ -10,6 +10,8 @@ validators. Rows are dicts keyed by the columns of :mod:`auditkit.schema`.
 from __future__ import annotations
 
 import math
+import re
+import unicodedata
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,7 +20,7 @@ from ..cards import CardError, parse_cards
 from ..games import Game
 from ..schema import STATUSES
 
-__all__ = ["BadRecord", "parse_record", "local_date", "read_value", "read_str", "read_int", "read_money",
+__all__ = ["BadRecord", "parse_record", "normalise_id", "NAMED_TWICE", "local_date", "read_value", "read_str", "read_int", "read_money",
            "read_bool", "read_cards", "read_list", "read_dice", "show_value", "MAX_AMOUNT"]
 
 
@@ -30,12 +32,31 @@ class BadRecord(ValueError):
     """A line that cannot be read as a round; the message says why."""
 
 
+class _NamedTwice:
+    def __repr__(self) -> str:
+        return "<named twice>"
+
+
+NAMED_TWICE = _NamedTwice()
+"""The value the JSON reader gives a key named twice in one object: reading that field is an
+error (which value was meant?); a field auditkit does not read may be named twice."""
+
+_EDGES = re.compile(r"^[\s\u200b-\u200d\u2060\ufeff]+|[\s\u200b-\u200d\u2060\ufeff]+$")
+
+
+def normalise_id(text: str) -> str:
+    """A round id in Unicode NFC, trimmed of whitespace and zero-width characters at both ends."""
+    return _EDGES.sub("", unicodedata.normalize("NFC", text))
+
+
 # ---- field readers -----------------------------------------------------------
 _MISSING = object()
 
 
 def read_value(obj: dict, key: str, where: str, required: bool) -> Any:
     value = obj.get(key, _MISSING)
+    if value is NAMED_TWICE:
+        raise BadRecord(f"field {where}{key} is named twice in one object (a duplicate JSON key)")
     if value is _MISSING or value is None:
         if required:
             raise BadRecord(f"missing required field {where}{key}")
@@ -210,7 +231,9 @@ def parse_record(obj: Any) -> tuple[str, str, dict[str, Any]]:
     """
     if not isinstance(obj, dict):
         raise BadRecord(f"a round record must be a JSON object, got {type(obj).__name__}")
-    round_id = read_str(obj, "round_id")
+    round_id = normalise_id(read_str(obj, "round_id"))
+    if not round_id:
+        raise BadRecord("field round_id is empty")
     game = read_str(obj, "game")
     try:
         spec = games.get(game)

@@ -10,10 +10,10 @@ visible and the next run redoes that source from scratch.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import stat
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,19 +21,25 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..schema import QUARANTINE, schema_for
-from ..store import INDEX, SourceRecord, Store
+from ..store import INDEX, ROW_GROUP, ParquetStream, SourceRecord, Store
+from .blocks import Parsed, parse_block, parse_objects
 from .csv import ATTACHED, companions_of, is_companion, is_round_csv, read_csv_rounds
-from .jsonl import LineError, read_lines
-from .records import BadRecord, parse_record
+from .dedup import ALREADY, DIFFERENT, NEW, SeenRounds
+from .hashing import id_hashes, row_hashes
+from .jsonl import MAX_LINE, RAW_KEPT, read_blocks
 
 __all__ = ["IngestReport", "SeenRounds", "discover", "orphan_companions", "ingest_paths", "ingest_source",
-           "source_sha256", "is_csv", "InputError"]
+           "source_sha256", "is_csv", "InputError", "MAX_LINE", "SUFFIXES", "RAW_LIMIT", "REASON_LIMIT", "cut"]
 
 log = logging.getLogger("auditkit.ingest")
-FLUSH_ROWS = 25_000  # rows buffered as Python objects before a part is written (bounds memory)
-RAW_LIMIT = 65_536
+FLUSH_ROWS = 25_000  # CSV rows read as Python objects before they are checked and written
+PART_ROWS = 4 * ROW_GROUP  # rounds per part file of one (game, day, source) at most
+BUFFERED_ROWS = 2 * PART_ROWS  # rows waiting for their part, at most (then the largest is written)
+RAW_LIMIT = RAW_KEPT  # characters of a quarantined line kept in its entry
+REASON_LIMIT = 300  # characters of a reason kept (the raw line keeps the rest)
 SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".csv")
 
 
@@ -175,116 +181,97 @@ def is_csv(path: Path) -> bool:
     return path.name.lower().endswith(".csv")
 
 
-def _storable(round_id: Any) -> str | None:
-    """The round id of a bad record for its quarantine entry: a string UTF-8 can hold (no lone
-    surrogate such as JSON ``"\\ud800"``), else None (the raw line keeps it)."""
-    if not isinstance(round_id, str):
-        return None
-    try:
-        round_id.encode("utf-8")
-    except UnicodeEncodeError:
-        return None
-    return round_id
+def cut(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, saying how many more there were."""
+    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit:,} more characters]"
 
 
-def _hash64(data: bytes) -> int:
-    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+class _Parts:
+    """Stored rows of one source, per (game, day), gathered into parts of up to :data:`PART_ROWS`
+    rows (row groups of :data:`ROW_GROUP`); at most :data:`BUFFERED_ROWS` rows wait in memory."""
 
-
-class _Writer:
-    """Buffers parsed rows per (game, date) and writes parts of them."""
-
-    def __init__(self, store: Store, sha: str):
-        self.store, self.sha = store, sha
-        self.rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        self.count = 0
+    def __init__(self, store: Store, sha: str, source_file: str):
+        self.store, self.sha, self.source_file = store, sha, source_file
+        self.pending: dict[tuple[str, str], list[pa.Table]] = {}
+        self.rows: dict[tuple[str, str], int] = {}
         self.partitions: set[str] = set()
         self.games: dict[str, int] = {}
 
-    def add(self, game: str, date: str, row: dict[str, Any]) -> None:
-        self.rows.setdefault((game, date), []).append(row)
-        self.games[game] = self.games.get(game, 0) + 1
-        self.count += 1
-        if self.count >= FLUSH_ROWS:
-            self.flush()
+    def add(self, game: str, table: pa.Table) -> None:
+        """Rows of one game (staged schema: local ``date``, no ``source_file``)."""
+        self.games[game] = self.games.get(game, 0) + table.num_rows
+        dates = table["date"]
+        days = pc.unique(dates).to_pylist()
+        for day in days:
+            rows = table if len(days) == 1 else table.filter(pc.equal(dates, day))
+            rows = rows.drop_columns(["date"]).append_column(
+                "source_file", pa.array(np.full(rows.num_rows, self.source_file, object), pa.string()))
+            key = (game, day)
+            self.pending.setdefault(key, []).append(rows)
+            self.rows[key] = self.rows.get(key, 0) + rows.num_rows
+            if self.rows[key] >= PART_ROWS:
+                self._flush(key)
+        if sum(self.rows.values()) > BUFFERED_ROWS:
+            self._flush(max(self.rows, key=self.rows.__getitem__))
 
-    def flush(self) -> None:
-        for (game, date), rows in self.rows.items():
-            table = pa.Table.from_pylist(rows, schema=schema_for(game))
-            self.store.write_rounds(game, date, table, self.sha)
-            self.partitions.add(f"{game}/{date}")
-        self.rows.clear()
-        self.count = 0
+    def _flush(self, key: tuple[str, str]) -> None:
+        tables = self.pending.pop(key)
+        self.rows.pop(key)
+        table = pa.concat_tables(tables)
+        self.store.write_rounds(key[0], key[1], table.select(schema_for(key[0]).names), self.sha)
+        self.partitions.add(f"{key[0]}/{key[1]}")
 
-
-class SeenRounds:
-    """Round ids already stored (from the store's index) or met earlier in this run."""
-
-    def __init__(self, store: Store):
-        idx = store.index(["id_hash"])
-        self.stored = np.unique(idx["id_hash"].to_numpy()) if idx.num_rows else np.empty(0, np.uint64)
-        self.store = store
-        self.run: dict[str, tuple[int, str, int]] = {}  # round_id -> (line_hash, file, line)
-        self._stored_rows: dict[str, tuple[int, str, int]] | None = None
-
-    def lookup(self, round_id: str, id_hash: int) -> tuple[int, str, int] | None:
-        if round_id in self.run:
-            return self.run[round_id]
-        pos = np.searchsorted(self.stored, np.uint64(id_hash))
-        if pos < len(self.stored) and self.stored[pos] == np.uint64(id_hash):
-            if self._stored_rows is None:  # loaded once, on the first possible duplicate
-                idx = self.store.index().to_pydict()
-                self._stored_rows = {r: (h, f, n) for r, h, f, n in zip(
-                    idx["round_id"], idx["line_hash"], idx["source_file"], idx["source_line"], strict=True)}
-            return self._stored_rows.get(round_id)
-        return None
+    def close(self) -> None:
+        for key in list(self.pending):
+            self._flush(key)
 
 
-def _parse_json(text: str) -> tuple[Any, str | None]:
-    """The JSON value of a line, or why it cannot be read."""
-    try:
-        try:
-            return json.loads(text), None
-        except json.JSONDecodeError as exc:
-            return None, f"not valid JSON: {exc.msg} at column {exc.colno}"
-        except ValueError:  # an integer of more than 4,300 digits (Python's limit): read as a float
-            return json.loads(text, parse_int=_long_int), None
-    except RecursionError:
-        return None, "not valid JSON: nested too deeply"
-
-
-def _long_int(digits: str) -> int | float:
-    try:
-        return int(digits)
-    except ValueError:
-        return float(digits)
-
-
-def _lines_of(path: Path) -> Iterator[tuple[str, int, str | bytes, Any, str | None]]:
-    """(file, line, raw, parsed JSON object or None, error) for every line of a source."""
-    if is_csv(path):
-        yield from read_csv_rounds(path)
+def _blocks(path: Path, name: str, bulk: bool, max_line: int) -> Iterator[tuple[Parsed, int, int, list, int]]:
+    """(parsed block, lines read, attached companion rows, bad lines of other files, bytes read) of a source."""
+    if not is_csv(path):
+        for block in read_blocks(path, max_line=max_line):
+            yield parse_block(block, bulk=bulk), len(block), 0, [], block.done
         return
-    try:
-        for n, raw in read_lines(path):
-            if not raw.strip():
-                yield str(path), n, raw, None, None
-                continue
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                yield str(path), n, raw, None, f"line is not UTF-8: {exc}"
-                continue
-            obj, error = _parse_json(text)
-            yield str(path), n, raw, obj, error
-    except LineError as exc:
-        yield str(path), exc.line, b"", None, exc.reason
+    items: list[tuple[int, Any]] = []
+    raws: dict[int, str] = {}
+    other: list[tuple[str, int, Any, str]] = []
+    lines = attached = blank = 0
+    for file, line, raw, obj, error in read_csv_rounds(path):
+        lines += line > 0
+        if file != str(path):  # a companion line
+            if error is not None:
+                other.append((file, line, raw, error))
+            elif obj is ATTACHED:
+                attached += 1
+            else:
+                blank += 1
+        elif error is not None:
+            other.append((name, line, raw, error))
+        elif obj is None:
+            blank += 1
+        else:
+            items.append((line, obj))
+            raws[line] = raw
+        if len(items) >= FLUSH_ROWS:
+            parsed = parse_objects(items, raws)
+            parsed.blank += blank
+            yield parsed, lines, attached, other, 0
+            items, raws, other, lines, attached, blank = [], {}, [], 0, 0, 0
+    parsed = parse_objects(items, raws)
+    parsed.blank += blank
+    yield parsed, lines, attached, other, path.stat().st_size
 
 
-def ingest_source(path: Path, store: Store, seen: SeenRounds | None = None, *,
-                  display: str | None = None) -> tuple[SourceRecord, bool]:
+def ingest_source(path: Path, store: Store, seen: SeenRounds | None = None, *, display: str | None = None,
+                  bulk: bool = True, max_line: int = MAX_LINE,
+                  progress: Callable[[int, int], None] | None = None) -> tuple[SourceRecord, bool]:
     """Ingest one source into the store: ``(its manifest entry, True)``, or the entry of the
-    identical content ingested before and False."""
+    identical content ingested before and False.
+
+    ``bulk=False`` reads every line with the per-line reader (the reference the bulk reader
+    is tested against); ``max_line`` is the longest line read (bytes); ``progress(bytes
+    read, rounds stored)`` is called after each block.
+    """
     try:
         sha = source_sha256(path)
         size = path.stat().st_size
@@ -297,69 +284,113 @@ def ingest_source(path: Path, store: Store, seen: SeenRounds | None = None, *,
     seen = seen or SeenRounds(store)
     name = display or str(path)
     rec = SourceRecord(sha256=sha, path=name, size=size, format="csv" if is_csv(path) else "jsonl")
-    writer = _Writer(store, sha)
-    quarantine: list[dict[str, Any]] = []
-    index: dict[str, list[Any]] = {column: [] for column in INDEX.names}  # columns: lighter than a dict per row
-
-    def bad(file: str, line: int, raw: str | bytes, reason: str, round_id: str | None = None) -> None:
-        text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
-        if len(text) > RAW_LIMIT:
-            text = text[:RAW_LIMIT] + f"... [{len(text) - RAW_LIMIT} more characters]"
-        quarantine.append({"source_file": file, "line": line, "round_id": round_id, "reason": reason,
-                           "raw": text, "sha256": sha})
-        rec.quarantined += 1
-
-    for file, line, raw, obj, error in _lines_of(path):
-        if line > 0:
-            rec.lines_read += 1
-        display_file = name if file == str(path) else file
-        if error is not None:
-            bad(display_file, line, raw, error)
-            continue
-        if obj is None:
-            rec.blank += 1  # a blank line, or a CSV header
-            continue
-        if obj is ATTACHED:
-            rec.attached += 1  # a CSV companion row, read into its round
-            continue
-        round_id = obj.get("round_id") if isinstance(obj, dict) else None
-        try:
-            game, date, row = parse_record(obj)
-        except BadRecord as exc:
-            bad(display_file, line, raw, str(exc), _storable(round_id))
-            continue
-        canon = json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
-        line_hash, id_hash = _hash64(canon), _hash64(round_id.encode())
-        first = seen.lookup(round_id, id_hash)
-        if first is not None:
-            if first[0] == line_hash:
-                rec.already_stored += 1
-            else:
-                bad(display_file, line, raw, f"duplicate round_id {round_id!r} with different content "
-                    f"(first stored from {first[1]} line {first[2]})", round_id)
-            continue
-        seen.run[round_id] = (line_hash, display_file, line)
-        row["source_file"], row["source_line"] = display_file, line
-        writer.add(game, date, row)
-        for column, value in zip(INDEX.names, (id_hash, line_hash, round_id, display_file, line), strict=True):
-            index[column].append(value)
-        rec.stored += 1
-
-    writer.flush()
-    store.write_index(sha, pa.Table.from_pydict(index, schema=INDEX))
-    store.write_quarantine(sha, pa.Table.from_pylist(quarantine, schema=QUARANTINE))
-    rec.games, rec.partitions = dict(writer.games), sorted(writer.partitions)
+    parts = _Parts(store, sha, name)
+    index = store.index_stream(sha)
+    quarantine = store.quarantine_stream(sha)
+    renamed: list[tuple[str, str]] = []
+    try:
+        for parsed, lines, attached, other, done in _blocks(path, name, bulk, max_line):
+            rec.lines_read += lines
+            rec.blank += parsed.blank
+            rec.attached += attached
+            renamed += parsed.renamed[:1]
+            bad = [(name, line, raw, reason, rid) for line, raw, reason, rid in parsed.bad]
+            bad += [(file, line, raw, reason, None) for file, line, raw, reason in other]
+            _store_rows(parsed, seen, name, parts, index, bad, rec)
+            if bad:
+                quarantine.write(_quarantine_table(bad, sha))
+                rec.quarantined += len(bad)
+            if progress:
+                progress(done, rec.stored)
+        parts.close()
+        index.close()
+        quarantine.close()
+    except BaseException:
+        index.abort()
+        quarantine.abort()
+        raise
+    if renamed:
+        log.warning("%s: round ids normalised (Unicode NFC, edges trimmed of whitespace and zero-width "
+                    "characters), e.g. %r -> %r", name, *renamed[0])
+    rec.games, rec.partitions = dict(parts.games), sorted(parts.partitions)
     store.commit_source(rec)
     if not rec.balanced:  # a bug, never an input problem
         raise AssertionError(f"line accounting does not balance for {name}: {rec}")
     return rec, True
 
 
+def _quarantine_table(bad: list[tuple[str, int, Any, str, str | None]], sha: str) -> pa.Table:
+    rows = []
+    for file, line, raw, reason, rid in bad:
+        text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+        rows.append({"source_file": file, "line": line, "round_id": rid, "reason": cut(reason, REASON_LIMIT),
+                     "raw": cut(text, RAW_LIMIT), "sha256": sha})
+    return pa.Table.from_pylist(rows, schema=QUARANTINE)
+
+
+def _store_rows(parsed: Parsed, seen: SeenRounds, name: str, parts: _Parts, index: ParquetStream,
+                bad: list, rec: SourceRecord) -> None:
+    """Check the block's rows for duplicate round ids and write the new ones (rows and index)."""
+    games = [g for g, t in parsed.tables.items() if t.num_rows]
+    if not games:
+        return
+    tables = [parsed.tables[g] for g in games]
+    hashes = [row_hashes(t, [c for c in t.column_names if c not in ("source_line", "date")]) for t in tables]
+    ids = pa.concat_arrays([t["round_id"].combine_chunks() for t in tables])
+    lines = np.concatenate([t["source_line"].to_numpy() for t in tables])
+    line_hash = np.concatenate(hashes)
+    order = np.argsort(lines, kind="stable")
+    ids, lines, line_hash = ids.take(pa.array(order)), lines[order], line_hash[order]
+    id_hash = id_hashes(ids)
+    status, first = seen.check(ids, id_hash, line_hash, lines, name)
+    rec.already_stored += int((status == ALREADY).sum())
+    for k in np.flatnonzero(status == DIFFERENT):
+        rid = ids[int(k)].as_py()
+        file, line = first[int(k)]
+        bad.append((name, int(lines[k]), parsed.raw(int(lines[k])), f"duplicate round_id {rid!r} with different "
+                    f"content (first stored from {file} line {line})", rid))
+    new = status == NEW
+    keep_lines = lines[new]
+    for game, table in zip(games, tables):
+        mask = pc.is_in(table["source_line"], value_set=pa.array(keep_lines))
+        rows = table if bool(new.all()) else table.filter(mask)
+        parts.add(game, rows)
+    index.write(pa.table({"id_hash": id_hash[new], "line_hash": line_hash[new], "round_id": ids.filter(pa.array(new)),
+                          "source_file": pa.array(np.full(int(new.sum()), name, object), pa.string()),
+                          "source_line": keep_lines}, schema=INDEX))
+    rec.stored += int(new.sum())
+
+
+class _FileProgress:
+    """A bar of the current file's bytes and its rounds per second, on a terminal only."""
+
+    def __init__(self, path: Path, enabled: bool):
+        from ..progress import progress_bar
+
+        self.start, self.rounds = time.perf_counter(), 0
+        self.bar = progress_bar(path.stat().st_size, path.name, "B", enabled) if enabled else None
+
+    def __call__(self, done: int, rounds: int) -> None:
+        self.rounds = rounds
+        if self.bar is not None:
+            self.bar.update(done - self.bar.n)
+            self.bar.set_postfix_str(f"{rounds / max(time.perf_counter() - self.start, 1e-9):,.0f} rounds/s")
+
+    def close(self) -> float:
+        """Rounds stored per second."""
+        if self.bar is not None:
+            self.bar.close()
+        return self.rounds / max(time.perf_counter() - self.start, 1e-9)
+
+
 def ingest_paths(paths: Iterable[str | Path], store: Store, *, exclude: Iterable[Path] = (),
-                 follow_symlinks: bool = False, on_file: Callable[[Path], None] | None = None) -> IngestReport:
+                 follow_symlinks: bool = False, on_file: Callable[[Path], None] | None = None,
+                 progress: bool = False, bulk: bool = True, max_line: int = MAX_LINE) -> IngestReport:
     """Ingest every log under ``paths`` whose content the store has not seen; ``on_file`` is
-    called after each file (for progress). Symbolic links out of the input folders are followed
-    only with ``follow_symlinks``; special files are skipped with a warning."""
+    called after each file. Symbolic links out of the input folders are followed only with
+    ``follow_symlinks``; special files are skipped with a warning. ``progress`` shows a bar of
+    the current file's bytes and rounds per second on a terminal (never elsewhere); ``bulk``
+    and ``max_line`` as in :func:`ingest_source`."""
     paths = list(paths)
     report = IngestReport()
     seen: SeenRounds | None = None
@@ -383,15 +414,19 @@ def ingest_paths(paths: Iterable[str | Path], store: Store, *, exclude: Iterable
             log.warning("skip %s: %s", path, why)
         else:
             seen = seen or SeenRounds(store)
-            rec, new = ingest_source(path, store, seen)
+            bar = _FileProgress(path, progress)
+            try:
+                rec, new = ingest_source(path, store, seen, bulk=bulk, max_line=max_line, progress=bar)
+            finally:
+                speed = bar.close()
             entry.update(sha256=rec.sha256, size=rec.size)
             if new:
                 report.sources.append(rec)
                 entry.update(status="ingested", lines_read=rec.lines_read, stored=rec.stored,
                              already_stored=rec.already_stored, quarantined=rec.quarantined,
                              partitions=rec.partitions)
-                log.info("ingested %s: %d stored, %d already stored, %d quarantined",
-                         path, rec.stored, rec.already_stored, rec.quarantined)
+                log.info("ingested %s: %d stored, %d already stored, %d quarantined (%.0f rounds a second)",
+                         path, rec.stored, rec.already_stored, rec.quarantined, speed)
             else:
                 report.skipped.append((str(path), f"already ingested (same SHA-256 as {rec.path})"))
                 entry.update(status="already ingested", first_ingested_as=rec.path,

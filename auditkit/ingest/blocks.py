@@ -1,0 +1,248 @@
+"""The bulk reader: a block of JSONL lines to stored rows per game, and the bad lines with reasons.
+
+The lines of a block are parsed at once by ``pyarrow.json`` with an explicit
+schema (the common fields plus every bulk game's fields; anything else is
+ignored), then checked column by column (:mod:`auditkit.ingest.fields`, and
+each game's bulk reader in its package, see :attr:`auditkit.games.Game.bulk`). A block the parser refuses
+as a whole (one malformed line, a value of another type) is split in halves
+until the refused lines are found. Every line the bulk path does not vouch for
+(refused by the parser, not vouched for by a field check, a game without a bulk
+reader) is read again by the per-line reader (:mod:`auditkit.ingest.perline`),
+which stores it or gives its reason: so the result is the per-line reader's,
+line for line (a property test checks it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import functools
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pj
+
+from .. import games as registry
+from ..schema import schema_for
+from . import fields as F
+from .jsonl import Lines
+from .perline import decode_line, from_object
+
+__all__ = ["Parsed", "parse_block", "parse_objects", "staged_schema", "bulk_readers", "json_schema"]
+
+COMMON_FIELDS = [
+    pa.field("round_id", pa.string()), pa.field("game", pa.string()), pa.field("table_id", pa.string()),
+    pa.field("started_at", pa.string()), pa.field("dealer_id", pa.string()), pa.field("shoe_id", pa.string()),
+    pa.field("round_seq", pa.int64()), pa.field("status", pa.string()),
+    pa.field("wagers", pa.list_(pa.struct([("seat", pa.int64()), ("bet", pa.string()), ("amount", pa.float64()),
+                                           ("net", pa.float64())]))),
+    pa.field("events", pa.list_(pa.struct([("type", pa.string())]))),
+]
+_SMALLEST = 2  # a refused piece this small is read line by line
+_BOM = b"\xef\xbb\xbf"  # pyarrow skips a BOM that json.loads refuses: such lines go line by line
+_MAX_OPENERS = 1000  # a line with more '[' and '{' may nest deeper than the bulk parser's stack allows
+
+
+@functools.cache
+def bulk_readers() -> dict[str, Callable[[dict[str, pa.Array]], tuple[dict[str, pa.Array], np.ndarray]]]:
+    """``game`` value -> the vectorized reader of its own fields, for every game that has one."""
+    return {name: g.bulk_reader().read for g in registry.games() if g.bulk for name in g.names}
+
+
+@functools.cache
+def json_schema() -> pa.Schema:
+    """What ``pyarrow.json`` parses: the common fields and every bulk game's own."""
+    merged: dict[str, pa.Field] = {f.name: f for f in COMMON_FIELDS}
+    for g in registry.games():
+        for f in g.bulk_reader().FIELDS if g.bulk else ():
+            if merged.setdefault(f.name, f).type != f.type:
+                raise TypeError(f"bulk field {f.name} of {g.name} has another type in another game")
+    return pa.schema(list(merged.values()))
+
+
+@functools.cache
+def _parse_options() -> pj.ParseOptions:
+    return pj.ParseOptions(explicit_schema=json_schema(), unexpected_field_behavior="ignore")
+
+
+def staged_schema(game: str) -> pa.Schema:
+    """A game's stored schema without ``source_file`` (added when written), plus the local ``date``."""
+    s = schema_for(game)
+    return s.remove(s.get_field_index("source_file")).append(pa.field("date", pa.string()))
+
+
+@dataclass
+class Parsed:
+    """What a block of lines held: rows per game (in line order), bad lines, blank lines."""
+
+    tables: dict[str, pa.Table] = field(default_factory=dict)
+    bad: list[tuple[int, bytes | str, str, str | None]] = field(default_factory=list)  # line, raw, reason, id
+    blank: int = 0
+    renamed: list[tuple[str, str]] = field(default_factory=list)  # (round_id as written, as stored)
+    raw: Callable[[int], bytes | str] = bytes  # the raw text of a line of the block, by number
+
+
+def _read_json(data: bytes) -> pa.Table | None:
+    """The parsed lines, or None when the parser refuses them (``data`` must be a ``bytes``: the
+    parser reads up to a NUL after the end, which CPython keeps there)."""
+    try:
+        return pj.read_json(pa.BufferReader(data),
+                            read_options=pj.ReadOptions(use_threads=False, block_size=len(data) + 1),
+                            parse_options=_parse_options())
+    except (pa.ArrowInvalid, UnicodeDecodeError):
+        return None
+
+
+def _bulk_parse(block: Lines, cand: np.ndarray, lo: int, hi: int, pieces: list[tuple[np.ndarray, pa.Table]],
+                refused: list[int]) -> None:
+    """Parse the lines ``cand[lo:hi]`` (candidates, blank lines between them allowed) at once, or
+    its halves, down to :data:`_SMALLEST` lines."""
+    if hi - lo <= _SMALLEST:
+        refused.extend(int(i) for i in cand[lo:hi])
+        return
+    table = _read_json(block.data[block.starts[cand[lo]]:block.ends[cand[hi - 1]]])
+    if table is not None and table.num_rows == hi - lo:  # one row per line (never two objects on a line)
+        pieces.append((cand[lo:hi], table))
+        return
+    mid = (lo + hi) // 2
+    _bulk_parse(block, cand, lo, mid, pieces, refused)
+    _bulk_parse(block, cand, mid, hi, pieces, refused)
+
+
+def _common(t: dict[str, pa.Array]) -> tuple[dict[str, pa.Array], np.ndarray]:
+    started, offset, date, ok_ts = F.timestamps(t["started_at"])
+    status, ok_status = F.status(t["status"])
+    wagers, ok_w = F.wagers(t["wagers"])
+    events, ok_e = F.events_types(t["events"])
+    ok = (F.text(t["round_id"]) & F.text(t["table_id"]) & ok_ts & ok_status & ok_w & ok_e
+          & F.integer(t["round_seq"], 1, None, False))
+    return {"round_id": t["round_id"], "table_id": t["table_id"], "dealer_id": t["dealer_id"],
+            "started_at": started, "utc_offset": offset, "shoe_id": t["shoe_id"],
+            "round_seq": t["round_seq"].cast(pa.int32(), safe=False), "status": status,
+            "wagers": wagers, "events": events, "date": date}, ok
+
+
+def _bulk_rows(table: pa.Table, lines: np.ndarray, parsed: Parsed) -> np.ndarray:
+    """Store the rows the field checks vouch for; the positions (in ``table``) of the others."""
+    readers = bulk_readers()
+    games = table["game"].combine_chunks()
+    later = [np.flatnonzero(~F.np_mask(pc.is_in(games, value_set=pa.array(list(readers), pa.string()))))]
+    for game, read in readers.items():
+        where = np.flatnonzero(F.np_mask(pc.equal(games, game)))
+        if not len(where):
+            continue
+        sub = (table if len(where) == table.num_rows else table.take(pa.array(where))).combine_chunks()
+        cols = {name: sub.column(name).chunk(0) for name in sub.column_names}
+        common, ok = _common(cols)
+        own, ok_game = read(cols)
+        ok &= ok_game
+        later.append(where[~ok])
+        schema = staged_schema(game)
+        values = {**common, **own, "source_line": pa.array(lines[where])}
+        out = pa.Table.from_arrays([values[f.name] for f in schema], schema=schema)
+        if not ok.all():
+            out = out.filter(pa.array(ok))
+        _add_rows(parsed, game, out)
+    return np.concatenate(later)
+
+
+def _add_rows(parsed: Parsed, game: str, rows: pa.Table) -> None:
+    if rows.num_rows:
+        prior = parsed.tables.get(game)
+        parsed.tables[game] = rows if prior is None else pa.concat_tables([prior, rows])
+
+
+def _line_by_line(parsed: Parsed, items: list[tuple[int, Any]], decoded: bool) -> None:
+    """Read ``(line, raw bytes)`` items (or ``(line, decoded record)`` ones) one by one."""
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for line, value in items:
+        obj, error = (value, None) if decoded else decode_line(value)
+        got = (None, error, None) if error is not None else from_object(obj)
+        if got[0] is None:
+            parsed.bad.append((line, parsed.raw(line) if decoded else value, got[1], got[2]))
+            continue
+        game, date, row = got
+        if obj["round_id"] != row["round_id"]:
+            parsed.renamed.append((obj["round_id"], row["round_id"]))
+        row["source_line"], row["date"] = line, date
+        rows.setdefault(game, []).append(row)
+    for game, rs in rows.items():
+        _add_rows(parsed, game, pa.Table.from_pylist(rs, schema=staged_schema(game)))
+
+
+_WS = np.zeros(256, bool)
+_WS[list(b" \t\r\n\x0b\x0c")] = True
+
+
+def _classify(block: Lines, parsed: Parsed) -> tuple[np.ndarray, np.ndarray]:
+    """Count blank lines and note the unread ones; return the lines to read and the barriers:
+    lines the bulk parser must not see (it reads them otherwise than ``json.loads``, or could not
+    read them at all: a BOM, a blank line of vertical tabs, a line too long or nested too deep)."""
+    data = np.frombuffer(block.data, np.uint8)
+    lengths = block.ends - block.starts
+    maybe_blank = (lengths == 0) | _WS[data[np.minimum(block.starts, len(data) - 1)]]
+    todo = np.ones(len(block), bool)
+    barrier = np.zeros(len(block), bool)
+    for i, (raw, reason) in block.errors.items():
+        parsed.bad.append((block.first + i, raw, reason, None))
+        todo[i] = False
+        barrier[i] = True
+    for i in np.flatnonzero(maybe_blank & todo):
+        raw = block.raw(i)
+        if not raw.strip():
+            parsed.blank += 1
+            todo[i] = False
+            barrier[i] = bool(raw.strip(b" \t\r"))  # \x0b or \x0c: blank to bytes.strip, not to JSON
+    barrier |= data[np.minimum(block.starts, len(data) - 1)] != ord("{")  # a top-level null crashes the parser
+    openers = np.flatnonzero((data == ord("[")) | (data == ord("{")))
+    deep = np.bincount(np.searchsorted(block.ends, openers), minlength=len(block)) > _MAX_OPENERS
+    barrier |= deep[:len(block)]
+    barrier[np.unique(np.searchsorted(block.ends, np.flatnonzero(data == 0)))] = True  # NUL ends the parser's text
+    for at in np.flatnonzero(data == _BOM[0]):
+        if block.data[at:at + 3] == _BOM:
+            barrier[np.searchsorted(block.ends, at)] = True
+    return todo, barrier
+
+
+def parse_block(block: Lines, *, bulk: bool = True) -> Parsed:
+    """Rows, bad lines and blank lines of a block of JSONL lines (``bulk=False``: every line by
+    the per-line reader, the reference)."""
+    parsed = Parsed(raw=lambda n: block.raw(n - block.first))
+    todo, barrier = _classify(block, parsed)
+    if bulk:
+        slow: list[int] = []
+        pieces: list[tuple[np.ndarray, pa.Table]] = []
+        run = np.cumsum(barrier)  # lines between two barriers form a run
+        cand = np.flatnonzero(todo & ~barrier)
+        for part in np.split(cand, np.flatnonzero(np.diff(run[cand])) + 1):
+            _bulk_parse(block, part, 0, len(part), pieces, slow)
+        slow += [int(i) for i in np.flatnonzero(todo & barrier)]
+        if pieces:
+            table = pa.concat_tables([t for _, t in pieces])
+            at = np.concatenate([c for c, _ in pieces])
+            slow += [int(i) for i in at[_bulk_rows(table, at + block.first, parsed)]]
+        slow.sort()
+    else:
+        slow = [int(i) for i in np.flatnonzero(todo)]
+    _line_by_line(parsed, [(block.first + i, block.raw(i)) for i in slow], decoded=False)
+    _in_line_order(parsed)
+    return parsed
+
+
+def parse_objects(items: list[tuple[int, Any]], raws: dict[int, str]) -> Parsed:
+    """:func:`parse_block` of records already decoded (the CSV layout's rows, with their raw
+    lines by number), line by line."""
+    parsed = Parsed(raw=raws.__getitem__)
+    _line_by_line(parsed, items, decoded=True)
+    _in_line_order(parsed)
+    return parsed
+
+
+def _in_line_order(parsed: Parsed) -> None:
+    for game, t in parsed.tables.items():
+        lines = t["source_line"].to_numpy()
+        if len(lines) > 1 and (np.diff(lines) < 0).any():
+            parsed.tables[game] = t.take(pa.array(np.argsort(lines, kind="stable")))

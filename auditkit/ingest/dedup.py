@@ -1,0 +1,127 @@
+"""Duplicate round ids, found with hash columns: within a block, against the rounds met earlier
+in the run (sorted numpy runs) and against the store's index (sorted ``id_hash``, rows read
+only for the ids that collide).
+
+The first round stored under an id wins. A later line with that id is *already
+stored* when its row hash (:func:`auditkit.ingest.hashing.row_hashes`) is the
+first one's, else a duplicate with other content. Memory is about 24 bytes per
+round met in the run plus 16 per round of the store.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+
+from ..store import INDEX, Store
+
+__all__ = ["SeenRounds", "NEW", "ALREADY", "DIFFERENT"]
+
+NEW, ALREADY, DIFFERENT = 0, 1, 2
+_CHUNK_CAP = 4_000_000  # runs are merged up to this many ids (bounds the merge's transient copy)
+
+
+class _Runs:
+    """Sorted runs of (id_hash, line_hash, file, line), merged as they grow (a small LSM tree)."""
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def add(self, ids: np.ndarray, lines_hash: np.ndarray, file: np.ndarray, line: np.ndarray) -> None:
+        order = np.argsort(ids, kind="stable")
+        self.runs.append((ids[order], lines_hash[order], file[order].astype(np.uint32), line[order].astype(np.uint32)))
+        while len(self.runs) > 1 and len(self.runs[-2][0]) <= 2 * len(self.runs[-1][0]) \
+                and len(self.runs[-2][0]) + len(self.runs[-1][0]) <= _CHUNK_CAP:
+            b, a = self.runs.pop(), self.runs.pop()
+            merged = [np.concatenate([x, y]) for x, y in zip(a, b)]
+            order = np.argsort(merged[0], kind="stable")
+            self.runs.append(tuple(m[order] for m in merged))  # type: ignore[arg-type]
+
+    def find(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(found, line_hash, file, line) for each id (the oldest entry when several)."""
+        found = np.zeros(len(ids), bool)
+        lh = np.zeros(len(ids), np.uint64)
+        file = np.zeros(len(ids), np.uint32)
+        line = np.zeros(len(ids), np.uint32)
+        for run_ids, run_lh, run_file, run_line in self.runs:
+            pos = np.searchsorted(run_ids, ids)
+            hit = ~found & (pos < len(run_ids))
+            hit[hit] = run_ids[pos[hit]] == ids[hit]
+            found |= hit
+            lh[hit], file[hit], line[hit] = run_lh[pos[hit]], run_file[pos[hit]], run_line[pos[hit]]
+        return found, lh, file, line
+
+
+class SeenRounds:
+    """Round ids already stored (the store's index) or met earlier in this run."""
+
+    def __init__(self, store: Store):
+        idx = store.index(["id_hash"])
+        self.stored = np.unique(idx["id_hash"].to_numpy()) if idx.num_rows else np.empty(0, np.uint64)
+        self.store = store
+        self.files: list[str] = []
+        self.run = _Runs()
+
+    def _from_store(self, ids: pa.Array, hashes: np.ndarray) -> dict[str, tuple[int, str, int]]:
+        """round_id -> (line_hash, file, line) of stored rounds among candidate ids."""
+        files = self.store.index_files()
+        if not files:
+            return {}
+        rows = ds.dataset(files, schema=INDEX, format="parquet").to_table(
+            filter=pc.field("id_hash").isin(pa.array(np.unique(hashes))))
+        rows = rows.filter(pc.is_in(rows["round_id"], value_set=ids))
+        out: dict[str, tuple[int, str, int]] = {}
+        for r, h, f, n in zip(*(rows[c].to_pylist() for c in ("round_id", "line_hash", "source_file", "source_line"))):
+            out.setdefault(r, (h, f, n))
+        return out
+
+    def check(self, round_ids: pa.Array, id_hash: np.ndarray, line_hash: np.ndarray, lines: np.ndarray,
+              file: str) -> tuple[np.ndarray, list[tuple[str, int] | None]]:
+        """Status (:data:`NEW`, :data:`ALREADY`, :data:`DIFFERENT`) of rows given in line order, and
+        for each duplicate the (file, line) it was first stored from; the new rows join the run."""
+        if not self.files or self.files[-1] != file:
+            self.files.append(file)
+        file_no = len(self.files) - 1
+        n = len(id_hash)
+        status = np.full(n, NEW, np.int8)
+        first: list[tuple[str, int] | None] = [None] * n
+        order = np.argsort(id_hash, kind="stable")  # equal ids keep line order: the first is the earliest
+        sorted_ids = id_hash[order]
+        lead = np.ones(n, bool)
+        lead[1:] = sorted_ids[1:] != sorted_ids[:-1]
+        group = np.cumsum(lead) - 1
+        heads = order[lead]  # row of the first occurrence of each id in the block
+        # the line hash and origin each id is compared with: an earlier entry, else its first row here
+        ref_hash = line_hash[heads].copy()
+        ref_origin: list[tuple[str, int] | None] = [None] * len(heads)
+        found, r_lh, r_file, r_line = self.run.find(id_hash[heads])
+        for k in np.flatnonzero(found):
+            ref_hash[k], ref_origin[k] = r_lh[k], (self.files[r_file[k]], int(r_line[k]))
+        pos = np.searchsorted(self.stored, id_hash[heads])
+        maybe = ~found & (pos < len(self.stored))
+        maybe[maybe] = self.stored[pos[maybe]] == id_hash[heads[maybe]]
+        if maybe.any():
+            cands = np.flatnonzero(maybe)
+            known = self._from_store(round_ids.take(pa.array(heads[cands])), id_hash[heads[cands]])
+            for k in cands:
+                hit = known.get(round_ids[int(heads[k])].as_py())
+                if hit is not None:
+                    found[k] = True
+                    ref_hash[k], ref_origin[k] = hit[0], (hit[1], hit[2])
+        # heads met before: compare with that entry; others: the head is new, the rest compare with it
+        for k in np.flatnonzero(found):
+            row = int(heads[k])
+            status[row] = ALREADY if line_hash[row] == ref_hash[k] else DIFFERENT
+            first[row] = ref_origin[k]
+        rest = order[~lead]
+        if len(rest):
+            g = group[~lead]
+            same = line_hash[rest] == ref_hash[g]
+            status[rest] = np.where(same, ALREADY, DIFFERENT)
+            for row, k in zip(rest[~same], g[~same]):
+                first[int(row)] = ref_origin[k] or (file, int(lines[heads[k]]))
+        new = status == NEW
+        self.run.add(id_hash[new], line_hash[new], np.full(int(new.sum()), file_no), lines[new])
+        return status, first
