@@ -396,7 +396,10 @@ class Store:
 
     def index_stream(self, sha256: str) -> ParquetStream:
         """The round-id index of a source, written as a stream (bounded memory)."""
-        return ParquetStream(self.root / "_index" / f"{sha256[:16]}.parquet", INDEX)
+        from .ingest.hashing import VERSION, VERSION_KEY
+
+        return ParquetStream(self.root / "_index" / f"{sha256[:16]}.parquet",
+                             INDEX.with_metadata({VERSION_KEY: VERSION}))
 
     def index_files(self) -> list[str]:
         """The index files of every committed source."""

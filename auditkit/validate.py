@@ -109,12 +109,10 @@ def _merge_per_round(frame: pd.DataFrame) -> pd.DataFrame:
 def _local_time(utc: np.ndarray, offset: np.ndarray) -> np.ndarray:
     """ISO 8601 local times with their offset, as the log wrote them (``2025-06-02T09:21:45-05:00``)."""
     off = np.nan_to_num(np.asarray(offset, dtype=np.float64)).astype(np.int64)
-    local = pd.to_datetime(pd.Series(utc), utc=True).dt.tz_localize(None) + pd.to_timedelta(off, unit="min")
-    sign = np.where(off < 0, "-", "+")
-    hh = pd.Series(np.abs(off) // 60).astype(str).str.zfill(2).to_numpy()
-    mm = pd.Series(np.abs(off) % 60).astype(str).str.zfill(2).to_numpy()
-    suffix = np.char.add(np.char.add(np.char.add(sign.astype(str), hh.astype(str)), ":"), mm.astype(str))
-    return np.char.add(local.dt.strftime("%Y-%m-%dT%H:%M:%S").to_numpy().astype(str), suffix).astype(object)
+    seconds = np.asarray(utc).astype("datetime64[s]").astype(np.int64) + off * 60
+    local = pc.strftime(pa.array(seconds, pa.timestamp("s")), format="%Y-%m-%dT%H:%M:%S").to_numpy(zero_copy_only=False)
+    suffix = {o: f"{'-' if o < 0 else '+'}{abs(o) // 60:02d}:{abs(o) % 60:02d}" for o in np.unique(off).tolist()}
+    return np.array([t + suffix[o] for t, o in zip(local, off.tolist(), strict=True)], dtype=object)
 
 
 def _findings(table: pa.Table, found: list[tuple[Rule, Hits]], game: str, date: str | None) -> pd.DataFrame:

@@ -14,11 +14,11 @@ line for line (a property test checks it).
 
 from __future__ import annotations
 
+import codecs
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-
-import functools
 
 import numpy as np
 import pyarrow as pa
@@ -117,7 +117,8 @@ def _common(t: dict[str, pa.Array]) -> tuple[dict[str, pa.Array], np.ndarray]:
     status, ok_status = F.status(t["status"])
     wagers, ok_w = F.wagers(t["wagers"])
     events, ok_e = F.events_types(t["events"])
-    ok = (F.text(t["round_id"]) & F.text(t["table_id"]) & ok_ts & ok_status & ok_w & ok_e
+    # a round id is stored in NFC: only an ASCII one is sure to be NFC as written
+    ok = (F.text(t["round_id"]) & F.np_mask(pc.string_is_ascii(t["round_id"])) & F.text(t["table_id"]) & ok_ts & ok_status & ok_w & ok_e
           & F.integer(t["round_seq"], 1, None, False))
     return {"round_id": t["round_id"], "table_id": t["table_id"], "dealer_id": t["dealer_id"],
             "started_at": started, "utc_offset": offset, "shoe_id": t["shoe_id"],
@@ -197,14 +198,29 @@ def _classify(block: Lines, parsed: Parsed) -> tuple[np.ndarray, np.ndarray]:
             todo[i] = False
             barrier[i] = bool(raw.strip(b" \t\r"))  # \x0b or \x0c: blank to bytes.strip, not to JSON
     barrier |= data[np.minimum(block.starts, len(data) - 1)] != ord("{")  # a top-level null crashes the parser
-    openers = np.flatnonzero((data == ord("[")) | (data == ord("{")))
-    deep = np.bincount(np.searchsorted(block.ends, openers), minlength=len(block)) > _MAX_OPENERS
-    barrier |= deep[:len(block)]
+    for i in np.flatnonzero(lengths > _MAX_OPENERS):  # only a long line can nest that deep
+        line = data[block.starts[i]:block.ends[i]]
+        barrier[i] |= int(np.count_nonzero((line == ord("[")) | (line == ord("{")))) > _MAX_OPENERS
     barrier[np.unique(np.searchsorted(block.ends, np.flatnonzero(data == 0)))] = True  # NUL ends the parser's text
+    barrier[_not_utf8(block)] = True  # the parser does not check UTF-8 in strings
     for at in np.flatnonzero(data == _BOM[0]):
         if block.data[at:at + 3] == _BOM:
             barrier[np.searchsorted(block.ends, at)] = True
     return todo, barrier
+
+
+def _not_utf8(block: Lines) -> list[int]:
+    """The lines of a block that are not UTF-8 (one decode of the whole block when none is)."""
+    view, at, bad = memoryview(block.data), 0, []
+    while at < len(view):
+        try:
+            codecs.utf_8_decode(view[at:], "strict", True)
+            break
+        except UnicodeDecodeError as exc:
+            line = int(np.searchsorted(block.ends, at + exc.start))
+            bad.append(line)
+            at = int(block.ends[line]) + 1 if line < len(block) else len(view)
+    return bad
 
 
 def parse_block(block: Lines, *, bulk: bool = True) -> Parsed:

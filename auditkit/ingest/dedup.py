@@ -5,17 +5,23 @@ only for the ids that collide).
 The first round stored under an id wins. A later line with that id is *already
 stored* when its row hash (:func:`auditkit.ingest.hashing.row_hashes`) is the
 first one's, else a duplicate with other content. Memory is about 24 bytes per
-round met in the run plus 16 per round of the store.
+round met in the run plus 8 per round of the store. Index files written before
+these hashes are read too: their round ids hashed again, and the row hash of a
+round they name read back from its stored part when another line has its id.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 
 from ..store import INDEX, Store
+from .hashing import VERSION, VERSION_KEY, id_hashes, row_hashes
 
 __all__ = ["SeenRounds", "NEW", "ALREADY", "DIFFERENT"]
 
@@ -35,7 +41,7 @@ class _Runs:
         while len(self.runs) > 1 and len(self.runs[-2][0]) <= 2 * len(self.runs[-1][0]) \
                 and len(self.runs[-2][0]) + len(self.runs[-1][0]) <= _CHUNK_CAP:
             b, a = self.runs.pop(), self.runs.pop()
-            merged = [np.concatenate([x, y]) for x, y in zip(a, b)]
+            merged = [np.concatenate([x, y]) for x, y in zip(a, b, strict=True)]
             order = np.argsort(merged[0], kind="stable")
             self.runs.append(tuple(m[order] for m in merged))  # type: ignore[arg-type]
 
@@ -58,24 +64,48 @@ class SeenRounds:
     """Round ids already stored (the store's index) or met earlier in this run."""
 
     def __init__(self, store: Store):
-        idx = store.index(["id_hash"])
-        self.stored = np.unique(idx["id_hash"].to_numpy()) if idx.num_rows else np.empty(0, np.uint64)
         self.store = store
+        self.current: list[str] = []  # index files of this hash version
+        self.legacy: list[str] = []   # older ones: BLAKE2b id hashes, line hashes of the JSON text
+        for path in store.index_files():
+            meta = pq.read_schema(path).metadata or {}
+            (self.current if meta.get(VERSION_KEY) == VERSION else self.legacy).append(path)
+        hashes = []
+        if self.current:
+            hashes.append(ds.dataset(self.current, schema=INDEX, format="parquet").to_table(
+                columns=["id_hash"])["id_hash"].to_numpy())
+        if self.legacy:  # their ids are kept: hash them again
+            hashes.append(id_hashes(ds.dataset(self.legacy, schema=INDEX, format="parquet").to_table(
+                columns=["round_id"])["round_id"]))
+        self.stored = np.unique(np.concatenate(hashes)) if hashes else np.empty(0, np.uint64)
         self.files: list[str] = []
         self.run = _Runs()
 
     def _from_store(self, ids: pa.Array, hashes: np.ndarray) -> dict[str, tuple[int, str, int]]:
         """round_id -> (line_hash, file, line) of stored rounds among candidate ids."""
-        files = self.store.index_files()
-        if not files:
-            return {}
-        rows = ds.dataset(files, schema=INDEX, format="parquet").to_table(
-            filter=pc.field("id_hash").isin(pa.array(np.unique(hashes))))
-        rows = rows.filter(pc.is_in(rows["round_id"], value_set=ids))
         out: dict[str, tuple[int, str, int]] = {}
-        for r, h, f, n in zip(*(rows[c].to_pylist() for c in ("round_id", "line_hash", "source_file", "source_line"))):
-            out.setdefault(r, (h, f, n))
+        if self.current:
+            rows = ds.dataset(self.current, schema=INDEX, format="parquet").to_table(
+                filter=pc.field("id_hash").isin(pa.array(np.unique(hashes))))
+            rows = rows.filter(pc.is_in(rows["round_id"], value_set=ids))
+            for r, h, f, n in zip(*(rows[c].to_pylist() for c in ("round_id", "line_hash", "source_file",
+                                                                   "source_line")), strict=True):
+                out.setdefault(r, (h, f, n))
+        for path in self.legacy:
+            rows = pq.read_table(path, filters=pc.field("round_id").isin(ids))
+            for r, f, n in zip(*(rows[c].to_pylist() for c in ("round_id", "source_file", "source_line")), strict=True):
+                if r not in out:
+                    out[r] = (self._stored_row_hash(Path(path).stem, r, n), f, n)
         return out
+
+    def _stored_row_hash(self, sha16: str, round_id: str, line: int) -> int:
+        """The row hash of a round stored by a source indexed before these hashes (read from its parts)."""
+        for part in sorted(self.store.root.glob(f"rounds/game=*/date=*/part-{sha16}-*.parquet")):
+            rows = pq.read_table(part, filters=(pc.field("round_id") == round_id) & (pc.field("source_line") == line))
+            if rows.num_rows:
+                names = [c for c in rows.column_names if c not in ("source_file", "source_line")]
+                return int(row_hashes(rows.slice(0, 1), names)[0])
+        return 0  # the part is gone: treat the content as different
 
     def check(self, round_ids: pa.Array, id_hash: np.ndarray, line_hash: np.ndarray, lines: np.ndarray,
               file: str) -> tuple[np.ndarray, list[tuple[str, int] | None]]:
@@ -120,7 +150,7 @@ class SeenRounds:
             g = group[~lead]
             same = line_hash[rest] == ref_hash[g]
             status[rest] = np.where(same, ALREADY, DIFFERENT)
-            for row, k in zip(rest[~same], g[~same]):
+            for row, k in zip(rest[~same], g[~same], strict=True):
                 first[int(row)] = ref_origin[k] or (file, int(lines[heads[k]]))
         new = status == NEW
         self.run.add(id_hash[new], line_hash[new], np.full(int(new.sum()), file_no), lines[new])

@@ -122,7 +122,7 @@ def cards(arr: Col, required: bool) -> tuple[pa.ListArray, np.ndarray]:
 def struct_items(arr: Col) -> tuple[np.ndarray, dict[str, Col], np.ndarray]:
     """Lengths (null as 0), the items' fields (flattened) and which items are objects (not null)."""
     items = pc.list_flatten(arr)
-    fields = {f.name: child for f, child in zip(items.type, items.flatten())}
+    fields = {f.name: child for f, child in zip(items.type, items.flatten(), strict=True)}
     return _lengths(arr), fields, valid(items)
 
 

@@ -1,29 +1,27 @@
 """64-bit hashes of round ids and of whole stored rows, computed over Arrow columns.
 
-``id_hashes`` is the round-id hash of the store's index (BLAKE2b of the UTF-8 id,
-8 bytes, little-endian), computed once per distinct value. ``row_hashes`` is the
+``id_hashes`` is the round-id hash of the store's index, ``row_hashes`` the
 content hash of stored rows ("same content" for a duplicate round id): it mixes
 every column's values, so two records that store the same round (``10`` and
-``10.0``, keys in any order, unknown extra fields) hash the same.
+``10.0``, keys in any order, unknown extra fields) hash the same. Both run over
+whole Arrow columns in numpy (no Python call per row). Index files written
+before these hashes (:data:`VERSION`) held BLAKE2b id hashes and hashes of the
+lines' JSON text: :mod:`auditkit.ingest.dedup` recomputes theirs.
 """
 
 from __future__ import annotations
-
-import hashlib
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["hash64", "id_hashes", "row_hashes"]
+__all__ = ["id_hashes", "row_hashes", "VERSION", "VERSION_KEY"]
+
+VERSION_KEY, VERSION = b"auditkit.hashes", b"2"
+"""The index files' schema metadata naming the hashes they hold."""
 
 _K = np.uint64(0x9E3779B97F4A7C15)
 _NULL = np.uint64(0x5BD1E9955BD1E995)
-
-
-def hash64(data: bytes) -> int:
-    """BLAKE2b-64 of bytes as an unsigned integer (the index's id hash of one round id)."""
-    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -36,19 +34,30 @@ def _mix(x: np.ndarray) -> np.ndarray:
 
 
 def id_hashes(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """:func:`hash64` of each string (nulls hash to a constant), one BLAKE2b per distinct value."""
+    """The index's hash of each round id (nulls a constant): a 64-bit hash of its UTF-8 bytes,
+    vectorized over the column (:data:`VERSION` of the index)."""
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
-    encoded = pc.dictionary_encode(values)
-    uniques = np.fromiter((hash64(s.encode()) for s in encoded.dictionary.to_pylist()), np.uint64,
-                          count=len(encoded.dictionary))
-    idx = encoded.indices.to_numpy(zero_copy_only=False)
-    if encoded.null_count:
-        out = np.full(len(values), _NULL, np.uint64)
-        valid = encoded.indices.is_valid().to_numpy(zero_copy_only=False)
-        out[valid] = uniques[idx[valid].astype(np.int64)]
-        return out
-    return uniques[idx]
+    return _text_hashes(values)
+
+
+def _text_hashes(arr: pa.Array) -> np.ndarray:
+    """A 64-bit hash of each string's bytes (nulls a constant), vectorized over the whole buffer:
+    each byte mixed with its position, summed per string, mixed with the length."""
+    if arr.offset or arr.null_count:  # a fresh array: offsets from 0, no stray bytes under nulls
+        arr = pc.fill_null(arr, "").cast(pa.large_string()) if arr.null_count else arr.cast(pa.large_string())
+    elif not pa.types.is_large_string(arr.type):
+        arr = arr.cast(pa.large_string())
+    n = len(arr)
+    offsets = np.frombuffer(arr.buffers()[1], np.int64)[arr.offset:arr.offset + n + 1]
+    data = arr.buffers()[2]
+    data = np.frombuffer(data, np.uint8)[offsets[0]:offsets[-1]] if data is not None else np.zeros(0, np.uint8)
+    lengths = np.diff(offsets)
+    pos = np.arange(len(data), dtype=np.uint64) - np.repeat(offsets[:-1] - offsets[0], lengths).astype(np.uint64)
+    items = _mix(data.astype(np.uint64) + (pos << np.uint64(8)) + _K)
+    sums = np.concatenate([np.zeros(1, np.uint64), np.cumsum(items, dtype=np.uint64)])
+    ends = offsets[1:] - offsets[0]
+    return _mix((sums[ends] - sums[ends - lengths]) ^ lengths.astype(np.uint64))
 
 
 def _valid(arr: pa.Array) -> np.ndarray | None:
@@ -59,7 +68,11 @@ def _hash_array(arr: pa.Array) -> np.ndarray:
     """uint64 per element of any array (nested types included)."""
     t = arr.type
     if pa.types.is_string(t) or pa.types.is_large_string(t):
-        h = id_hashes(arr)
+        encoded = pc.dictionary_encode(arr)  # tables, dealers, bets: a few values, each hashed once
+        if len(encoded.dictionary) * 2 < len(arr):
+            h = _text_hashes(encoded.dictionary)[pc.fill_null(encoded.indices, 0).to_numpy(zero_copy_only=False)]
+        else:
+            h = _text_hashes(arr)
     elif pa.types.is_struct(t):
         h = np.full(len(arr), np.uint64(len(t)), np.uint64)
         for child in arr.flatten():

@@ -351,7 +351,7 @@ def _store_rows(parsed: Parsed, seen: SeenRounds, name: str, parts: _Parts, inde
                     f"content (first stored from {file} line {line})", rid))
     new = status == NEW
     keep_lines = lines[new]
-    for game, table in zip(games, tables):
+    for game, table in zip(games, tables, strict=True):
         mask = pc.is_in(table["source_line"], value_set=pa.array(keep_lines))
         rows = table if bool(new.all()) else table.filter(mask)
         parts.add(game, rows)
