@@ -46,9 +46,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .ingest.dedup import SeenRounds
+from .ingest.hashing import id_hash, row_hash
 from .ingest.jsonl import LineError, read_lines
+from .ingest.perline import decode_line, storable
 from .ingest.records import BadRecord, parse_record
-from .ingest.sources import RAW_LIMIT, SUFFIXES, InputError, SeenRounds, _hash64, _parse_json, _storable, discover
+from .ingest.sources import RAW_LIMIT, SUFFIXES, InputError, discover
 from .paytables import Config
 from .report import spreadsheet_safe
 from .schema import FINDINGS, QUARANTINE, schema_for
@@ -557,6 +560,12 @@ class Watcher:
         t.done = True
 
     # ---- parse, validate, emit ---------------------------------------------------------------
+    def _content_schema(self, game: str) -> pa.Schema:
+        """The columns of a parsed row of ``game`` that its content hash covers, as the bulk reader types them."""
+        from .ingest.blocks import staged_schema
+
+        return staged_schema(game)
+
     def _rules(self, game: str) -> tuple[list, list]:
         if game not in self.rules:
             self.rules[game] = (select_rules(game, "round"), select_rules(game, "shoe"))
@@ -578,12 +587,7 @@ class Watcher:
             if not raw.strip():
                 p.counts["blank"] += 1
                 continue
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                self._bad(name, n, raw, f"line is not UTF-8: {exc}")
-                continue
-            obj, error = _parse_json(text)
+            obj, error = decode_line(raw)
             if error is not None:
                 self._bad(name, n, raw, error)
                 continue
@@ -591,12 +595,12 @@ class Watcher:
             try:
                 game, date, row = parse_record(obj)
             except BadRecord as exc:
-                self._bad(name, n, raw, str(exc), _storable(round_id))
+                self._bad(name, n, raw, str(exc), storable(round_id))
                 continue
-            canon = json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
-            line_hash, id_hash = _hash64(canon), _hash64(round_id.encode())
+            line_hash, hash_of_id = row_hash(row, self._content_schema(game)), id_hash(row["round_id"])
+            round_id = row["round_id"]  # as stored: NFC, edges trimmed
             store_it = True
-            first = self.recent.get(id_hash)
+            first = self.recent.get(hash_of_id)
             if first is not None:
                 if first[0] == line_hash:
                     p.counts["already_stored"] += 1
@@ -605,7 +609,7 @@ class Watcher:
                               f"(first stored from {first[1]} line {first[2]})", round_id)
                 continue
             if self.stored_seen is not None:
-                prior = self.stored_seen.lookup(round_id, id_hash)
+                prior = self.stored_seen.lookup(round_id, hash_of_id)
                 if prior is not None:
                     if prior[0] != line_hash:
                         self._bad(name, n, raw, f"duplicate round_id {round_id!r} with different content "
@@ -613,10 +617,10 @@ class Watcher:
                         continue
                     if (prior[1], prior[2]) != (name, n):  # stored before from elsewhere: not new
                         p.counts["already_stored"] += 1
-                        self.recent.add(id_hash, line_hash, prior[1], prior[2])
+                        self.recent.add(hash_of_id, line_hash, prior[1], prior[2])
                         continue
                     store_it = False  # our own line, committed before a restart: check it again, store it once
-            self.recent.add(id_hash, line_hash, name, n)
+            self.recent.add(hash_of_id, line_hash, name, n)
             row["source_file"], row["source_line"], row["date"] = name, n, date
             rows.setdefault(game, []).append(row)
             if not store_it:
@@ -625,7 +629,7 @@ class Watcher:
             p.counts["stored"] += 1
             p.games[game] = p.games.get(game, 0) + 1
             if self.store is not None:
-                for column, value in zip(INDEX.names, (id_hash, line_hash, round_id, name, n), strict=True):
+                for column, value in zip(INDEX.names, (hash_of_id, line_hash, round_id, name, n), strict=True):
                     p.index[column].append(value)
                 row["_store"] = True
         frames = []

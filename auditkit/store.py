@@ -392,7 +392,14 @@ class Store:
 
     # ---- duplicate index ----------------------------------------------------------------
     def write_index(self, sha256: str, table: pa.Table) -> None:
-        write_parquet_atomic(table.cast(INDEX), self.root / "_index" / f"{sha256[:16]}.parquet")
+        """The round-id index of a source, written at once."""
+        stream = self.index_stream(sha256)
+        try:
+            stream.write(table)
+        except BaseException:
+            stream.abort()
+            raise
+        stream.close()
 
     def index_stream(self, sha256: str) -> ParquetStream:
         """The round-id index of a source, written as a stream (bounded memory)."""

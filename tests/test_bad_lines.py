@@ -141,3 +141,9 @@ def test_stores_indexed_before_the_hash_columns_still_find_their_duplicates(tmp_
     report, store = _ingest(tmp_path, same, other, name="b.jsonl")
     assert (report.total("stored"), report.total("already_stored"), report.total("quarantined")) == (0, 1, 1)
     assert "with different content" in _reasons(store)[2]
+
+
+def test_a_block_whose_optional_text_is_all_absent_is_stored(tmp_path):
+    rows = [json.dumps({k: v for k, v in _record(round_id=f"r{i}").items() if k != "dealer_id"}) for i in range(3)]
+    report, store = _ingest(tmp_path, *rows, rows[0])
+    assert (report.total("stored"), report.total("already_stored")) == (3, 1)

@@ -21,7 +21,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from ..store import INDEX, Store
-from .hashing import VERSION, VERSION_KEY, id_hashes, row_hashes
+from .hashing import VERSION, VERSION_KEY, content_columns, id_hashes, row_hashes
 
 __all__ = ["SeenRounds", "NEW", "ALREADY", "DIFFERENT"]
 
@@ -98,13 +98,20 @@ class SeenRounds:
                     out[r] = (self._stored_row_hash(Path(path).stem, r, n), f, n)
         return out
 
+    def lookup(self, round_id: str, hash_of_id: int) -> tuple[int, str, int] | None:
+        """(line hash, file, line) of the stored round of this id, or None (for a reader of one
+        line at a time; rounds met earlier in its run are its own to remember)."""
+        pos = int(np.searchsorted(self.stored, np.uint64(hash_of_id)))
+        if pos == len(self.stored) or self.stored[pos] != np.uint64(hash_of_id):
+            return None
+        return self._from_store(pa.array([round_id], pa.string()), np.array([hash_of_id], np.uint64)).get(round_id)
+
     def _stored_row_hash(self, sha16: str, round_id: str, line: int) -> int:
         """The row hash of a round stored by a source indexed before these hashes (read from its parts)."""
         for part in sorted(self.store.root.glob(f"rounds/game=*/date=*/part-{sha16}-*.parquet")):
             rows = pq.read_table(part, filters=(pc.field("round_id") == round_id) & (pc.field("source_line") == line))
             if rows.num_rows:
-                names = [c for c in rows.column_names if c not in ("source_file", "source_line")]
-                return int(row_hashes(rows.slice(0, 1), names)[0])
+                return int(row_hashes(rows.slice(0, 1), content_columns(rows.column_names))[0])
         return 0  # the part is gone: treat the content as different
 
     def check(self, round_ids: pa.Array, id_hash: np.ndarray, line_hash: np.ndarray, lines: np.ndarray,

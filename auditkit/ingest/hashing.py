@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["id_hashes", "row_hashes", "VERSION", "VERSION_KEY"]
+__all__ = ["id_hashes", "row_hashes", "content_columns", "id_hash", "row_hash", "VERSION", "VERSION_KEY"]
 
 VERSION_KEY, VERSION = b"auditkit.hashes", b"2"
 """The index files' schema metadata naming the hashes they hold."""
@@ -69,7 +69,9 @@ def _hash_array(arr: pa.Array) -> np.ndarray:
     t = arr.type
     if pa.types.is_string(t) or pa.types.is_large_string(t):
         encoded = pc.dictionary_encode(arr)  # tables, dealers, bets: a few values, each hashed once
-        if len(encoded.dictionary) * 2 < len(arr):
+        if not len(encoded.dictionary):  # nothing but nulls
+            h = np.zeros(len(arr), np.uint64)
+        elif len(encoded.dictionary) * 2 < len(arr):
             h = _text_hashes(encoded.dictionary)[pc.fill_null(encoded.indices, 0).to_numpy(zero_copy_only=False)]
         else:
             h = _text_hashes(arr)
@@ -108,3 +110,19 @@ def row_hashes(table: pa.Table, columns: list[str]) -> np.ndarray:
         col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
         h = _mix(h * _K + _hash_array(col))
     return h
+
+
+def content_columns(names: list[str]) -> list[str]:
+    """The columns of a stored (or staged) round that make its content: all but where it came from."""
+    return [c for c in names if c not in ("source_file", "source_line", "date")]
+
+
+def id_hash(round_id: str) -> int:
+    """:func:`id_hashes` of one round id."""
+    return int(id_hashes(pa.array([round_id], pa.string()))[0])
+
+
+def row_hash(row: dict, schema: pa.Schema) -> int:
+    """:func:`row_hashes` of one round (a dict of the columns of ``schema``), for a reader of one line
+    at a time (live mode); equal to the bulk reader's hash of the same round."""
+    return int(row_hashes(pa.Table.from_pylist([row], schema=schema), content_columns(schema.names))[0])

@@ -28,7 +28,7 @@ from ..store import INDEX, ROW_GROUP, ParquetStream, SourceRecord, Store
 from .blocks import Parsed, parse_block, parse_objects
 from .csv import ATTACHED, companions_of, is_companion, is_round_csv, read_csv_rounds
 from .dedup import ALREADY, DIFFERENT, NEW, SeenRounds
-from .hashing import id_hashes, row_hashes
+from .hashing import content_columns, id_hashes, row_hashes
 from .jsonl import MAX_LINE, RAW_KEPT, read_blocks
 
 __all__ = ["IngestReport", "SeenRounds", "discover", "orphan_companions", "ingest_paths", "ingest_source",
@@ -335,7 +335,7 @@ def _store_rows(parsed: Parsed, seen: SeenRounds, name: str, parts: _Parts, inde
     if not games:
         return
     tables = [parsed.tables[g] for g in games]
-    hashes = [row_hashes(t, [c for c in t.column_names if c not in ("source_line", "date")]) for t in tables]
+    hashes = [row_hashes(t, content_columns(t.column_names)) for t in tables]
     ids = pa.concat_arrays([t["round_id"].combine_chunks() for t in tables])
     lines = np.concatenate([t["source_line"].to_numpy() for t in tables])
     line_hash = np.concatenate(hashes)
