@@ -147,3 +147,12 @@ def test_a_block_whose_optional_text_is_all_absent_is_stored(tmp_path):
     rows = [json.dumps({k: v for k, v in _record(round_id=f"r{i}").items() if k != "dealer_id"}) for i in range(3)]
     report, store = _ingest(tmp_path, *rows, rows[0])
     assert (report.total("stored"), report.total("already_stored")) == (3, 1)
+
+
+def test_the_line_limit_is_set_on_the_command_line(tmp_path):
+    from auditkit.cli import main
+
+    (tmp_path / "log.jsonl").write_text(json.dumps(_record()) + "\n" + json.dumps(_record(round_id="x" * 5000)) + "\n")
+    assert main(["-q", "ingest", str(tmp_path / "log.jsonl"), "--store", str(tmp_path / "s"),
+                 "--max-line-bytes", "4096"]) == 0
+    assert _reasons(Store(tmp_path / "s")) == {2: "line longer than 4,096 bytes"}

@@ -110,12 +110,13 @@ def test_bulk_reader_reads_every_line_as_the_per_line_reader(data: st.DataObject
             _same(b, p)
 
 
-def test_the_bulk_path_reads_plain_baccarat_without_the_per_line_reader(tmp_path, monkeypatch):
-    """Clean baccarat lines are vouched for by the vectorized checks (the property above would
-    also hold if every line fell back to the per-line reader)."""
+@pytest.mark.parametrize("game", ["baccarat", "three_card_poker"])
+def test_the_bulk_path_reads_plain_records_without_the_per_line_reader(game, tmp_path, monkeypatch):
+    """Clean lines of a game with a bulk reader are vouched for by the vectorized checks (the
+    property above would also hold if every line fell back to the per-line reader)."""
     from auditkit.ingest import blocks
 
-    records = [r for r in example_records("baccarat") if r["game"] in ("baccarat", "mini_baccarat")]
+    records = [r for r in example_records(game) if r["game"] in (game, "mini_baccarat")]
     path = tmp_path / "b.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     calls: list[int] = []

@@ -110,9 +110,10 @@ def require_logs(report: Any, paths: Sequence[str | Path]) -> None:
         raise UsageError(f"no log file (.jsonl, .jsonl.gz, .ndjson, .csv of rounds) in {', '.join(map(str, paths))}")
 
 
-def ingest_with_progress(paths: Sequence[str | Path], store: Any, *, follow_symlinks: bool, show: bool) -> Any:
+def ingest_with_progress(paths: Sequence[str | Path], store: Any, *, follow_symlinks: bool, show: bool,
+                         max_line: int | None = None) -> Any:
     """Ingest ``paths`` into ``store``, with a bar of each file's bytes and rounds per second on a
     terminal; the ingest report."""
-    from ..ingest.sources import ingest_paths
+    from ..ingest.sources import MAX_LINE, ingest_paths
 
-    return ingest_paths(paths, store, follow_symlinks=follow_symlinks, progress=show)
+    return ingest_paths(paths, store, follow_symlinks=follow_symlinks, progress=show, max_line=max_line or MAX_LINE)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 
+from ..ingest import MAX_LINE
 from .common import (
     DEFAULT_LOCK_TIMEOUT,
     EXIT_CLEAN,
     add_lock_timeout,
     ingest_with_progress,
+    positive_int,
     prepare_outputs,
     report_quarantine,
     require_logs,
@@ -22,6 +24,8 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
     s.add_argument("--quarantine-report", metavar="CSV", help="write this run's quarantined lines to this CSV")
     s.add_argument("--follow-symlinks", action="store_true",
                    help="follow symbolic links that lead out of the input folders")
+    s.add_argument("--max-line-bytes", type=positive_int, default=MAX_LINE, metavar="N",
+                   help="longest line read (bytes); a longer one is quarantined as too long, never held in memory")
     add_lock_timeout(s, DEFAULT_LOCK_TIMEOUT)
     s.set_defaults(func=run)
 
@@ -33,7 +37,8 @@ def run(args: argparse.Namespace) -> int:
     store = Store(args.store)
     prepare_outputs([args.quarantine_report])
     with store.lock(timeout=args.lock_timeout, command="ingest"):
-        report = ingest_with_progress(args.paths, store, follow_symlinks=args.follow_symlinks, show=not args.quiet)
+        report = ingest_with_progress(args.paths, store, follow_symlinks=args.follow_symlinks, show=not args.quiet,
+                                      max_line=args.max_line_bytes)
         require_logs(report, args.paths)
         print(report.summary())
         report_quarantine(report, store)

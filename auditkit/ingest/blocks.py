@@ -49,7 +49,13 @@ _MAX_OPENERS = 1000  # a line with more '[' and '{' may nest deeper than the bul
 @functools.cache
 def bulk_readers() -> dict[str, Callable[[dict[str, pa.Array]], tuple[dict[str, pa.Array], np.ndarray]]]:
     """``game`` value -> the vectorized reader of its own fields, for every game that has one."""
-    return {name: g.bulk_reader().read for g in registry.games() if g.bulk for name in g.names}
+    readers = {}
+    for g in registry.games():
+        if g.bulk:
+            if g.events:  # the common part reads an event's type only
+                raise TypeError(f"game {g.name}: a bulk reader for a game with typed events is not supported")
+            readers.update(dict.fromkeys(g.names, g.bulk_reader().read))
+    return readers
 
 
 @functools.cache

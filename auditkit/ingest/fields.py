@@ -21,7 +21,7 @@ from ..schema import CARDS, EVENT, STATUSES, WAGER
 from .records import MAX_AMOUNT
 
 __all__ = ["Col", "np_mask", "valid", "text", "integer", "money", "flag", "choice", "cards", "timestamps", "status",
-           "wagers", "events_types", "struct_items", "rebuild_list"]
+           "wagers", "events_types", "struct_items", "rebuild_list", "any_per_row"]
 
 Col = pa.Array
 INT32 = 2**31
@@ -99,7 +99,7 @@ def _lengths(arr: Col) -> np.ndarray:
     return pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
-def _any_per_row(bad_items: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def any_per_row(bad_items: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     rows = np.repeat(np.arange(len(lengths)), lengths)
     out = np.zeros(len(lengths), bool)
     out[rows[bad_items]] = True
@@ -115,7 +115,7 @@ def cards(arr: Col, required: bool) -> tuple[pa.ListArray, np.ndarray]:
     known = valid(idx)
     codes = _CODES[pc.fill_null(idx, 0).to_numpy(zero_copy_only=False)]
     present = valid(arr)
-    ok = ~_any_per_row(~known, lengths) & (present | (not required))
+    ok = ~any_per_row(~known, lengths) & (present | (not required))
     return rebuild_list(lengths, pa.array(codes, CARDS.value_type), present), ok
 
 
@@ -133,7 +133,7 @@ def wagers(arr: Col) -> tuple[pa.ListArray, np.ndarray]:
             & money(f["net"], True, True))
     values = pa.StructArray.from_arrays(
         [f["seat"].cast(pa.int32(), safe=False), f["bet"], f["amount"], f["net"]], fields=list(WAGER))
-    return rebuild_list(lengths, values), ~_any_per_row(~good, lengths)
+    return rebuild_list(lengths, values), ~any_per_row(~good, lengths)
 
 
 def events_types(arr: Col) -> tuple[pa.ListArray, np.ndarray]:
@@ -142,7 +142,7 @@ def events_types(arr: Col) -> tuple[pa.ListArray, np.ndarray]:
     good = is_obj & text(f["type"])
     n = len(f["type"])
     children = [f["type"] if fld.name == "type" else pa.nulls(n, fld.type) for fld in EVENT]
-    return rebuild_list(lengths, pa.StructArray.from_arrays(children, fields=list(EVENT))), ~_any_per_row(~good, lengths)
+    return rebuild_list(lengths, pa.StructArray.from_arrays(children, fields=list(EVENT))), ~any_per_row(~good, lengths)
 
 
 def status(arr: Col) -> tuple[Col, np.ndarray]:

@@ -24,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..cards import card_str
+from . import MAX_LINE
 
 __all__ = ["read_blocks", "Lines", "MAX_LINE", "RAW_KEPT", "read_lines", "records_from_table", "write_jsonl", "LineError", "spec_cards", "spec_money", "drop_none"]
 
@@ -41,8 +42,6 @@ RAW_KEPT = 65_536
 """Bytes of a quarantined line kept in its entry (the rest is counted, not kept)."""
 
 
-MAX_LINE = 1 << 20
-"""The longest line read, in bytes (1 MiB); a longer one is quarantined without being held in memory."""
 BLOCK_BYTES = 16 << 20
 """Bytes of lines gathered into one block for the bulk reader."""
 _CHUNK = 1 << 20
