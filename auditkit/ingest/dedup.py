@@ -26,7 +26,7 @@ from .hashing import VERSION, VERSION_KEY, content_columns, id_hashes, row_hashe
 __all__ = ["SeenRounds", "NEW", "ALREADY", "DIFFERENT"]
 
 NEW, ALREADY, DIFFERENT = 0, 1, 2
-_CHUNK_CAP = 4_000_000  # runs are merged up to this many ids (bounds the merge's transient copy)
+_CHUNK_CAP = 1_000_000  # runs are merged up to this many ids (bounds the merge's transient copies)
 
 
 class _Runs:

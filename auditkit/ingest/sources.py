@@ -36,8 +36,8 @@ __all__ = ["IngestReport", "SeenRounds", "discover", "orphan_companions", "inges
 
 log = logging.getLogger("auditkit.ingest")
 FLUSH_ROWS = 25_000  # CSV rows read as Python objects before they are checked and written
-PART_ROWS = 4 * ROW_GROUP  # rounds per part file of one (game, day, source) at most
-BUFFERED_ROWS = 2 * PART_ROWS  # rows waiting for their part, at most (then the largest is written)
+PART_ROWS = 2 * ROW_GROUP  # rounds per part file of one (game, day, source) at most
+BUFFERED_ROWS = PART_ROWS  # rows waiting for their parts, at most (then the largest is written)
 RAW_LIMIT = RAW_KEPT  # characters of a quarantined line kept in its entry
 REASON_LIMIT = 300  # characters of a reason kept (the raw line keeps the rest)
 SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".csv")
@@ -211,7 +211,7 @@ class _Parts:
             self.rows[key] = self.rows.get(key, 0) + rows.num_rows
             if self.rows[key] >= PART_ROWS:
                 self._flush(key)
-        if sum(self.rows.values()) > BUFFERED_ROWS:
+        while sum(self.rows.values()) > BUFFERED_ROWS:  # a file of many days: write the fullest first
             self._flush(max(self.rows, key=self.rows.__getitem__))
 
     def _flush(self, key: tuple[str, str]) -> None:
