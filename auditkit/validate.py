@@ -28,7 +28,7 @@ from .schema import FINDINGS, schema_for
 if TYPE_CHECKING:
     from .store import Store
 
-__all__ = ["collect", "Partition", "plan", "validate_partition", "validate_partitions", "validate_into_store", "with_next_days", "validate_store", "validate_records",
+__all__ = ["collect", "default_workers", "AUTO_MIN_ROUNDS", "Partition", "plan", "validate_partition", "validate_partitions", "validate_into_store", "with_next_days", "validate_store", "validate_records",
            "validate_tables", "check_rounds", "check_shoes", "shoe_columns", "read_columns", "empty_findings", "select_rules",
            "sort_findings", "SHOE_KEY"]
 
@@ -36,6 +36,21 @@ META = ["round_id", "table_id", "dealer_id", "started_at", "utc_offset", "shoe_i
 SHOE_KEY = ["table_id", "shoe_id", "round_seq", "started_at", "round_id"]
 """The columns every shoe rule gets: rounds are grouped by table and shoe, in round_seq order."""
 COLUMNS = [f.name for f in FINDINGS]
+AUTO_MIN_ROUNDS = 1_000_000
+"""With the default (``workers=None``), fewer rounds than this run on one process: starting worker
+processes (a second or two each, importing numpy, pandas and pyarrow) costs more than it saves."""
+
+
+def default_workers() -> int:
+    """The cores this process may run on (``os.process_cpu_count``, the CPU affinity, or ``os.cpu_count``)."""
+    import os
+
+    count = getattr(os, "process_cpu_count", None)  # Python 3.13+: the affinity-aware count
+    if count is not None:
+        return max(1, count() or 1)
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
 
 
 def empty_findings() -> pd.DataFrame:
@@ -314,25 +329,33 @@ def _run_partition(root: str, part: Partition, config: Config, citations: Sequen
 def validate_partitions(store: Store, config: Config | None = None, *, games: Sequence[str] | None = None,
                         dates: tuple[str | None, str | None] = (None, None),
                         only: set[tuple[str, str]] | None = None, citations: Sequence[str] | None = None,
-                        batch_size: int = 131_072, workers: int = 1, scheduler: Any = None,
+                        batch_size: int = 131_072, workers: int | None = 1, scheduler: Any = None,
                         progress: Callable[[int], None] | None = None) -> Iterator[tuple[str, str, pd.DataFrame]]:
     """Stream ``(game, date, findings)`` over a store's partitions, in report order.
 
     Shoe rules see the day's rounds plus those of the previous stored day (a shoe
     may cross midnight); findings land on the day of the round they concern.
     ``only`` limits the run to some (game, date) partitions. ``workers`` > 1 runs
-    partitions in that many processes; ``scheduler`` (a ``dask.distributed``
-    scheduler address, or a ``Client``) runs them as tasks on a Dask cluster whose
-    workers all see the store's folder. Either way the findings are the same, row
-    for row, and only this process writes anything. ``progress`` is called with
-    the number of rounds checked, per batch (one worker) or per partition.
+    partitions in that many processes (never more than there are partitions);
+    ``None`` is the machine's cores (:func:`default_workers`), but one process for
+    fewer than :data:`AUTO_MIN_ROUNDS` rounds. ``scheduler`` (a
+    ``dask.distributed`` scheduler address, or a ``Client``) runs them as tasks on
+    a Dask cluster whose workers all see the store (a shared folder or an
+    ``s3://`` URI). Either way the findings are the same, row for row, and only
+    this process writes anything. ``progress`` is called with the number of
+    rounds checked, per batch (one worker) or per partition.
     """
     config = config or Config()
     parts = plan(store, games=games, dates=dates, only=only, citations=citations)
     if scheduler is not None:
         yield from _dask(store, parts, config, citations, batch_size, scheduler, progress)
         return
-    if workers > 1 and len(parts) > 1:
+    if workers is None:
+        workers = default_workers()
+        if workers > 1 and sum(store.count(p.game, p.date) for p in parts) < AUTO_MIN_ROUNDS:
+            workers = 1
+    workers = min(workers, len(parts))
+    if workers > 1:
         yield from _parallel(store, parts, config, citations, batch_size, workers, progress)
         return
     previous: tuple[Partition, pa.Table | None] | None = None
@@ -446,7 +469,7 @@ def validate_into_store(store: Store, config: Config | None = None, *,
 
 def collect(store: Store, config: Config | None = None, *, games: Sequence[str] | None = None,
             dates: tuple[str | None, str | None] = (None, None), citations: Sequence[str] | None = None,
-            batch_size: int = 131_072, workers: int = 1, scheduler: Any = None,
+            batch_size: int = 131_072, workers: int | None = 1, scheduler: Any = None,
             progress: Callable[[int], None] | None = None) -> tuple[pd.DataFrame, int]:
     """All findings of a store in one sorted frame, and the number of rounds checked (``workers``
     processes validate partitions in parallel: the same findings)."""
