@@ -84,7 +84,7 @@ class Job:
     path: Path
     name: str
     inputs: list[str]
-    store: Path
+    store: Path | str  # a folder, or an object-store URI (s3://bucket/prefix)
     output: Path
     config_path: Path | None = None
     settings: dict[str, Any] = field(default_factory=dict)
@@ -234,7 +234,9 @@ def load_job(path: str | Path) -> Job:
                        f"(known: {', '.join('engine.' + k for k in sorted(ENGINE_KEYS))})")
     workers, kind, scheduler = raw.get("workers"), engine.get("kind", "local"), engine.get("scheduler")
     check_engine(workers, kind, scheduler, str(path), ("workers", "engine.kind", "engine.scheduler"))
-    store = _path(raw, "store", base, path)
+    from .store import is_uri
+
+    store = raw["store"] if is_uri(raw.get("store")) else _path(raw, "store", base, path)
     output = _path(raw, "output", base, path)
     job = Job(path=path, name=safe_component(name), inputs=inputs, store=store, output=output,  # type: ignore[arg-type]
               config_path=_path(raw, "config", base, path, required=False), settings=settings, limits=limits,
@@ -292,26 +294,23 @@ def expand_inputs(job: Job) -> tuple[list[Path], list[str], list[tuple[str, str]
 
 
 # ---- state: which committed sources this job has validated ---------------------------------
-def _state_path(job: Job) -> Path:
-    return job.store / "_jobs" / f"{job.name}.json"
+def _state_name(job: Job) -> str:
+    return f"_jobs/{job.name}.json"
 
 
-def _load_state(job: Job) -> set[str]:
-    p = _state_path(job)
-    if not p.exists():
+def _load_state(job: Job, store) -> set[str]:
+    text = store.read_text(_state_name(job))
+    if text is None:
         return set()
     try:
-        return set(json.loads(p.read_text("utf-8"))["validated"])
+        return set(json.loads(text)["validated"])
     except (ValueError, KeyError, TypeError) as exc:
-        raise JobError(f"job state {p} is unreadable: {exc}") from exc
+        raise JobError(f"job state {store.root}/{_state_name(job)} is unreadable: {exc}") from exc
 
 
-def _save_state(job: Job, validated: set[str], run_id: str) -> None:
-    from .store import atomic_path
-
-    with atomic_path(_state_path(job)) as tmp:
-        tmp.write_text(json.dumps({"job": job.name, "last_run": run_id, "updated_at": _now_iso(),
-                                   "validated": sorted(validated)}, indent=1), "utf-8")
+def _save_state(job: Job, store, validated: set[str], run_id: str) -> None:
+    store.write_text(_state_name(job), json.dumps({"job": job.name, "last_run": run_id, "updated_at": _now_iso(),
+                                                  "validated": sorted(validated)}, indent=1))
 
 
 # ---- the run --------------------------------------------------------------------------------
@@ -422,7 +421,7 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
         log.warning("input %r matched no file", pattern)
     for path, why in passed:
         log.warning("skip %s: %s", path, why)
-    exclude = (job.output, job.store)
+    exclude = (job.output,) + ((job.store,) if isinstance(job.store, Path) else ())
     if not any(GLOB_CHARS & set(p) for p in job.inputs) and not discover(files, exclude,
                                                                            follow_symlinks=job.follow_symlinks):
         raise JobError(f"{job.path}: no log file (.jsonl, .jsonl.gz, .ndjson, .csv) in the inputs "
@@ -434,7 +433,7 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
                  f"dask at {scheduler}" if engine == "dask" else f"local, {workers or 'all'} worker(s)")
         store = Store(job.store)
         _clean_partials(job.output, job.name)
-        validated = _load_state(job)
+        validated = _load_state(job, store)
 
         bar = progress_bar(None, "ingest", " files", progress)
         try:
@@ -530,7 +529,7 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
         _fsync_dir(final.parent)
         # last: these sources are validated and reported (a crash before this redoes them next run)
         if pending:
-            _save_state(job, validated | {r.sha256 for r in pending}, run_id)
+            _save_state(job, store, validated | {r.sha256 for r in pending}, run_id)
     log.info("run %s: %s, %d finding(s), exit %d; outputs in %s", run_id, status, len(findings), exit_code, final)
     return RunResult(exit_code, record, final)
 

@@ -316,12 +316,10 @@ def validate_partition(store: Store, part: Partition, config: Config, *, citatio
     return sort_findings(_finish(frames)), checked, day
 
 
-def _run_partition(root: str, part: Partition, config: Config, citations: Sequence[str] | None,
+def _run_partition(store: Store, part: Partition, config: Config, citations: Sequence[str] | None,
                    batch_size: int) -> tuple[pd.DataFrame, int]:
-    """A worker's task: one partition of the store at ``root`` (the store is opened by path)."""
-    from .store import Store
-
-    findings, checked, _day = validate_partition(Store(root), part, config, citations=citations,
+    """A worker's task: one partition of the store (pickled: its folder, or its URI and file system)."""
+    findings, checked, _day = validate_partition(store, part, config, citations=citations,
                                                  batch_size=batch_size)
     return findings, checked
 
@@ -376,7 +374,7 @@ def _parallel(store: Store, parts: list[Partition], config: Config, citations: S
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [pool.submit(_run_partition, str(store.root), p, config, citations, batch_size) for p in parts]
+        futures = [pool.submit(_run_partition, store, p, config, citations, batch_size) for p in parts]
         for part, future in zip(parts, futures, strict=True):
             findings, checked = future.result()
             if progress:
@@ -399,7 +397,7 @@ def _dask(store: Store, parts: list[Partition], config: Config, citations: Seque
     client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
     try:
         task = functools.partial(_run_partition, config=config, citations=citations, batch_size=batch_size)
-        futures = client.map(task, [str(store.root)] * len(parts), parts, pure=False)
+        futures = client.map(task, [store] * len(parts), parts, pure=False)  # a store pickles small
         for part, future in zip(parts, futures, strict=True):
             findings, checked = future.result()
             if progress:
