@@ -316,12 +316,38 @@ def validate_partition(store: Store, part: Partition, config: Config, *, citatio
     return sort_findings(_finish(frames)), checked, day
 
 
-def _run_partition(store: Store, part: Partition, config: Config, citations: Sequence[str] | None,
-                   batch_size: int) -> tuple[pd.DataFrame, int]:
-    """A worker's task: one partition of the store (pickled: its folder, or its URI and file system)."""
-    findings, checked, _day = validate_partition(store, part, config, citations=citations,
-                                                 batch_size=batch_size)
-    return findings, checked
+CHUNKS_PER_WORKER = 8
+"""A parallel run cuts the plan into about this many runs of consecutive partitions per worker: within
+one, each day reuses the day before's shoe columns (as the serial engine does) and a task's fixed costs
+are paid once, while there are still enough tasks to keep every worker busy to the end."""
+
+
+def _chunks(parts: list[Partition], workers: int) -> list[list[Partition]]:
+    """The plan cut into runs of consecutive partitions, as even as can be."""
+    n = max(1, min(len(parts), workers * CHUNKS_PER_WORKER))
+    bounds = [round(i * len(parts) / n) for i in range(n + 1)]
+    return [parts[a:b] for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
+
+
+def _serial(store: Store, parts: Sequence[Partition], config: Config, citations: Sequence[str] | None,
+            batch_size: int, progress: Callable[[int], None] | None = None
+            ) -> Iterator[tuple[Partition, pd.DataFrame, int]]:
+    """Partitions one after another; a day whose previous stored day was just checked reuses its shoe columns."""
+    previous: tuple[Partition, pa.Table | None] | None = None
+    for part in parts:
+        prior = previous[1] if previous and previous[0].game == part.game and previous[0].date == part.previous \
+            else None
+        findings, checked, day = validate_partition(store, part, config, citations=citations, batch_size=batch_size,
+                                                    prior=prior, progress=progress)
+        previous = (part, day)
+        yield part, findings, checked
+
+
+def _run_chunk(store: Store, chunk: list[Partition], config: Config, citations: Sequence[str] | None,
+               batch_size: int) -> list[tuple[pd.DataFrame, int]]:
+    """A worker's task: consecutive partitions of the store (pickled: its folder, or its URI and file
+    system), run as the serial engine runs them; their findings and rounds checked, in order."""
+    return [(findings, checked) for _p, findings, checked in _serial(store, chunk, config, citations, batch_size)]
 
 
 def validate_partitions(store: Store, config: Config | None = None, *, games: Sequence[str] | None = None,
@@ -340,7 +366,8 @@ def validate_partitions(store: Store, config: Config | None = None, *, games: Se
     ``dask.distributed`` scheduler address, or a ``Client``) runs them as tasks on
     a Dask cluster whose workers all see the store (a shared folder or an
     ``s3://`` URI). Either way the findings are the same, row for row, and only
-    this process writes anything. ``progress`` is called with the number of
+    this process writes anything. Workers get runs of consecutive partitions
+    (:data:`CHUNKS_PER_WORKER`). ``progress`` is called with the number of
     rounds checked, per batch (one worker) or per partition.
     """
     config = config or Config()
@@ -356,27 +383,27 @@ def validate_partitions(store: Store, config: Config | None = None, *, games: Se
     if workers > 1:
         yield from _parallel(store, parts, config, citations, batch_size, workers, progress)
         return
-    previous: tuple[Partition, pa.Table | None] | None = None
-    for part in parts:
-        prior = previous[1] if previous and previous[0].game == part.game and previous[0].date == part.previous \
-            else None
-        findings, _n, day = validate_partition(store, part, config, citations=citations, batch_size=batch_size,
-                                               prior=prior, progress=progress)
-        previous = (part, day)
+    for part, findings, _n in _serial(store, parts, config, citations, batch_size, progress):
         yield part.game, part.date, findings
 
 
 def _parallel(store: Store, parts: list[Partition], config: Config, citations: Sequence[str] | None,
               batch_size: int, workers: int,
               progress: Callable[[int], None] | None) -> Iterator[tuple[str, str, pd.DataFrame]]:
-    """Partitions on a pool of processes, yielded in plan order as they complete in turn."""
+    """Runs of partitions on a pool of processes, yielded in plan order as they complete in turn."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    chunks = _chunks(parts, workers)
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [pool.submit(_run_partition, store, p, config, citations, batch_size) for p in parts]
-        for part, future in zip(parts, futures, strict=True):
-            findings, checked = future.result()
+        futures = [pool.submit(_run_chunk, store, c, config, citations, batch_size) for c in chunks]
+        yield from _in_order(chunks, futures, progress)
+
+
+def _in_order(chunks: list[list[Partition]], futures: list[Any],
+              progress: Callable[[int], None] | None) -> Iterator[tuple[str, str, pd.DataFrame]]:
+    for chunk, future in zip(chunks, futures, strict=True):
+        for part, (findings, checked) in zip(chunk, future.result(), strict=True):
             if progress:
                 progress(checked)
             yield part.game, part.date, findings
@@ -385,7 +412,7 @@ def _parallel(store: Store, parts: list[Partition], config: Config, citations: S
 def _dask(store: Store, parts: list[Partition], config: Config, citations: Sequence[str] | None,
           batch_size: int, scheduler: Any,
           progress: Callable[[int], None] | None) -> Iterator[tuple[str, str, pd.DataFrame]]:
-    """Partitions as tasks on a Dask cluster (``client.map``), yielded in plan order.
+    """Runs of partitions as tasks on a Dask cluster (``client.map``), yielded in plan order.
 
     A task is pure (it reads the store and returns findings), so a task whose
     worker died is run again by Dask on another worker and its findings arrive once.
@@ -396,13 +423,10 @@ def _dask(store: Store, parts: list[Partition], config: Config, citations: Seque
         raise RuntimeError("the Dask engine needs the dask extra: pip install 'auditkit[dask]'") from None
     client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
     try:
-        task = functools.partial(_run_partition, config=config, citations=citations, batch_size=batch_size)
-        futures = client.map(task, [store] * len(parts), parts, pure=False)  # a store pickles small
-        for part, future in zip(parts, futures, strict=True):
-            findings, checked = future.result()
-            if progress:
-                progress(checked)
-            yield part.game, part.date, findings
+        chunks = _chunks(parts, max(1, sum(client.nthreads().values())))
+        task = functools.partial(_run_chunk, config=config, citations=citations, batch_size=batch_size)
+        futures = client.map(task, [store] * len(chunks), chunks, pure=False)  # a store pickles small
+        yield from _in_order(chunks, futures, progress)
     finally:
         if client is not scheduler:
             client.close()
