@@ -273,10 +273,12 @@ class _ObjectFiles:
                 break
             literal.append(part)
         out = []
+        base = self.base.lstrip("/") + "/"  # some file systems (fsspec's memory) answer with a leading /
         for info in self._infos("/".join(literal), recursive=True):
-            if info.type != pafs.FileType.File:
+            path = info.path.lstrip("/")
+            if info.type != pafs.FileType.File or not path.startswith(base):
                 continue
-            rel = info.path[len(self.base) + 1:].split("/")
+            rel = path[len(base):].split("/")
             if len(rel) == len(want) and all(fnmatch.fnmatchcase(a, b) for a, b in zip(rel, want, strict=True)):
                 out.append("/".join(rel))
         return out

@@ -72,7 +72,7 @@ def objects(store: Store) -> list[str]:
 
     base = store._files.base
     infos = store.filesystem.get_file_info(pafs.FileSelector(base, recursive=True, allow_not_found=True))
-    return sorted(i.path[len(base) + 1:] for i in infos if i.type == pafs.FileType.File)
+    return sorted(i.path.lstrip("/")[len(base.lstrip("/")) + 1:] for i in infos if i.type == pafs.FileType.File)
 
 
 def test_ingest_validate_and_report_round_trip(uri, tmp_path):
@@ -180,3 +180,22 @@ def test_the_lock_of_an_s3_store_is_a_local_lock_file(uri):
             pass
     with Store(uri).lock(0):
         pass
+
+
+def test_any_fsspec_file_system_serves_a_store(tmp_path):
+    """``Store(path, filesystem=fs)`` with an fsspec file system (here in memory): the same findings as a
+    local store of the same logs."""
+    fsspec = pytest.importorskip("fsspec")
+    from auditkit.ingest.sources import ingest_paths
+
+    folder = logs(tmp_path)
+    memory = fsspec.filesystem("memory")
+    root = f"audit-{uuid.uuid4().hex[:8]}/store"
+    store, disk = Store(root, filesystem=memory), Store(tmp_path / "local")
+    for st in (store, disk):
+        ingest_paths([folder], st)
+        validate_into_store(st, workers=1)
+    assert store.remote and Store.is_store(root, filesystem=memory)
+    assert store.count() == disk.count() == 3 * 78
+    pd.testing.assert_frame_equal(store.findings(), disk.findings())
+    assert memory.exists(f"{root}/_manifest") and not memory.exists(f"{root}/.auditkit.lock")
