@@ -14,6 +14,11 @@ output folder, the configuration and what to check::
     lock_timeout = 0                      # seconds to wait for a running job (0: refuse)
     follow_symlinks = false               # follow symbolic links out of the input folders
     notebooks = false                     # true (or a list of names) renders the notebooks to HTML in the run folder
+    workers = 2                           # optional; validation processes (default: the machine's cores)
+
+    [engine]                              # optional; default kind = "local" (the processes above)
+    kind = "dask"                         # "local" or "dask" (a dask.distributed cluster; the dask extra)
+    scheduler = "tcp://10.0.0.5:8786"     # the cluster's scheduler (with kind = "dask")
 
     [settings.baccarat]                   # optional inline overrides, same shape as a config file
     tie = 9.0
@@ -60,7 +65,10 @@ log = logging.getLogger("auditkit.job")
 SEVERITY_RANK = {"low": 1, "medium": 2, "high": 3}
 FAIL_ON = {"any": 1, "low": 1, "medium": 2, "high": 3, "none": 99}
 KEYS = {"name", "inputs", "store", "output", "config", "settings", "limits", "games", "citations", "fail_on",
-        "lock_timeout", "notebooks", "follow_symlinks"}
+        "lock_timeout", "notebooks", "follow_symlinks", "workers", "engine"}
+ENGINES = ("local", "dask")
+ENGINE_KEYS = {"kind", "scheduler"}
+SCHEDULER = re.compile(r"^[a-z][a-z0-9+.-]*://\S+$")  # tcp://host:8786, tls://..., inproc://...
 GLOB_CHARS = set("*?[")
 
 
@@ -76,7 +84,7 @@ class Job:
     path: Path
     name: str
     inputs: list[str]
-    store: Path
+    store: Path | str  # a folder, or an object-store URI (s3://bucket/prefix)
     output: Path
     config_path: Path | None = None
     settings: dict[str, Any] = field(default_factory=dict)
@@ -87,6 +95,9 @@ class Job:
     lock_timeout: float = 0.0
     notebooks: bool | list[str] = False
     follow_symlinks: bool = False
+    workers: int | None = None  # None: the machine's cores
+    engine: str = "local"
+    scheduler: str | None = None
     sha256: str = ""
 
     def config(self):
@@ -121,6 +132,27 @@ def _path(raw: dict[str, Any], key: str, base: Path, where: Path, required: bool
     if not isinstance(value, str) or not value:
         raise JobError(f"{where}: {key} must be a path (a non-empty string)")
     return (base / Path(value).expanduser()).resolve()
+
+
+def check_engine(workers: Any, engine: Any, scheduler: Any, where: str, keys: tuple[str, str, str]) -> None:
+    """Refuse a bad workers / engine / scheduler choice; JobError names ``where``, the key and the reason.
+
+    ``keys`` are the names the user wrote (``workers``, ``engine.kind``, ``engine.scheduler`` in a job
+    file, ``--workers``, ``--engine``, ``--scheduler`` on the command line)."""
+    from .paytables import _number_reason, show
+
+    if workers is not None:
+        reason = _number_reason(workers, {"min": 1}, integer=True)
+        if reason:
+            raise JobError(f"{where}: {keys[0]} = {show(workers)}: {reason}")
+    if engine not in ENGINES:
+        raise JobError(f"{where}: {keys[1]} = {show(engine)}: must be one of {', '.join(ENGINES)}")
+    if scheduler is not None and (not isinstance(scheduler, str) or not SCHEDULER.match(scheduler)):
+        raise JobError(f"{where}: {keys[2]} = {show(scheduler)}: must be a scheduler address (tcp://host:8786)")
+    if engine == "dask" and scheduler is None:
+        raise JobError(f"{where}: {keys[1]} = \"dask\": needs {keys[2]} (the cluster's scheduler address)")
+    if engine == "local" and scheduler is not None:
+        raise JobError(f"{where}: {keys[2]} = {show(scheduler)}: only with {keys[1]} = \"dask\"")
 
 
 def load_job(path: str | Path) -> Job:
@@ -193,12 +225,24 @@ def load_job(path: str | Path) -> Job:
                 raise JobError(f"{where}.{k} = {show(v)}: {reason}")
         if "min" in lim and "max" in lim and lim["min"] > lim["max"]:
             raise JobError(f"{where}.min = {show(lim['min'])}: min is above max ({show(lim['max'])})")
-    store = _path(raw, "store", base, path)
+    engine = raw.get("engine", {})
+    if not isinstance(engine, dict):
+        raise JobError(f"{path}: [engine] must be a table (kind = \"local\" or \"dask\", scheduler = \"tcp://...\")")
+    unknown = sorted(set(engine) - ENGINE_KEYS)
+    if unknown:
+        raise JobError(f"{path}: unknown key(s) {', '.join('engine.' + k for k in unknown)} "
+                       f"(known: {', '.join('engine.' + k for k in sorted(ENGINE_KEYS))})")
+    workers, kind, scheduler = raw.get("workers"), engine.get("kind", "local"), engine.get("scheduler")
+    check_engine(workers, kind, scheduler, str(path), ("workers", "engine.kind", "engine.scheduler"))
+    from .store import is_uri
+
+    store = raw["store"] if is_uri(raw.get("store")) else _path(raw, "store", base, path)
     output = _path(raw, "output", base, path)
     job = Job(path=path, name=safe_component(name), inputs=inputs, store=store, output=output,  # type: ignore[arg-type]
               config_path=_path(raw, "config", base, path, required=False), settings=settings, limits=limits,
               games=games, citations=citations, fail_on=fail_on, lock_timeout=float(timeout), notebooks=notebooks,
-              follow_symlinks=follow, sha256=hashlib.sha256(text).hexdigest())
+              follow_symlinks=follow, workers=workers, engine=kind, scheduler=scheduler,
+              sha256=hashlib.sha256(text).hexdigest())
     job.config()  # fail now on a bad configuration (ConfigError)
     return job
 
@@ -250,26 +294,23 @@ def expand_inputs(job: Job) -> tuple[list[Path], list[str], list[tuple[str, str]
 
 
 # ---- state: which committed sources this job has validated ---------------------------------
-def _state_path(job: Job) -> Path:
-    return job.store / "_jobs" / f"{job.name}.json"
+def _state_name(job: Job) -> str:
+    return f"_jobs/{job.name}.json"
 
 
-def _load_state(job: Job) -> set[str]:
-    p = _state_path(job)
-    if not p.exists():
+def _load_state(job: Job, store) -> set[str]:
+    text = store.read_text(_state_name(job))
+    if text is None:
         return set()
     try:
-        return set(json.loads(p.read_text("utf-8"))["validated"])
+        return set(json.loads(text)["validated"])
     except (ValueError, KeyError, TypeError) as exc:
-        raise JobError(f"job state {p} is unreadable: {exc}") from exc
+        raise JobError(f"job state {store.root}/{_state_name(job)} is unreadable: {exc}") from exc
 
 
-def _save_state(job: Job, validated: set[str], run_id: str) -> None:
-    from .store import atomic_path
-
-    with atomic_path(_state_path(job)) as tmp:
-        tmp.write_text(json.dumps({"job": job.name, "last_run": run_id, "updated_at": _now_iso(),
-                                   "validated": sorted(validated)}, indent=1), "utf-8")
+def _save_state(job: Job, store, validated: set[str], run_id: str) -> None:
+    store.write_text(_state_name(job), json.dumps({"job": job.name, "last_run": run_id, "updated_at": _now_iso(),
+                                                  "validated": sorted(validated)}, indent=1))
 
 
 # ---- the run --------------------------------------------------------------------------------
@@ -351,8 +392,12 @@ def _check_complete(folder: Path, record: dict[str, Any]) -> None:
 
 
 def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
-            lock_timeout: float | None = None) -> RunResult:
-    """Run a job once under the store's lock; see the module docstring."""
+            lock_timeout: float | None = None, workers: int | None = None, engine: str | None = None,
+            scheduler: str | None = None) -> RunResult:
+    """Run a job once under the store's lock; see the module docstring.
+
+    ``workers``, ``engine`` and ``scheduler`` (the command line's) win over the job file's. Whatever
+    runs the validation, the findings and the run record are the same (apart from times and ids)."""
     from . import __version__
     from . import report as rep
     from .ingest.sources import discover
@@ -362,6 +407,12 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
 
     fail_on = fail_on or job.fail_on
     config = job.config()
+    workers = job.workers if workers is None else workers
+    if engine is None and scheduler is not None:
+        engine = "dask"  # --scheduler alone, as on validate
+    scheduler = (job.scheduler if engine in (None, job.engine) else None) if scheduler is None else scheduler
+    engine = engine or job.engine
+    check_engine(workers, engine, scheduler, "command line", ("--workers", "--engine", "--scheduler"))
     started = datetime.now(UTC)
     t0 = time.monotonic()
     run_id = _run_id(job.name, started)
@@ -370,7 +421,7 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
         log.warning("input %r matched no file", pattern)
     for path, why in passed:
         log.warning("skip %s: %s", path, why)
-    exclude = (job.output, job.store)
+    exclude = (job.output,) + ((job.store,) if isinstance(job.store, Path) else ())
     if not any(GLOB_CHARS & set(p) for p in job.inputs) and not discover(files, exclude,
                                                                            follow_symlinks=job.follow_symlinks):
         raise JobError(f"{job.path}: no log file (.jsonl, .jsonl.gz, .ndjson, .csv) in the inputs "
@@ -378,10 +429,11 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
 
     timeout = job.lock_timeout if lock_timeout is None else lock_timeout
     with Store(job.store).lock(timeout, command=f"auditkit run {job.path}, run {run_id}"):
-        log.info("run %s: job %s, store %s", run_id, job.path, job.store)
+        log.info("run %s: job %s, store %s, engine %s", run_id, job.path, job.store,
+                 f"dask at {scheduler}" if engine == "dask" else f"local, {workers or 'all'} worker(s)")
         store = Store(job.store)
         _clean_partials(job.output, job.name)
-        validated = _load_state(job)
+        validated = _load_state(job, store)
 
         bar = progress_bar(None, "ingest", " files", progress)
         try:
@@ -408,7 +460,8 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
             bar = progress_bar(total, "validate", " rounds", progress)
             try:
                 _n, checked = validate_into_store(store, config, only=touched, games=job.games or None,
-                                                  citations=job.citations or None,
+                                                  citations=job.citations or None, workers=workers,
+                                                  scheduler=scheduler if engine == "dask" else None,
                                                   progress=bar.update if bar is not None else None)
             finally:
                 if bar is not None:
@@ -476,7 +529,7 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
         _fsync_dir(final.parent)
         # last: these sources are validated and reported (a crash before this redoes them next run)
         if pending:
-            _save_state(job, validated | {r.sha256 for r in pending}, run_id)
+            _save_state(job, store, validated | {r.sha256 for r in pending}, run_id)
     log.info("run %s: %s, %d finding(s), exit %d; outputs in %s", run_id, status, len(findings), exit_code, final)
     return RunResult(exit_code, record, final)
 

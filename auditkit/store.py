@@ -7,8 +7,24 @@ Layout under the store root::
     _manifest/<sha256>.json                                   one record per ingested source file
     _quarantine/<sha256>.parquet                              its bad lines
 
-Every file is written to a temporary sibling and renamed into place, so a
-crash never leaves a half-written file (pyarrow datasets are not atomic).
+The root is a local folder, or an object-store URI (``s3://bucket/prefix``,
+through pyarrow's file systems; any pyarrow or fsspec file system with
+``Store(path, filesystem=fs)``). The commit point is the same on both: a source's
+parts, index and quarantine are written first, each under a name of its own
+(the source's hash and a random suffix), and its manifest entry last; until
+that entry exists, readers skip them, and the next ingest of the source
+removes them.
+
+On a local folder every file is written to a temporary sibling and renamed
+into place, so a crash never leaves a half-written file (pyarrow datasets are
+not atomic). On object storage there is no rename (a copy is not atomic), but
+an object appears whole or not at all: each file is encoded in memory and
+uploaded in one PUT (or one multipart upload, visible once completed), so
+nothing half-written is ever visible, and a part is never overwritten (its
+name is new). Findings and job state are replaced by one PUT (readers see the
+old object or the new one). The store's lock is ``flock`` on a lock file: in
+the folder for a local store, in ``$TMPDIR/auditkit-locks/`` for an object
+store, so one client host commits to an object store (docs/scaling.md).
 """
 
 from __future__ import annotations
@@ -119,6 +135,7 @@ import json  # noqa: E402
 import uuid  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 from datetime import UTC, datetime  # noqa: E402
+from typing import Any  # noqa: E402
 
 import pandas as pd  # noqa: E402
 import pyarrow as pa  # noqa: E402
@@ -128,12 +145,20 @@ import pyarrow.parquet as pq  # noqa: E402
 from . import games as registered  # noqa: E402
 from .schema import FINDINGS, QUARANTINE, schema_for  # noqa: E402
 
-__all__ += ["Store", "SourceRecord", "INDEX", "ParquetStream", "ROW_GROUP"]
+__all__ += ["Store", "SourceRecord", "INDEX", "is_uri", "ParquetStream", "ROW_GROUP"]
 
 ROW_GROUP = 131_072
 """Rows per Parquet row group (a scan batch reads about one)."""
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def _index_schema() -> pa.Schema:
+    """:data:`INDEX` with the version of the hashes it holds in its metadata."""
+    from .ingest.hashing import VERSION, VERSION_KEY
+
+    return INDEX.with_metadata({VERSION_KEY: VERSION})
+GLOB_CHARS = set("*?[")
 INDEX = pa.schema([("id_hash", pa.uint64()), ("line_hash", pa.uint64()), ("round_id", pa.string()),
                    ("source_file", pa.string()), ("source_line", pa.int64())])
 
@@ -163,14 +188,6 @@ class SourceRecord:
                                    + self.attached)
 
 
-def _source_record(path: Path) -> SourceRecord:
-    """A manifest entry read back; CorruptStore when it is not one."""
-    try:
-        return SourceRecord(**json.loads(path.read_text("utf-8")))
-    except (ValueError, TypeError) as exc:
-        raise CorruptStore(f"store manifest entry {path} is unreadable ({exc})") from None
-
-
 def write_parquet_atomic(table: pa.Table, path: Path) -> Path:
     """Write a Parquet file through a temporary sibling and a rename."""
     with atomic_path(path) as tmp:
@@ -179,13 +196,20 @@ def write_parquet_atomic(table: pa.Table, path: Path) -> Path:
 
 
 class ParquetStream:
-    """A Parquet file written table by table into a temporary sibling; :meth:`close` renames it into
-    place, :meth:`abort` removes it (a killed process leaves only a ``.tmp`` file, removed later)."""
+    """A Parquet file of a store written table by table, visible only whole: on a local store into a
+    temporary sibling renamed into place by :meth:`close`; on object storage into memory, uploaded
+    in one piece by :meth:`close`. :meth:`abort` leaves nothing (a killed process leaves only a
+    ``.tmp`` file, removed later)."""
 
-    def __init__(self, path: Path, schema: pa.Schema):
-        self.path, self.schema = Path(path), schema
-        self.tmp = _temp_sibling(self.path)
-        self._writer = pq.ParquetWriter(self.tmp, schema, compression="zstd")
+    def __init__(self, files: _LocalFiles | _ObjectFiles, rel: str, schema: pa.Schema):
+        self.files, self.rel, self.schema = files, rel, schema
+        if files.remote:
+            self.tmp, sink = None, pa.BufferOutputStream()
+        else:
+            self.tmp = _temp_sibling(Path(files.path(rel)))
+            sink = str(self.tmp)
+        self._sink = sink
+        self._writer = pq.ParquetWriter(sink, schema, compression="zstd")
         self.rows = 0
 
     def write(self, table: pa.Table) -> None:
@@ -193,23 +217,204 @@ class ParquetStream:
         self._writer.write_table(table.select(self.schema.names).cast(self.schema), row_group_size=ROW_GROUP)
         self.rows += table.num_rows
 
-    def close(self) -> Path:
+    def close(self) -> None:
         self._writer.close()
-        _publish(self.tmp, self.path)
-        return self.path
+        if self.tmp is None:
+            self.files.write_bytes(self.rel, self._sink.getvalue().to_pybytes())
+        else:
+            _publish(self.tmp, Path(self.files.path(self.rel)))
 
     def abort(self) -> None:
         try:
             self._writer.close()
         finally:
-            self.tmp.unlink(missing_ok=True)
+            if self.tmp is not None:
+                self.tmp.unlink(missing_ok=True)
+
+
+_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
+
+
+def is_uri(root: str | Path) -> bool:
+    """True for an object-store URI (``s3://bucket/prefix``); a ``file://`` URI is a local folder."""
+    return isinstance(root, str) and bool(_URI.match(root)) and not root.startswith("file://")
+
+
+class _LocalFiles:
+    """A store in a local folder: each file written to a temporary sibling, fsynced and renamed."""
+
+    remote = False
+
+    def __init__(self, root: Path):
+        self.root = root
+
+    def path(self, rel: str) -> str:
+        return str(self.root / rel)
+
+    def files(self, pattern: str) -> list[str]:
+        """Relative paths of the entries matching a glob (``*`` within one path component)."""
+        return [p.relative_to(self.root).as_posix() for p in self.root.glob(pattern)]
+
+    def children(self, rel: str) -> list[str]:
+        folder = self.root / rel
+        return [p.name for p in folder.iterdir()] if folder.is_dir() else []
+
+    def is_dir(self, rel: str) -> bool:
+        return (self.root / rel).is_dir()
+
+    def exists(self, rel: str) -> bool:
+        return (self.root / rel).exists()
+
+    def read_bytes(self, rel: str) -> bytes:
+        return (self.root / rel).read_bytes()
+
+    def write_bytes(self, rel: str, data: bytes) -> None:
+        with atomic_path(self.root / rel) as tmp:
+            tmp.write_bytes(data)
+
+    def write_parquet(self, rel: str, table: pa.Table) -> Path:
+        return write_parquet_atomic(table, self.root / rel)
+
+    def delete(self, rel: str) -> None:
+        (self.root / rel).unlink(missing_ok=True)
+
+    def dataset(self, rels: list[str], schema: pa.Schema) -> ds.Dataset:
+        return ds.dataset([self.path(r) for r in rels], schema=schema, format="parquet")
+
+    def num_rows(self, rel: str) -> int:
+        return pq.ParquetFile(self.path(rel)).metadata.num_rows
+
+    def lock_file(self) -> Path:
+        return self.root / LOCK_NAME
+
+
+class _ObjectFiles:
+    """A store on object storage (S3 and the like, through a pyarrow file system): no rename, so
+    every file is encoded in memory and uploaded whole, once (see the module docstring)."""
+
+    remote = True
+
+    def __init__(self, fs: Any, base: str, uri: str):
+        self.fs, self.base, self.uri = fs, base.rstrip("/"), uri
+
+    @classmethod
+    def open(cls, root: str, filesystem: Any = None) -> _ObjectFiles:
+        import pyarrow.fs as pafs
+
+        if filesystem is None:
+            fs, base = pafs.FileSystem.from_uri(root)  # s3://bucket/prefix?endpoint_override=...&scheme=http
+        else:
+            fs = filesystem if isinstance(filesystem, pafs.FileSystem) else \
+                pafs.PyFileSystem(pafs.FSSpecHandler(filesystem))  # an fsspec file system
+            base = re.sub(r"^[A-Za-z][A-Za-z0-9+.-]+://", "", str(root)).split("?", 1)[0]
+        return cls(fs, base, root)
+
+    def path(self, rel: str) -> str:
+        return f"{self.base}/{rel}"
+
+    def _infos(self, rel: str, recursive: bool) -> list[Any]:
+        import pyarrow.fs as pafs
+
+        return self.fs.get_file_info(pafs.FileSelector(self.path(rel).rstrip("/"), recursive=recursive,
+                                                       allow_not_found=True))
+
+    def files(self, pattern: str) -> list[str]:
+        """Relative paths of the objects matching a glob, from one listing under its literal prefix."""
+        import fnmatch
+
+        import pyarrow.fs as pafs
+
+        want = pattern.split("/")
+        literal = []
+        for part in want[:-1]:
+            if GLOB_CHARS & set(part):
+                break
+            literal.append(part)
+        out = []
+        base = self.base.lstrip("/") + "/"  # some file systems (fsspec's memory) answer with a leading /
+        for info in self._infos("/".join(literal), recursive=True):
+            path = info.path.lstrip("/")
+            if info.type != pafs.FileType.File or not path.startswith(base):
+                continue
+            rel = path[len(base):].split("/")
+            if len(rel) == len(want) and all(fnmatch.fnmatchcase(a, b) for a, b in zip(rel, want, strict=True)):
+                out.append("/".join(rel))
+        return out
+
+    def children(self, rel: str) -> list[str]:
+        return [info.base_name for info in self._infos(rel, recursive=False)]
+
+    def is_dir(self, rel: str) -> bool:
+        import pyarrow.fs as pafs
+
+        return self.fs.get_file_info(self.path(rel)).type == pafs.FileType.Directory
+
+    def exists(self, rel: str) -> bool:
+        import pyarrow.fs as pafs
+
+        return self.fs.get_file_info(self.path(rel)).type != pafs.FileType.NotFound
+
+    def read_bytes(self, rel: str) -> bytes:
+        with self.fs.open_input_stream(self.path(rel)) as fh:
+            return fh.read()
+
+    def write_bytes(self, rel: str, data: bytes) -> None:
+        with self.fs.open_output_stream(self.path(rel)) as out:  # visible when the upload completes
+            out.write(data)
+
+    def write_parquet(self, rel: str, table: pa.Table) -> str:
+        sink = pa.BufferOutputStream()
+        pq.write_table(table, sink, compression="zstd")  # encoded whole before a byte is uploaded
+        self.write_bytes(rel, sink.getvalue().to_pybytes())
+        return self.path(rel)
+
+    def delete(self, rel: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.fs.delete_file(self.path(rel))
+
+    def dataset(self, rels: list[str], schema: pa.Schema) -> ds.Dataset:
+        return ds.dataset([self.path(r) for r in rels], schema=schema, format="parquet", filesystem=self.fs)
+
+    def num_rows(self, rel: str) -> int:
+        with self.fs.open_input_file(self.path(rel)) as fh:
+            return pq.ParquetFile(fh).metadata.num_rows
+
+    def lock_file(self) -> Path:
+        """A local lock file for this URI: one client host commits to an object store."""
+        import hashlib
+
+        folder = Path(tempfile.gettempdir()) / "auditkit-locks"
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder / f"{hashlib.sha256(self.uri.split('?', 1)[0].encode()).hexdigest()[:16]}.lock"
 
 
 class Store:
-    """A folder of hive-partitioned Parquet rounds, findings, manifest and quarantine."""
+    """A folder (or an object-store prefix) of hive-partitioned Parquet rounds, findings, manifest and
+    quarantine.
 
-    def __init__(self, root: str | Path):
-        self.root = Path(root)
+    ``root`` is a local path or a URI (``s3://bucket/prefix``, with pyarrow's options as a query:
+    ``?region=..&endpoint_override=host:port&scheme=http``); ``filesystem`` (a pyarrow or fsspec
+    file system) serves the path given as ``root`` instead. A store pickles, so a worker process
+    or a Dask task reads the same store.
+    """
+
+    def __init__(self, root: str | Path, filesystem: Any = None):
+        if filesystem is not None or is_uri(root):
+            self.root: Path | str = str(root)  # the URI as given (with its query of options)
+            self._files: _LocalFiles | _ObjectFiles = _ObjectFiles.open(str(root), filesystem)
+        else:
+            if isinstance(root, str) and root.startswith("file://"):
+                root = root[len("file://"):]
+            self.root = Path(root)
+            self._files = _LocalFiles(self.root)
+
+    @property
+    def remote(self) -> bool:
+        """True for a store on object storage (no rename: see the module docstring)."""
+        return self._files.remote
+
+    def __repr__(self) -> str:
+        return f"Store({str(self.root)!r})"
 
     # ---- the lock -----------------------------------------------------------------------
     @contextlib.contextmanager
@@ -222,15 +427,22 @@ class Store:
         when the process ends, however it ends: a killed run never leaves it stale.
         Local file systems only (flock is not reliable over NFS). A writer removes
         the temporary files that killed writers left in the store.
+
+        An object store has no lock of its own: the lock file is local
+        (``$TMPDIR/auditkit-locks/<hash of the URI>.lock``), which serializes the
+        writers of one host; only one host may commit to an object store (the
+        Dask workers never write, the client does).
         """
         import fcntl
 
-        path = self.root / LOCK_NAME
-        if shared and self.root.is_dir() and not os.access(self.root, os.W_OK):  # a read-only store: nobody writes it, no lock needed
-            log.debug("store %s is read-only: read without its lock", self.root)
-            yield time.time()
-            return
-        self.root.mkdir(parents=True, exist_ok=True)
+        path = self._files.lock_file()
+        if not self.remote:
+            root = Path(self.root)
+            if shared and root.is_dir() and not os.access(root, os.W_OK):  # a read-only store: nobody writes it, no lock needed
+                log.debug("store %s is read-only: read without its lock", root)
+                yield time.time()
+                return
+            root.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             deadline = time.monotonic() + timeout
@@ -265,9 +477,12 @@ class Store:
             os.close(fd)  # releases the lock
 
     def remove_stale_temps(self, older_than: float) -> list[Path]:
-        """Remove the temporary files in the store written before ``older_than`` or whose writer is gone."""
+        """Remove the temporary files in the store written before ``older_than`` or whose writer is gone
+        (an object store has none: an unfinished upload is never visible)."""
+        if self.remote:
+            return []
         removed = []
-        for tmp in self.root.glob("**/.*.tmp"):
+        for tmp in Path(self.root).glob("**/.*.tmp"):
             with contextlib.suppress(OSError):
                 if tmp.is_file() and _stale(tmp, older_than):
                     tmp.unlink()
@@ -277,89 +492,118 @@ class Store:
         return removed
 
     # ---- paths --------------------------------------------------------------------------
-    def _partition(self, kind: str, game: str, date: str) -> Path:
+    def _partition(self, kind: str, game: str, date: str) -> str:
         if game not in registered.names():
             raise ValueError(f"unknown game {game!r}")
         if not _DATE.match(date):
             raise ValueError(f"bad partition date {date!r}")
-        return self.root / kind / f"game={game}" / f"date={date}"
+        return f"{kind}/game={game}/date={date}"
 
     @staticmethod
-    def is_store(path: str | Path) -> bool:
-        """True when ``path`` is a store folder (it has a manifest or rounds)."""
-        p = Path(path)
-        return p.is_dir() and ((p / "_manifest").is_dir() or (p / "rounds").is_dir())
+    def is_store(path: str | Path, filesystem: Any = None) -> bool:
+        """True when ``path`` is a store (it has a manifest or rounds)."""
+        if filesystem is None and not is_uri(path):
+            p = Path(path)
+            return p.is_dir() and ((p / "_manifest").is_dir() or (p / "rounds").is_dir())
+        files = Store(path, filesystem)._files
+        return files.is_dir("_manifest") or files.is_dir("rounds")
+
+    # ---- small files (job state) --------------------------------------------------------
+    def read_text(self, rel: str) -> str | None:
+        """A small text file of the store (``_jobs/<name>.json``), or None when there is none."""
+        return self._files.read_bytes(rel).decode("utf-8") if self._files.exists(rel) else None
+
+    def write_text(self, rel: str, text: str) -> None:
+        """Replace a small text file of the store, atomically (a rename, or one upload)."""
+        self._files.write_bytes(rel, text.encode("utf-8"))
 
     # ---- manifest -----------------------------------------------------------------------
+    def _source_record(self, rel: str) -> SourceRecord:
+        """A manifest entry read back; CorruptStore when it is not one."""
+        try:
+            return SourceRecord(**json.loads(self._files.read_bytes(rel).decode("utf-8")))
+        except (ValueError, TypeError) as exc:
+            raise CorruptStore(f"store manifest entry {self._files.path(rel)} is unreadable ({exc})") from None
+
     def manifest(self) -> list[SourceRecord]:
         """Every committed source, oldest first."""
-        folder = self.root / "_manifest"
-        if not folder.is_dir():
-            return []
-        out = [_source_record(p) for p in folder.glob("*.json")]
+        out = [self._source_record(rel) for rel in self._files.files("_manifest/*.json")]
         return sorted(out, key=lambda r: (r.ingested_at, r.path))
 
     def source(self, sha256: str) -> SourceRecord | None:
         """The manifest entry of a file content, if it was ingested."""
-        p = self.root / "_manifest" / f"{safe_component(sha256)}.json"
-        return _source_record(p) if p.exists() else None
+        rel = f"_manifest/{safe_component(sha256)}.json"
+        return self._source_record(rel) if self._files.exists(rel) else None
 
     def _committed(self) -> set[str]:
-        folder = self.root / "_manifest"
-        return {p.stem[:16] for p in folder.glob("*.json")} if folder.is_dir() else set()
+        return {rel[len("_manifest/"):][:16] for rel in self._files.files("_manifest/*.json")}
 
     def commit_source(self, record: SourceRecord) -> None:
         """Write the manifest entry last: it is what makes a source's parts visible."""
-        path = self.root / "_manifest" / f"{safe_component(record.sha256)}.json"
-        with atomic_path(path) as tmp:
-            tmp.write_text(json.dumps(record.__dict__, indent=1, sort_keys=True), "utf-8")
+        self._files.write_bytes(f"_manifest/{safe_component(record.sha256)}.json",
+                                json.dumps(record.__dict__, indent=1, sort_keys=True).encode("utf-8"))
 
     def discard_uncommitted(self, sha256: str) -> int:
         """Remove parts, index and quarantine a crashed ingest of this source left behind."""
         prefix = sha256[:16]
         n = 0
-        for p in list(self.root.glob(f"rounds/game=*/date=*/part-{prefix}-*.parquet")):
-            p.unlink()
+        for rel in self._files.files(f"rounds/game=*/date=*/part-{prefix}-*.parquet"):
+            self._files.delete(rel)
             n += 1
-        for p in (self.root / "_index" / f"{prefix}.parquet", self.root / "_quarantine" / f"{prefix}.parquet"):
-            p.unlink(missing_ok=True)
-        for pattern in (f"rounds/game=*/date=*/.part-{prefix}-*.tmp", f"_index/.{prefix}.*.tmp",
-                        f"_quarantine/.{prefix}.*.tmp", f"_manifest/.{sha256}.*.tmp"):
-            for p in self.root.glob(pattern):  # only this source's: another writer's are left alone
-                p.unlink(missing_ok=True)
+        for rel in (f"_index/{prefix}.parquet", f"_quarantine/{prefix}.parquet"):
+            self._files.delete(rel)
+        if not self.remote:  # an object store has no temporary files
+            for pattern in (f"rounds/game=*/date=*/.part-{prefix}-*.tmp", f"_index/.{prefix}.*.tmp",
+                            f"_quarantine/.{prefix}.*.tmp", f"_manifest/.{sha256}.*.tmp"):
+                for rel in self._files.files(pattern):  # only this source's: another writer's are left alone
+                    self._files.delete(rel)
         return n
 
     # ---- rounds -------------------------------------------------------------------------
-    def write_rounds(self, game: str, date: str, table: pa.Table, source_sha: str) -> Path:
+    def write_rounds(self, game: str, date: str, table: pa.Table, source_sha: str) -> Path | str:
         """Atomically add a part of rounds of one game and day, tagged with its source."""
         table = table.cast(schema_for(game))
         name = f"part-{source_sha[:16]}-{uuid.uuid4().hex[:12]}.parquet"
-        return write_parquet_atomic(table, self._partition("rounds", game, date) / name)
+        return self._files.write_parquet(f"{self._partition('rounds', game, date)}/{name}", table)
 
     def games(self) -> list[str]:
         """Games with stored rounds."""
-        return [g for g in registered.names() if (self.root / "rounds" / f"game={g}").is_dir()]
+        return [g for g in registered.names() if self._files.is_dir(f"rounds/game={g}")]
 
     def dates(self, game: str, start: str | None = None, end: str | None = None) -> list[str]:
         """Days with committed rounds of a game, sorted, within [start, end] when given."""
-        folder = self.root / "rounds" / f"game={game}"
-        if not folder.is_dir():
-            return []
+        if self.remote:  # one listing of the game's parts instead of one per day
+            committed = self._committed()
+            days = {rel.split("/")[2][5:] for rel in self._files.files(f"rounds/game={game}/date=*/part-*.parquet")
+                    if rel.rsplit("/", 1)[1][5:21] in committed}
+            return sorted(d for d in days if _DATE.match(d) and (start is None or d >= start)
+                          and (end is None or d <= end))
         out = []
-        for p in folder.glob("date=*"):
-            d = p.name[5:]
-            if _DATE.match(d) and (start is None or d >= start) and (end is None or d <= end) and self.parts(game, d):
+        for name in self._files.children(f"rounds/game={game}"):
+            d = name[5:]
+            if name.startswith("date=") and _DATE.match(d) and (start is None or d >= start) \
+                    and (end is None or d <= end) and self._part_files(game, d):
                 out.append(d)
         return sorted(out)
 
-    def parts(self, game: str, date: str) -> list[Path]:
-        """Committed part files of one partition (parts of an unfinished ingest are skipped)."""
+    def _part_files(self, game: str, date: str) -> list[str]:
         committed = self._committed()
-        folder = self._partition("rounds", game, date)
-        return sorted(p for p in folder.glob("part-*.parquet") if p.name[5:21] in committed)
+        rels = self._files.files(f"{self._partition('rounds', game, date)}/part-*.parquet")
+        return sorted(r for r in rels if r.rsplit("/", 1)[1][5:21] in committed)
+
+    def parts(self, game: str, date: str) -> list[Path] | list[str]:
+        """Committed part files of one partition (parts of an unfinished ingest are skipped): paths in
+        a local store, ``bucket/key`` paths of :attr:`filesystem` in an object store."""
+        rels = self._part_files(game, date)
+        return [self._files.path(r) for r in rels] if self.remote else [Path(self._files.path(r)) for r in rels]
+
+    @property
+    def filesystem(self) -> Any:
+        """The pyarrow file system of an object store (None for a local folder)."""
+        return self._files.fs if self.remote else None
 
     def _dataset(self, game: str, date: str) -> ds.Dataset:
-        return ds.dataset([str(p) for p in self.parts(game, date)], schema=schema_for(game), format="parquet")
+        return self._files.dataset(self._part_files(game, date), schema_for(game))
 
     def scan(self, game: str, date: str, batch_size: int = 131_072,
              columns: list[str] | None = None) -> Iterator[pa.Table]:
@@ -387,71 +631,82 @@ class Store:
         total = 0
         for g in [game] if game else self.games():
             for d in [date] if date else self.dates(g):
-                total += sum(pq.ParquetFile(p).metadata.num_rows for p in self.parts(g, d))
+                total += sum(self._files.num_rows(r) for r in self._part_files(g, d))
         return total
 
     # ---- duplicate index ----------------------------------------------------------------
     def write_index(self, sha256: str, table: pa.Table) -> None:
-        """The round-id index of a source, written at once."""
-        stream = self.index_stream(sha256)
-        try:
-            stream.write(table)
-        except BaseException:
-            stream.abort()
-            raise
-        stream.close()
+        """The round-id index of a source, written at once (marked with its hashes' version)."""
+        self._files.write_parquet(f"_index/{sha256[:16]}.parquet", table.cast(_index_schema()))
 
     def index_stream(self, sha256: str) -> ParquetStream:
         """The round-id index of a source, written as a stream (bounded memory)."""
-        from .ingest.hashing import VERSION, VERSION_KEY
+        return ParquetStream(self._files, f"_index/{sha256[:16]}.parquet", _index_schema())
 
-        return ParquetStream(self.root / "_index" / f"{sha256[:16]}.parquet",
-                             INDEX.with_metadata({VERSION_KEY: VERSION}))
+    def _committed_files(self, folder: str) -> list[str]:
+        committed = self._committed()
+        return [rel for rel in self._files.files(f"{folder}/*.parquet")
+                if rel[len(folder) + 1:-len(".parquet")] in committed]
 
     def index_files(self) -> list[str]:
-        """The index files of every committed source."""
-        committed = self._committed()
-        return [str(p) for p in (self.root / "_index").glob("*.parquet") if p.stem in committed]
+        """The index files of every committed source (paths relative to the store)."""
+        return self._committed_files("_index")
+
+    def read_index(self, files: list[str], columns: list[str] | None = None, filter: Any = None) -> pa.Table:
+        """Rows of some index files (as :meth:`index_files` names them)."""
+        return self._files.dataset(files, INDEX).to_table(columns=columns, filter=filter)
+
+    def index_version(self, rel: str) -> bytes | None:
+        """The hash version an index file was written with (None: before versions)."""
+        from .ingest.hashing import VERSION_KEY
+
+        return (self._files.dataset([rel], None).schema.metadata or {}).get(VERSION_KEY)
+
+    def source_parts(self, sha256_prefix: str) -> list[str]:
+        """The round parts a source wrote (paths relative to the store)."""
+        return sorted(self._files.files(f"rounds/game=*/date=*/part-{sha256_prefix}-*.parquet"))
+
+    def read_part(self, rel: str, filter: Any = None) -> pa.Table:
+        """Rows of one round part."""
+        return self._files.dataset([rel], None).to_table(filter=filter)
 
     def index(self, columns: list[str] | None = None) -> pa.Table:
         """The round-id index of every committed source."""
-        files = self.index_files()
+        files = self._committed_files("_index")
         if not files:
             return INDEX.empty_table().select(columns or INDEX.names)
-        return ds.dataset(files, schema=INDEX, format="parquet").to_table(columns=columns)
+        return self._files.dataset(files, INDEX).to_table(columns=columns)
 
     # ---- quarantine ---------------------------------------------------------------------
     def write_quarantine(self, sha256: str, table: pa.Table) -> None:
-        write_parquet_atomic(table.cast(QUARANTINE), self.root / "_quarantine" / f"{sha256[:16]}.parquet")
+        self._files.write_parquet(f"_quarantine/{sha256[:16]}.parquet", table.cast(QUARANTINE))
 
     def quarantine_stream(self, sha256: str) -> ParquetStream:
         """The quarantine of a source, written as a stream."""
-        return ParquetStream(self.root / "_quarantine" / f"{sha256[:16]}.parquet", QUARANTINE)
+        return ParquetStream(self._files, f"_quarantine/{sha256[:16]}.parquet", QUARANTINE)
 
     def quarantine(self) -> pd.DataFrame:
         """Every quarantined line of every committed source."""
-        committed = self._committed()
-        files = [str(p) for p in (self.root / "_quarantine").glob("*.parquet") if p.stem in committed]
+        files = self._committed_files("_quarantine")
         if not files:
             return QUARANTINE.empty_table().to_pandas()
-        return ds.dataset(files, schema=QUARANTINE, format="parquet").to_table().to_pandas()
+        return self._files.dataset(files, QUARANTINE).to_table().to_pandas()
 
     # ---- findings -----------------------------------------------------------------------
-    def write_findings(self, game: str, date: str, findings: pd.DataFrame) -> Path:
+    def write_findings(self, game: str, date: str, findings: pd.DataFrame) -> Path | str:
         """Replace the findings of one partition (atomic)."""
         table = pa.Table.from_pandas(findings, schema=FINDINGS, preserve_index=False)
-        return write_parquet_atomic(table, self._partition("findings", game, date) / "findings.parquet")
+        return self._files.write_parquet(f"{self._partition('findings', game, date)}/findings.parquet", table)
 
     def findings(self, games: list[str] | None = None, start: str | None = None,
                  end: str | None = None) -> pd.DataFrame:
         """Stored findings, optionally of some games and days."""
         files = []
         for g in games or registered.names():
-            folder = self.root / "findings" / f"game={g}"
-            for p in folder.glob("date=*/findings.parquet"):
-                d = p.parent.name[5:]
+            for rel in self._files.files(f"findings/game={g}/date=*/findings.parquet"):
+                d = rel.split("/")[2][5:]
                 if (start is None or d >= start) and (end is None or d <= end):
-                    files.append(str(p))
+                    files.append(rel)
         if not files:
             return FINDINGS.empty_table().to_pandas()
-        return ds.dataset(sorted(files), schema=FINDINGS, format="parquet").to_table().to_pandas()
+        return self._files.dataset(sorted(files, key=self._files.path), FINDINGS).to_table().to_pandas()

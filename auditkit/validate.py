@@ -28,7 +28,7 @@ from .schema import FINDINGS, schema_for
 if TYPE_CHECKING:
     from .store import Store
 
-__all__ = ["collect", "Partition", "plan", "validate_partition", "validate_partitions", "validate_into_store", "with_next_days", "validate_store", "validate_records",
+__all__ = ["collect", "default_workers", "AUTO_MIN_ROUNDS", "Partition", "plan", "validate_partition", "validate_partitions", "validate_into_store", "with_next_days", "validate_store", "validate_records",
            "validate_tables", "check_rounds", "check_shoes", "shoe_columns", "read_columns", "empty_findings", "select_rules",
            "sort_findings", "SHOE_KEY"]
 
@@ -36,6 +36,21 @@ META = ["round_id", "table_id", "dealer_id", "started_at", "utc_offset", "shoe_i
 SHOE_KEY = ["table_id", "shoe_id", "round_seq", "started_at", "round_id"]
 """The columns every shoe rule gets: rounds are grouped by table and shoe, in round_seq order."""
 COLUMNS = [f.name for f in FINDINGS]
+AUTO_MIN_ROUNDS = 1_000_000
+"""With the default (``workers=None``), fewer rounds than this run on one process: starting worker
+processes (a second or two each, importing numpy, pandas and pyarrow) costs more than it saves."""
+
+
+def default_workers() -> int:
+    """The cores this process may run on (``os.process_cpu_count``, the CPU affinity, or ``os.cpu_count``)."""
+    import os
+
+    count = getattr(os, "process_cpu_count", None)  # Python 3.13+: the affinity-aware count
+    if count is not None:
+        return max(1, count() or 1)
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
 
 
 def empty_findings() -> pd.DataFrame:
@@ -299,61 +314,94 @@ def validate_partition(store: Store, part: Partition, config: Config, *, citatio
     return sort_findings(_finish(frames)), checked, day
 
 
-def _run_partition(root: str, part: Partition, config: Config, citations: Sequence[str] | None,
-                   batch_size: int) -> tuple[pd.DataFrame, int]:
-    """A worker's task: one partition of the store at ``root`` (the store is opened by path)."""
-    from .store import Store
+CHUNKS_PER_WORKER = 8
+"""A parallel run cuts the plan into about this many runs of consecutive partitions per worker: within
+one, each day reuses the day before's shoe columns (as the serial engine does) and a task's fixed costs
+are paid once, while there are still enough tasks to keep every worker busy to the end."""
 
-    findings, checked, _day = validate_partition(Store(root), part, config, citations=citations,
-                                                 batch_size=batch_size)
-    return findings, checked
+
+def _chunks(parts: list[Partition], workers: int) -> list[list[Partition]]:
+    """The plan cut into runs of consecutive partitions, as even as can be."""
+    n = max(1, min(len(parts), workers * CHUNKS_PER_WORKER))
+    bounds = [round(i * len(parts) / n) for i in range(n + 1)]
+    return [parts[a:b] for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
+
+
+def _serial(store: Store, parts: Sequence[Partition], config: Config, citations: Sequence[str] | None,
+            batch_size: int, progress: Callable[[int], None] | None = None
+            ) -> Iterator[tuple[Partition, pd.DataFrame, int]]:
+    """Partitions one after another; a day whose previous stored day was just checked reuses its shoe columns."""
+    previous: tuple[Partition, pa.Table | None] | None = None
+    for part in parts:
+        prior = previous[1] if previous and previous[0].game == part.game and previous[0].date == part.previous \
+            else None
+        findings, checked, day = validate_partition(store, part, config, citations=citations, batch_size=batch_size,
+                                                    prior=prior, progress=progress)
+        previous = (part, day)
+        yield part, findings, checked
+
+
+def _run_chunk(store: Store, chunk: list[Partition], config: Config, citations: Sequence[str] | None,
+               batch_size: int) -> list[tuple[pd.DataFrame, int]]:
+    """A worker's task: consecutive partitions of the store (pickled: its folder, or its URI and file
+    system), run as the serial engine runs them; their findings and rounds checked, in order."""
+    return [(findings, checked) for _p, findings, checked in _serial(store, chunk, config, citations, batch_size)]
 
 
 def validate_partitions(store: Store, config: Config | None = None, *, games: Sequence[str] | None = None,
                         dates: tuple[str | None, str | None] = (None, None),
                         only: set[tuple[str, str]] | None = None, citations: Sequence[str] | None = None,
-                        batch_size: int = 131_072, workers: int = 1, scheduler: Any = None,
+                        batch_size: int = 131_072, workers: int | None = 1, scheduler: Any = None,
                         progress: Callable[[int], None] | None = None) -> Iterator[tuple[str, str, pd.DataFrame]]:
     """Stream ``(game, date, findings)`` over a store's partitions, in report order.
 
     Shoe rules see the day's rounds plus those of the previous stored day (a shoe
     may cross midnight); findings land on the day of the round they concern.
     ``only`` limits the run to some (game, date) partitions. ``workers`` > 1 runs
-    partitions in that many processes; ``scheduler`` (a ``dask.distributed``
-    scheduler address, or a ``Client``) runs them as tasks on a Dask cluster whose
-    workers all see the store's folder. Either way the findings are the same, row
-    for row, and only this process writes anything. ``progress`` is called with
-    the number of rounds checked, per batch (one worker) or per partition.
+    partitions in that many processes (never more than there are partitions);
+    ``None`` is the machine's cores (:func:`default_workers`), but one process for
+    fewer than :data:`AUTO_MIN_ROUNDS` rounds. ``scheduler`` (a
+    ``dask.distributed`` scheduler address, or a ``Client``) runs them as tasks on
+    a Dask cluster whose workers all see the store (a shared folder or an
+    ``s3://`` URI). Either way the findings are the same, row for row, and only
+    this process writes anything. Workers get runs of consecutive partitions
+    (:data:`CHUNKS_PER_WORKER`). ``progress`` is called with the number of
+    rounds checked, per batch (one worker) or per partition.
     """
     config = config or Config()
     parts = plan(store, games=games, dates=dates, only=only, citations=citations)
     if scheduler is not None:
         yield from _dask(store, parts, config, citations, batch_size, scheduler, progress)
         return
-    if workers > 1 and len(parts) > 1:
+    if workers is None:
+        workers = default_workers()
+        if workers > 1 and sum(store.count(p.game, p.date) for p in parts) < AUTO_MIN_ROUNDS:
+            workers = 1
+    workers = min(workers, len(parts))
+    if workers > 1:
         yield from _parallel(store, parts, config, citations, batch_size, workers, progress)
         return
-    previous: tuple[Partition, pa.Table | None] | None = None
-    for part in parts:
-        prior = previous[1] if previous and previous[0].game == part.game and previous[0].date == part.previous \
-            else None
-        findings, _n, day = validate_partition(store, part, config, citations=citations, batch_size=batch_size,
-                                               prior=prior, progress=progress)
-        previous = (part, day)
+    for part, findings, _n in _serial(store, parts, config, citations, batch_size, progress):
         yield part.game, part.date, findings
 
 
 def _parallel(store: Store, parts: list[Partition], config: Config, citations: Sequence[str] | None,
               batch_size: int, workers: int,
               progress: Callable[[int], None] | None) -> Iterator[tuple[str, str, pd.DataFrame]]:
-    """Partitions on a pool of processes, yielded in plan order as they complete in turn."""
+    """Runs of partitions on a pool of processes, yielded in plan order as they complete in turn."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    chunks = _chunks(parts, workers)
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [pool.submit(_run_partition, str(store.root), p, config, citations, batch_size) for p in parts]
-        for part, future in zip(parts, futures, strict=True):
-            findings, checked = future.result()
+        futures = [pool.submit(_run_chunk, store, c, config, citations, batch_size) for c in chunks]
+        yield from _in_order(chunks, futures, progress)
+
+
+def _in_order(chunks: list[list[Partition]], futures: list[Any],
+              progress: Callable[[int], None] | None) -> Iterator[tuple[str, str, pd.DataFrame]]:
+    for chunk, future in zip(chunks, futures, strict=True):
+        for part, (findings, checked) in zip(chunk, future.result(), strict=True):
             if progress:
                 progress(checked)
             yield part.game, part.date, findings
@@ -362,7 +410,7 @@ def _parallel(store: Store, parts: list[Partition], config: Config, citations: S
 def _dask(store: Store, parts: list[Partition], config: Config, citations: Sequence[str] | None,
           batch_size: int, scheduler: Any,
           progress: Callable[[int], None] | None) -> Iterator[tuple[str, str, pd.DataFrame]]:
-    """Partitions as tasks on a Dask cluster (``client.map``), yielded in plan order.
+    """Runs of partitions as tasks on a Dask cluster (``client.map``), yielded in plan order.
 
     A task is pure (it reads the store and returns findings), so a task whose
     worker died is run again by Dask on another worker and its findings arrive once.
@@ -373,13 +421,10 @@ def _dask(store: Store, parts: list[Partition], config: Config, citations: Seque
         raise RuntimeError("the Dask engine needs the dask extra: pip install 'auditkit[dask]'") from None
     client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
     try:
-        task = functools.partial(_run_partition, config=config, citations=citations, batch_size=batch_size)
-        futures = client.map(task, [str(store.root)] * len(parts), parts, pure=False)
-        for part, future in zip(parts, futures, strict=True):
-            findings, checked = future.result()
-            if progress:
-                progress(checked)
-            yield part.game, part.date, findings
+        chunks = _chunks(parts, max(1, sum(client.nthreads().values())))
+        task = functools.partial(_run_chunk, config=config, citations=citations, batch_size=batch_size)
+        futures = client.map(task, [store] * len(chunks), chunks, pure=False)  # a store pickles small
+        yield from _in_order(chunks, futures, progress)
     finally:
         if client is not scheduler:
             client.close()
@@ -444,7 +489,7 @@ def validate_into_store(store: Store, config: Config | None = None, *,
 
 def collect(store: Store, config: Config | None = None, *, games: Sequence[str] | None = None,
             dates: tuple[str | None, str | None] = (None, None), citations: Sequence[str] | None = None,
-            batch_size: int = 131_072, workers: int = 1, scheduler: Any = None,
+            batch_size: int = 131_072, workers: int | None = 1, scheduler: Any = None,
             progress: Callable[[int], None] | None = None) -> tuple[pd.DataFrame, int]:
     """All findings of a store in one sorted frame, and the number of rounds checked (``workers``
     processes validate partitions in parallel: the same findings)."""

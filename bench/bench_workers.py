@@ -11,8 +11,9 @@ its own:
     processes (needs the ``dask`` extra).
 
 Prints wall and CPU seconds (the children's CPU included), the speed-up over
-(a), peak RSS of the parent and the largest worker, and checks that the three
-give the same findings.
+(a), peak RSS of the client process and of the largest worker, the machine's
+load average before and after (the machine may be shared), and checks that the
+three give the same findings.
 
     python bench/bench_workers.py --rounds 10000000 --workers 2
 """
@@ -46,14 +47,17 @@ if mode == "dask":
 t0 = time.perf_counter()
 findings, checked = collect(store, workers=workers if mode == "pool" else 1, scheduler=client)
 wall = time.perf_counter() - t0
-worker_rss = 0
+worker_rss = worker_cpu = 0
 if client is not None:
-    worker_rss = max(client.run(lambda: __import__("resource").getrusage(0).ru_maxrss).values())
+    usage = client.run(lambda: __import__("resource").getrusage(0)[:3]).values()  # utime, stime, maxrss
+    worker_rss, worker_cpu = max(u[2] for u in usage), sum(u[0] + u[1] for u in usage)
     client.close(); cluster.close()
+elif mode == "pool":  # the pool's processes have ended: the largest of them
+    worker_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
 key = sorted(zip(findings["round_id"], findings["rule_id"], findings["discrepancy"].round(2)))
 digest = __import__("hashlib").sha256(json.dumps(key).encode()).hexdigest()
 print(json.dumps({{"wall": wall, "checked": checked, "findings": len(findings), "key": digest,
-                  "worker_rss_kib": worker_rss}}))
+                  "worker_rss_kib": worker_rss, "worker_cpu": worker_cpu, "self_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}}))
 """
 
 
@@ -69,8 +73,7 @@ def run(mode: str, store: Path, workers: int) -> dict:
             raise SystemExit(f"{mode} route failed with exit {child.returncode}")
         out.seek(0)
         result = json.loads(out.read().strip().splitlines()[-1])
-    result["cpu"] = usage.ru_utime + usage.ru_stime
-    result["rss_mib"] = usage.ru_maxrss / 1024
+    result["cpu"] = usage.ru_utime + usage.ru_stime  # the child's and its pool's, the Dask workers' when reaped
     return result
 
 
@@ -94,13 +97,20 @@ def main() -> None:
         print(f"simulated {store.count():,} rounds over {len(store.dates('baccarat'))} days "
               f"in {time.perf_counter() - t0:.0f} s")
     modes = [("serial", 1), ("pool", args.workers)] + ([] if args.no_dask else [("dask", args.workers)])
+    load = os.getloadavg()
     results = {m: run(m, root, w) for m, w in modes}
+    print(f"load average (1, 5, 15 min) before: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; "
+          f"after: {' '.join(f'{x:.1f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
     base = results["serial"]["wall"]
-    print(f"{'route':<28}{'wall s':>8}{'CPU s':>8}{'speed-up':>10}{'peak RSS MiB':>14}{'findings':>10}")
+    print(f"{'route':<28}{'wall s':>8}{'CPU s':>8}{'speed-up':>10}{'client RSS MiB':>16}{'worker RSS MiB':>16}"
+          f"{'findings':>10}")
     for (mode, w), r in zip(modes, results.values(), strict=True):
         label = {"serial": "workers 1", "pool": f"workers {w}", "dask": f"dask, {w} local workers"}[mode]
-        rss = max(r["rss_mib"], r["worker_rss_kib"] / 1024)
-        print(f"{label:<28}{r['wall']:>8.1f}{r['cpu']:>8.1f}{base / r['wall']:>9.2f}x{rss:>14.0f}{r['findings']:>10,}")
+        worker = f"{r['worker_rss_kib'] / 1024:.0f}" if r["worker_rss_kib"] else "-"
+        print(f"{label:<28}{r['wall']:>8.1f}{r['cpu']:>8.1f}{base / r['wall']:>9.2f}x{r['self_rss_kib'] / 1024:>16.0f}"
+              f"{worker:>16}{r['findings']:>10,}")
+    if "dask" in results:
+        print(f"(dask workers' own CPU, from getrusage in each: {results['dask']['worker_cpu']:.1f} s)")
     same = len({r["key"] for r in results.values()}) == 1
     print("same findings on every route" if same else "FINDINGS DIFFER between routes")
     if "dask" in results:

@@ -534,3 +534,100 @@ def test_job_file_rejects_unknown_notebook(tmp_path):
     write_log(tmp_path / "logs" / "day0.jsonl", day_records(0, "a"))
     job = write_job(tmp_path, notebooks=["99_nope"])
     assert main(["run", str(job)]) == 2
+
+
+# ---- workers and engine ----------------------------------------------------------------------
+ENGINE_ERRORS = {
+    "zero": ("workers = 0\n", "job.toml: workers = 0: must be an integer >= 1"),
+    "text": ('workers = "2"\n', 'job.toml: workers = "2": must be an integer >= 1'),
+    "bool": ("workers = true\n", "job.toml: workers = true: must be an integer >= 1"),
+    "float": ("workers = 1.5\n", "job.toml: workers = 1.5: must be an integer >= 1"),
+    "kind": ('[engine]\nkind = "spark"\n', 'job.toml: engine.kind = "spark": must be one of local, dask'),
+    "no_scheduler": ('[engine]\nkind = "dask"\n', 'job.toml: engine.kind = "dask": needs engine.scheduler'),
+    "bad_scheduler": ('[engine]\nkind = "dask"\nscheduler = "10.0.0.5"\n',
+                      'job.toml: engine.scheduler = "10.0.0.5": must be a scheduler address'),
+    "local_scheduler": ('[engine]\nscheduler = "tcp://h:8786"\n',
+                        'job.toml: engine.scheduler = "tcp://h:8786": only with engine.kind = "dask"'),
+    "unknown": ('[engine]\nkind = "local"\nthreads = 4\n', "job.toml: unknown key(s) engine.threads"),
+    "not_a_table": ('engine = "dask"\n', "job.toml: [engine] must be a table"),
+}
+
+
+@pytest.mark.parametrize("name", ENGINE_ERRORS)
+def test_workers_and_engine_are_checked_exit_2_naming_file_key_and_reason(name, tmp_path, capsys):
+    content, message = ENGINE_ERRORS[name]
+    write_log(tmp_path / "logs" / "a.jsonl", [clean_round()])
+    top, _, table = content.partition("[")
+    job = tmp_path / "job.toml"
+    job.write_text(f'inputs = ["logs"]\nstore = "s"\noutput = "o"\n{top}' + (f"[{table}" if table else ""))
+    assert main(["run", str(job)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "s").exists() and not (tmp_path / "o").exists()
+
+
+def test_command_line_engine_is_checked(tmp_path, capsys):
+    write_log(tmp_path / "logs" / "a.jsonl", [clean_round()])
+    job = write_job(tmp_path)
+    assert main(["run", str(job), "--engine", "dask"]) == 2
+    assert 'command line: --engine = "dask": needs --scheduler' in capsys.readouterr().err
+    assert main(["run", str(job), "--workers", "0"]) == 2  # argparse: at least 1
+    assert not (tmp_path / "store").exists()
+
+
+def test_load_job_reads_workers_and_engine(tmp_path):
+    job = write_job(tmp_path, workers=3)
+    assert (load_job(job).workers, load_job(job).engine, load_job(job).scheduler) == (3, "local", None)
+    job.write_text(job.read_text() + '[engine]\nkind = "dask"\nscheduler = "tcp://10.0.0.5:8786"\n')
+    assert (load_job(job).workers, load_job(job).engine, load_job(job).scheduler) == (3, "dask", "tcp://10.0.0.5:8786")
+    assert load_job(write_job(tmp_path, "other.toml")).workers is None  # default: the machine's cores
+
+
+TIMINGS = ("run_id", "started_at", "ended_at", "duration_s", "output")
+
+
+def run_with(folder: Path, *args: str) -> tuple[dict, dict[str, bytes]]:
+    """Run the job in ``folder`` on a fresh store; its record without timings and its output files."""
+    import shutil
+
+    for name in ("store", "reports"):
+        shutil.rmtree(folder / name, ignore_errors=True)
+    assert main(["-q", "run", str(folder / "nightly.toml"), *args]) == 1
+    out = run_folders(folder / "reports")[-1]
+    files = {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    record = json.loads(files.pop("run.json"))
+    return {k: v for k, v in record.items() if k not in TIMINGS}, files
+
+
+def test_findings_and_run_record_are_the_same_whatever_the_workers(tmp_path, monkeypatch):
+    """Four days of logs (four partitions): one process, two, and the job file's workers give the same
+    outputs, byte for byte, and the same run record apart from times and ids."""
+    import auditkit.validate
+
+    for day in range(4):
+        records = day_records(day, f"d{day}")
+        records[3]["wagers"][0]["net"] += 5  # a payout finding on every day
+        write_log(tmp_path / "logs" / f"day{day}.jsonl", records)
+    write_job(tmp_path, workers=2)
+    pools = []
+    real = auditkit.validate._parallel
+    monkeypatch.setattr(auditkit.validate, "_parallel", lambda *a: pools.append(a[5]) or real(*a))
+    one = run_with(tmp_path, "--workers", "1")
+    assert pools == []
+    two = run_with(tmp_path)  # the job's workers = 2
+    assert pools == [2]
+    three = run_with(tmp_path, "--workers", "3")  # the command line wins
+    assert pools == [2, 3]
+    assert one[0]["counts"]["findings"] >= 4 and len(one[0]["partitions_validated"]) == 4
+    assert one == two == three
+
+
+def test_validate_engine_options_are_checked(tmp_path, capsys):
+    write_log(tmp_path / "logs" / "a.jsonl", [clean_round()])
+    out = str(tmp_path / "r.csv")
+    assert main(["validate", str(tmp_path / "logs"), "--out", out, "--engine", "dask"]) == 2
+    assert "--engine dask needs --scheduler" in capsys.readouterr().err
+    assert main(["validate", str(tmp_path / "logs"), "--out", out, "--engine", "local",
+                 "--scheduler", "tcp://127.0.0.1:1"]) == 2
+    assert "--scheduler is for --engine dask" in capsys.readouterr().err
+    assert main(["-q", "validate", str(tmp_path / "logs"), "--out", out, "--engine", "local", "--workers", "2"]) == 0

@@ -26,6 +26,18 @@ def add_lock_timeout(parser: argparse.ArgumentParser, default: float | None) -> 
                         + ("" if default is not None else " (default: the job's lock_timeout)"))
 
 
+def add_engine(parser: argparse.ArgumentParser, workers_default: str) -> None:
+    """The ``--workers``, ``--engine`` and ``--scheduler`` options (docs/scaling.md); all default to None."""
+    parser.add_argument("--workers", type=positive_int, metavar="N",
+                        help=f"validate (game, day) partitions in this many processes (default: {workers_default})")
+    parser.add_argument("--engine", choices=["local", "dask"],
+                        help="local: processes on this machine (--workers); dask: tasks on a dask.distributed "
+                             "cluster (--scheduler; the dask extra)")
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help="the Dask cluster's scheduler (tcp://host:8786; implies --engine dask); every worker "
+                             "must see the store (a shared folder or an s3:// URI)")
+
+
 def positive_int(text: str) -> int:
     """An argparse type: an integer >= 1."""
     try:

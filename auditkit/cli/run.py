@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import add_lock_timeout
+from .common import add_engine, add_lock_timeout
 
 
 def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
@@ -16,6 +16,7 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
     s.add_argument("job", help="job file (TOML); see docs/batch.md")
     s.add_argument("--fail-on", choices=list(FAIL_ON), help="override the job's fail_on threshold (default: the job's)")
     add_lock_timeout(s, None)
+    add_engine(s, "the job's workers, else the machine's cores")
     s.add_argument("--no-progress", action="store_true", help="no progress bar (none anyway when not a terminal)")
     s.set_defaults(func=run)
 
@@ -25,7 +26,8 @@ def run(args: argparse.Namespace) -> int:
 
     job = load_job(args.job)
     result = run_job(job, fail_on=args.fail_on, progress=not args.no_progress and not args.quiet,
-                     lock_timeout=args.lock_timeout)
+                     lock_timeout=args.lock_timeout, workers=args.workers, engine=args.engine,
+                     scheduler=args.scheduler)
     if not args.quiet:
         r, c = result.record, result.record["counts"]
         print(f"run {r['run_id']}: {r['status']}; {c['files_ingested']} file(s) ingested, "

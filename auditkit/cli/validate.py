@@ -17,10 +17,11 @@ from .common import (
     DEFAULT_LOCK_TIMEOUT,
     EXIT_CLEAN,
     EXIT_FINDINGS,
+    UsageError,
+    add_engine,
     add_lock_timeout,
     check_citations,
     ingest_with_progress,
-    positive_int,
     prepare_outputs,
     report_quarantine,
     require_logs,
@@ -48,11 +49,7 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
     s.add_argument("--follow-symlinks", action="store_true",
                    help="follow symbolic links that lead out of the input folders")
     s.add_argument("--no-progress", action="store_true", help="no progress bar (none anyway when not a terminal)")
-    s.add_argument("--workers", type=positive_int, default=1,
-                   help="validate (game, day) partitions in this many processes (docs/scaling.md)")
-    s.add_argument("--scheduler", metavar="ADDRESS",
-                   help="run the partitions on this dask.distributed scheduler (tcp://host:8786; the dask extra); "
-                        "every worker must see the store's folder")
+    add_engine(s, "the machine's cores")
     add_lock_timeout(s, DEFAULT_LOCK_TIMEOUT)
     s.set_defaults(func=run)
 
@@ -101,12 +98,21 @@ def _check(store, config, args: argparse.Namespace, show: bool):
             bar.close()
 
 
+def check_engine(args: argparse.Namespace) -> None:
+    """Refuse ``--engine dask`` without a scheduler and ``--engine local`` with one."""
+    if args.engine == "dask" and not args.scheduler:
+        raise UsageError("--engine dask needs --scheduler ADDRESS (the cluster's scheduler, tcp://host:8786)")
+    if args.engine == "local" and args.scheduler:
+        raise UsageError("--scheduler is for --engine dask, not --engine local")
+
+
 def run(args: argparse.Namespace) -> int:
     from ..paytables import load_config
     from ..report import format_summary, write_csv, write_findings_parquet, write_summaries
     from ..store import Store
 
     check_citations(args.citation, args.game)
+    check_engine(args)
     config = load_config(args.config)
     prepare_outputs(output_paths(args))
     show = not args.no_progress and not args.quiet

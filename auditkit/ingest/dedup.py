@@ -12,16 +12,12 @@ round they name read back from its stored part when another line has its id.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
-import pyarrow.parquet as pq
 
-from ..store import INDEX, Store
-from .hashing import VERSION, VERSION_KEY, content_columns, id_hashes, row_hashes
+from ..store import Store
+from .hashing import VERSION, content_columns, id_hashes, row_hashes
 
 __all__ = ["SeenRounds", "NEW", "ALREADY", "DIFFERENT"]
 
@@ -67,16 +63,13 @@ class SeenRounds:
         self.store = store
         self.current: list[str] = []  # index files of this hash version
         self.legacy: list[str] = []   # older ones: BLAKE2b id hashes, line hashes of the JSON text
-        for path in store.index_files():
-            meta = pq.read_schema(path).metadata or {}
-            (self.current if meta.get(VERSION_KEY) == VERSION else self.legacy).append(path)
+        for rel in store.index_files():
+            (self.current if store.index_version(rel) == VERSION else self.legacy).append(rel)
         hashes = []
         if self.current:
-            hashes.append(ds.dataset(self.current, schema=INDEX, format="parquet").to_table(
-                columns=["id_hash"])["id_hash"].to_numpy())
+            hashes.append(store.read_index(self.current, ["id_hash"])["id_hash"].to_numpy())
         if self.legacy:  # their ids are kept: hash them again
-            hashes.append(id_hashes(ds.dataset(self.legacy, schema=INDEX, format="parquet").to_table(
-                columns=["round_id"])["round_id"]))
+            hashes.append(id_hashes(store.read_index(self.legacy, ["round_id"])["round_id"]))
         self.stored = np.unique(np.concatenate(hashes)) if hashes else np.empty(0, np.uint64)
         self.files: list[str] = []
         self.run = _Runs()
@@ -85,17 +78,16 @@ class SeenRounds:
         """round_id -> (line_hash, file, line) of stored rounds among candidate ids."""
         out: dict[str, tuple[int, str, int]] = {}
         if self.current:
-            rows = ds.dataset(self.current, schema=INDEX, format="parquet").to_table(
-                filter=pc.field("id_hash").isin(pa.array(np.unique(hashes))))
+            rows = self.store.read_index(self.current, filter=pc.field("id_hash").isin(pa.array(np.unique(hashes))))
             rows = rows.filter(pc.is_in(rows["round_id"], value_set=ids))
             for r, h, f, n in zip(*(rows[c].to_pylist() for c in ("round_id", "line_hash", "source_file",
                                                                    "source_line")), strict=True):
                 out.setdefault(r, (h, f, n))
-        for path in self.legacy:
-            rows = pq.read_table(path, filters=pc.field("round_id").isin(ids))
+        for rel in self.legacy:
+            rows = self.store.read_index([rel], filter=pc.field("round_id").isin(ids))
             for r, f, n in zip(*(rows[c].to_pylist() for c in ("round_id", "source_file", "source_line")), strict=True):
                 if r not in out:
-                    out[r] = (self._stored_row_hash(Path(path).stem, r, n), f, n)
+                    out[r] = (self._stored_row_hash(rel.rsplit("/", 1)[-1][:-len(".parquet")], r, n), f, n)
         return out
 
     def lookup(self, round_id: str, hash_of_id: int) -> tuple[int, str, int] | None:
@@ -108,8 +100,8 @@ class SeenRounds:
 
     def _stored_row_hash(self, sha16: str, round_id: str, line: int) -> int:
         """The row hash of a round stored by a source indexed before these hashes (read from its parts)."""
-        for part in sorted(self.store.root.glob(f"rounds/game=*/date=*/part-{sha16}-*.parquet")):
-            rows = pq.read_table(part, filters=(pc.field("round_id") == round_id) & (pc.field("source_line") == line))
+        for rel in self.store.source_parts(sha16):
+            rows = self.store.read_part(rel, (pc.field("round_id") == round_id) & (pc.field("source_line") == line))
             if rows.num_rows:
                 return int(row_hashes(rows.slice(0, 1), content_columns(rows.column_names))[0])
         return 0  # the part is gone: treat the content as different
