@@ -408,6 +408,18 @@ class Store:
             self.root = Path(root)
             self._files = _LocalFiles(self.root)
 
+    _pinned: frozenset[str] | None = None  # the committed sources of a read view (see pinned)
+
+    def pinned(self) -> Store:
+        """A read view of this store as it is now: the committed sources listed once, then reused by
+        every read of the view (and of its pickled copies on workers). A validation run uses one: its
+        partitions see one commit point, and the manifest is listed once, not once a partition."""
+        import copy
+
+        view = copy.copy(self)
+        view._pinned = frozenset(self._committed())
+        return view
+
     @property
     def remote(self) -> bool:
         """True for a store on object storage (no rename: see the module docstring)."""
@@ -535,7 +547,9 @@ class Store:
         rel = f"_manifest/{safe_component(sha256)}.json"
         return self._source_record(rel) if self._files.exists(rel) else None
 
-    def _committed(self) -> set[str]:
+    def _committed(self) -> set[str] | frozenset[str]:
+        if self._pinned is not None:
+            return self._pinned
         return {rel[len("_manifest/"):][:16] for rel in self._files.files("_manifest/*.json")}
 
     def commit_source(self, record: SourceRecord) -> None:

@@ -369,6 +369,7 @@ def validate_partitions(store: Store, config: Config | None = None, *, games: Se
     rounds checked, per batch (one worker) or per partition.
     """
     config = config or Config()
+    store = store.pinned()  # one commit point for the whole run; the manifest listed once
     parts = plan(store, games=games, dates=dates, only=only, citations=citations)
     if scheduler is not None:
         yield from _dask(store, parts, config, citations, batch_size, scheduler, progress)

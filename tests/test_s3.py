@@ -199,3 +199,20 @@ def test_any_fsspec_file_system_serves_a_store(tmp_path):
     assert store.count() == disk.count() == 3 * 78
     pd.testing.assert_frame_equal(store.findings(), disk.findings())
     assert memory.exists(f"{root}/_manifest") and not memory.exists(f"{root}/.auditkit.lock")
+
+
+def test_a_validation_run_lists_the_manifest_once(uri, tmp_path, monkeypatch):
+    """On object storage a listing is a request: a run pins the committed sources once (one commit point
+    for every partition) instead of listing the manifest for every partition."""
+    import auditkit.store
+
+    folder = logs(tmp_path)
+    assert main(["-q", "ingest", "--store", uri, str(folder)]) == 0
+    store = Store(uri)
+    assert len(store.dates("baccarat")) == 3
+    listed: list[str] = []
+    real = auditkit.store._ObjectFiles.files
+    monkeypatch.setattr(auditkit.store._ObjectFiles, "files", lambda self, p: listed.append(p) or real(self, p))
+    findings, checked = collect(store, workers=1)
+    assert checked == 3 * 78 and len(findings) >= 3
+    assert listed.count("_manifest/*.json") == 1
