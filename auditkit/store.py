@@ -525,6 +525,10 @@ class Store:
         """A small text file of the store (``_jobs/<name>.json``), or None when there is none."""
         return self._files.read_bytes(rel).decode("utf-8") if self._files.exists(rel) else None
 
+    def text_files(self, pattern: str) -> list[str]:
+        """The small files of the store matching a glob (``_jobs/*.json``), relative to it."""
+        return sorted(self._files.files(pattern))
+
     def write_text(self, rel: str, text: str) -> None:
         """Replace a small text file of the store, atomically (a rename, or one upload)."""
         self._files.write_bytes(rel, text.encode("utf-8"))

@@ -100,6 +100,9 @@ def test_ingest_validate_and_report_round_trip(uri, tmp_path):
     two, _ = collect(s3, workers=2)  # worker processes open the store from its pickle (URI and file system)
     pd.testing.assert_frame_equal(two, collect(disk)[0])
     assert not [o for o in objects(s3) if o.endswith(".tmp")]  # no rename on object storage: no temporaries
+    for store, name in ((uri, "s3"), (str(local), "local")):  # the stored findings, read back by report
+        assert main(["-q", "report", "--store", store, "--out", str(tmp_path / f"report-{name}.csv")]) == 0
+    assert (tmp_path / "report-s3.csv").read_bytes() == (tmp_path / "report-local.csv").read_bytes()
 
 
 def test_a_job_on_an_s3_store_writes_the_local_jobs_outputs(uri, tmp_path):

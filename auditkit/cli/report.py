@@ -8,7 +8,6 @@ import fnmatch
 import json
 import sys
 from datetime import date as Date
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..job import SEVERITY_RANK
@@ -81,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     if bool(args.store) == bool(args.job):
         raise UsageError("give either --store or --job")
     check_citations(args.citation, args.game)
-    root = Path(args.store) if args.store else load_job(args.job).store
+    root = args.store if args.store else load_job(args.job).store  # a folder or an s3:// URI
     if not Store.is_store(root):
         raise UsageError(f"{root} is not a store (no _manifest or rounds folder)")
     start, end = _check_date(args.start, "--from"), _check_date(args.end, "--to")
@@ -91,9 +90,9 @@ def run(args: argparse.Namespace) -> int:
     store = Store(root)
     with store.lock(args.lock_timeout, shared=True, command="report"):
         validated: set[str] = set()
-        for state in (root / "_jobs").glob("*.json"):
+        for state in store.text_files("_jobs/*.json"):
             with contextlib.suppress(ValueError, KeyError, TypeError, OSError):
-                validated |= set(json.loads(state.read_text("utf-8"))["validated"])
+                validated |= set(json.loads(store.read_text(state) or "{}")["validated"])
         behind = [r for r in store.manifest() if r.sha256 not in validated]
         findings = sort_findings(store.findings(args.game or None, start, end))
     if behind:
