@@ -25,10 +25,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..columns import strings, to_numpy
+from ..columns import combine, flat_values, lengths, strings, to_numpy
 from ..paytables import Config
 
-__all__ = ["Context", "Nets", "cached_property"]
+__all__ = ["Context", "Nets", "cached_property", "numbers"]
 
 
 @dataclass(frozen=True)
@@ -46,11 +46,20 @@ class Nets:
         return cls(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("round", "seat", "what", "net")))
 
 
+def numbers(col: pa.Array | pa.ChunkedArray, fill: Any) -> np.ndarray:
+    """A primitive column as numpy, nulls as ``fill`` (read in place when there is none)."""
+    col = combine(col)
+    return to_numpy(col, fill if col.null_count else None)
+
+
 class Context:
     """Facts of one batch of a game's rounds (``n`` rows of ``table``) under ``config``."""
 
     section: str = ""
     """The game's configuration section."""
+
+    net_columns: tuple[str, ...] = ()
+    """The columns :attr:`nets` reads (and ``status``); empty: any column."""
 
     def __init__(self, table: pa.Table, config: Config):
         self.table = table
@@ -87,12 +96,63 @@ class Context:
     @cached_property
     def completed(self) -> np.ndarray:
         """Rounds played to the end (not void, not dead)."""
-        return to_numpy(pc.equal(self.table["status"], "completed"), False).astype(bool)
+        return numbers(pc.equal(self.table["status"], "completed"), False).astype(bool, copy=False)
 
     @cached_property
     def void_or_dead(self) -> np.ndarray:
         """Rounds declared void or dead: every wager is returned."""
         return ~self.completed
+
+    # ---- the ``wagers`` list every game records, one element per wager, round after round ----
+    @cached_property
+    def wagers(self) -> pa.StructArray:
+        """Every wager of the batch (``seat``, ``bet``, ``amount``, ``net``), round after round."""
+        return flat_values(self.table["wagers"])
+
+    @cached_property
+    def wagers_per_round(self) -> np.ndarray:
+        return lengths(self.table["wagers"])
+
+    @cached_property
+    def wager_round(self) -> np.ndarray:
+        """The row of each wager's round."""
+        return np.repeat(np.arange(self.n, dtype=np.int64), self.wagers_per_round)
+
+    @cached_property
+    def wager_offsets(self) -> np.ndarray:
+        """Where each round's wagers start in the flattened ``wagers`` (``n + 1`` entries, the last one
+        the number of wagers)."""
+        out = np.zeros(self.n + 1, np.int64)
+        np.cumsum(self.wagers_per_round, out=out[1:])
+        return out
+
+    def round_of(self, wagers: np.ndarray) -> np.ndarray:
+        """The row of some wagers' round (as ``wager_round[wagers]``, without reading every wager's)."""
+        return np.searchsorted(self.wager_offsets, wagers, side="right") - 1
+
+    def wagers_of(self, rows: np.ndarray) -> np.ndarray:
+        """The wagers (indices into the flattened ``wagers``) of some rounds, round after round."""
+        counts = self.wagers_per_round[rows]
+        skip = self.wager_offsets[rows] - (np.cumsum(counts) - counts)  # from a wager's rank to its index
+        return np.repeat(skip, counts) + np.arange(int(counts.sum()))
+
+    @cached_property
+    def wager_seat(self) -> np.ndarray:
+        return numbers(self.wagers.field("seat"), -1)
+
+    @cached_property
+    def wager_bet(self) -> pa.Array:
+        """Each wager's bet name (an Arrow string array)."""
+        return self.wagers.field("bet")
+
+    @cached_property
+    def wager_amount(self) -> np.ndarray:
+        return numbers(self.wagers.field("amount"), 0.0).astype(np.float64, copy=False)
+
+    @cached_property
+    def wager_net(self) -> np.ndarray:
+        """Each wager's recorded net."""
+        return numbers(self.wagers.field("net"), 0.0).astype(np.float64, copy=False)
 
     @cached_property
     def nets(self) -> Nets:
@@ -106,5 +166,6 @@ class Context:
         if "nets" in self.__dict__ or len(rows) == self.n:  # already built for every wager
             keep = rounds[self.nets.round]
             return Nets(*(getattr(self.nets, f)[keep] for f in ("round", "seat", "what", "net")))
-        part = type(self)(self.table.take(pa.array(rows)), self.config).nets
+        table = self.table.select(list(self.net_columns)) if self.net_columns else self.table
+        part = type(self)(table.take(pa.array(rows)), self.config).nets
         return Nets(rows[part.round], part.seat, part.what, part.net)

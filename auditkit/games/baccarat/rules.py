@@ -25,10 +25,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...cards import JOKER, cards_str
-from ...columns import combine, flat_values, lengths, to_numpy
+from ...columns import combine
 from ...money import format_money, format_net, money_differs, money_round
 from ...paytables import Config
-from ...rules.context import Context, Nets, cached_property
+from ...rules.context import Context, Nets, cached_property, numbers
 from ...rules.integrity import shoe_excess, shoe_groups
 from ...rules.registry import Hits, preparer, rule
 from ...rules.void import VOID_SUMMARY, void_round_nets
@@ -136,66 +136,19 @@ class Baccarat(Context):
     @cached_property
     def recorded_outcome(self) -> np.ndarray:
         """The recorded outcome code; -1 for a value that is none of :data:`OUTCOMES`."""
-        return to_numpy(pc.index_in(self.table["outcome"], value_set=pa.array(OUTCOMES)), -1).astype(np.int8)
+        return numbers(pc.index_in(self.table["outcome"], value_set=pa.array(OUTCOMES)), -1).astype(np.int8)
 
     @cached_property
-    def completed(self) -> np.ndarray:
-        """Rounds played to the end (not void, not dead)."""
-        return _numbers(pc.equal(self.table["status"], "completed"), False).astype(bool, copy=False)
-
-    @cached_property
-    def status(self) -> np.ndarray:
-        """Each round's status (``completed`` read only where the round is not)."""
-        rows = np.flatnonzero(~self.completed)
-        if not len(rows):  # every round completed: one value for all
-            return np.broadcast_to(np.array("completed", dtype=object), (self.n,))
-        others = _take_str(self.table["status"], rows)
-        out = np.full(self.n, "completed", dtype=f"<U{max([9, *map(len, others)])}")
-        out[rows] = others
-        return out
-
-    @cached_property
-    def wagers(self) -> pa.StructArray:
-        """Every wager of the batch, round after round."""
-        return flat_values(self.table["wagers"])
-
-    @cached_property
-    def wagers_per_round(self) -> np.ndarray:
-        return lengths(self.table["wagers"])
-
-    @cached_property
-    def wager_round(self) -> np.ndarray:
-        """The row of each wager's round."""
-        return np.repeat(np.arange(self.n, dtype=np.int32), self.wagers_per_round)
-
-    def round_of(self, wagers: np.ndarray) -> np.ndarray:
-        """The row of some wagers' round (as ``wager_round[wagers]``, without reading every wager's)."""
-        return np.searchsorted(np.cumsum(self.wagers_per_round), wagers, side="right")
-
-    @cached_property
-    def wager_bet(self) -> np.ndarray:
+    def wager_kind(self) -> np.ndarray:
         """Each wager's bet kind (:data:`BETS`, ``OTHER`` for another bet), read from the length and
         first letter of its name: exact for every player, banker and tie bet; confirm a flagged
         wager's with :meth:`bet_named`."""
-        return main_bet_kinds(self.wagers.field("bet"))
+        return main_bet_kinds(self.wager_bet)
 
     def bet_named(self, wagers: np.ndarray) -> np.ndarray:
-        """The bet kind of some wagers, read from their whole names."""
-        bet = self.wagers.field("bet").take(pa.array(wagers, pa.int64()))
-        return to_numpy(pc.index_in(bet, value_set=pa.array(BETS)), OTHER)
-
-    @cached_property
-    def wager_amount(self) -> np.ndarray:
-        return _numbers(self.wagers.field("amount"), 0.0).astype(np.float64, copy=False)
-
-    @cached_property
-    def wager_net(self) -> np.ndarray:
-        """Each wager's recorded net."""
-        return _numbers(self.wagers.field("net"), 0.0).astype(np.float64, copy=False)
-
-    @cached_property
-    def wager_seat(self) -> np.ndarray:
-        return _numbers(self.wagers.field("seat"), -1)
+        """The bet kind of some (a few flagged) wagers, read from their whole names."""
+        return np.array([BETS.index(b) if b in BETS else OTHER for b in _take_str(self.wager_bet, wagers)],
+                        dtype=np.int64)
 
     @cached_property
     def paytables(self) -> tuple[np.ndarray | None, dict[str, np.ndarray]]:
@@ -230,16 +183,23 @@ class Baccarat(Context):
         unit staked of its bet (:attr:`settlement`); NaN where it is not checked (another bet, a round
         not settled)."""
         state, payout = self.settlement
-        per_unit = wager_payouts(state, self.wagers_per_round, self.wager_bet, payout)
+        per_unit = wager_payouts(state, self.wagers_per_round, self.wager_kind, payout)
         return np.multiply(per_unit, self.wager_amount, out=per_unit)
 
     @cached_property
     def nets(self) -> Nets:
         """Every wager's net; ``what`` is its bet."""
-        what = np.array([*BETS, "bet"], dtype=object)[self.wager_bet]
-        other = np.flatnonzero(self.wager_bet == OTHER)
-        what[other] = [b or "bet" for b in _take_str(self.wagers.field("bet"), other)]
-        return Nets(round=self.wager_round, seat=self.wager_seat, what=what, net=self.wager_net)
+        return self.nets_of(np.ones(self.n, bool))
+
+    def nets_of(self, rounds: np.ndarray) -> Nets:
+        """The nets of the wagers of the rounds where ``rounds`` is True (the void check asks for the
+        few void and dead rounds), read from the batch's flattened wagers."""
+        wagers = self.wagers_of(np.flatnonzero(rounds))
+        kind = self.wager_kind[wagers]
+        what = np.array([*BETS, "bet"], dtype=object)[kind]
+        other = np.flatnonzero(kind == OTHER)
+        what[other] = [b or "bet" for b in _take_str(self.wager_bet, wagers[other])]
+        return Nets(round=self.round_of(wagers), seat=self.wager_seat[wagers], what=what, net=self.wager_net[wagers])
 
     # ---- for messages -----------------------------------------------------------------
     def two_cards(self, i: int, side: str) -> str:
@@ -256,12 +216,6 @@ class Baccarat(Context):
         """``Ac Jd 4s (5)``: one hand's cards in round ``i`` and its final total."""
         hand = self.player if side == "player" else self.banker
         return f"{cards_str(hand.cards(i))} ({int(hand.final[i])})"
-
-
-def _numbers(col: pa.Array | pa.ChunkedArray, fill: object) -> np.ndarray:
-    """A numeric column as numpy, nulls as ``fill`` (read in place when there is none)."""
-    col = combine(col)
-    return to_numpy(col, fill if col.null_count else None)
 
 
 def _take_str(arr: pa.Array | pa.ChunkedArray, rows: np.ndarray) -> np.ndarray:
@@ -287,7 +241,7 @@ def a_announced_point_counts(ctx: Baccarat) -> Hits:
     cols = (ctx.table["announced_player"], ctx.table["announced_banker"])
     if all(c.null_count == len(c) for c in cols):
         return _none()
-    player, banker = (_numbers(c, -1).astype(np.int16) for c in cols)
+    player, banker = (numbers(c, -1).astype(np.int16) for c in cols)
     wrong_player = (player >= 0) & (player != ctx.player_total)
     wrong_banker = (banker >= 0) & (banker != ctx.banker_total)
     rows = np.flatnonzero(ctx.complete & (wrong_player | wrong_banker))
@@ -491,7 +445,7 @@ def c_player_third_card_first(ctx: Baccarat) -> Hits:
         return _none()
     orders = pc.dictionary_encode(col.take(pa.array(both)))  # a few distinct orders, each read once
     banker_first = np.array([_banker_third_first(s) for s in orders.dictionary.to_pylist()] + [False])
-    rows = both[banker_first[_numbers(orders.indices, -1).astype(np.int64)]]
+    rows = both[banker_first[numbers(orders.indices, -1).astype(np.int64)]]
     recorded = _take_str(col, rows)
     msg = np.array([f"deal order {o}: banker's third card {cards_str(ctx.banker.cards(i, slice(2, 3)))} dealt "
                     f"before the player's {cards_str(ctx.player.cards(i, slice(2, 3)))}"
@@ -548,7 +502,7 @@ def paytable(ctx: Baccarat) -> Hits:
     rows = ctx.round_of(wrong)
     expected = money_round(expected[wrong], ctx.unit, ctx.rounding)
     net, amount, seat = ctx.wager_net[wrong], ctx.wager_amount[wrong], ctx.wager_seat[wrong]
-    bets = _take_str(ctx.wagers.field("bet"), wrong)
+    bets = _take_str(ctx.wager_bet, wrong)
     msg = np.array([f"seat {s} {b} bet {format_money(a)}: player {int(ctx.player_final[i])} v banker "
                     f"{int(ctx.banker_final[i])} ({OUTCOMES[ctx.dealt[i]]}); net {format_net(x)}, "
                     f"expected {format_net(e)}"
@@ -618,13 +572,13 @@ def e_one_more_hand_after_the_cutting_card(table: pa.Table, config: Config) -> H
     shoe (``round_seq`` order); any later round of the shoe is a finding on that later round.
     """
     group = shoe_groups(table)
-    cut = _numbers(table["cut_card"], False).astype(bool)
+    cut = numbers(table["cut_card"], False).astype(bool)
     pos = np.arange(table.num_rows, dtype=np.int64)
     first_cut = np.full(int(group.max(initial=-1)) + 1, np.iinfo(np.int64).max // 2, dtype=np.int64)
     np.minimum.at(first_cut, group[cut], pos[cut])
     cut_at = first_cut[group]
     rows = np.flatnonzero(pos > cut_at + 1)
-    seq = _numbers(table["round_seq"], -1).astype(np.int64)
+    seq = numbers(table["round_seq"], -1).astype(np.int64)
     msg = np.array([f"round_seq {seq[i]} dealt after the last hand: the cutting card appeared in round_seq "
                     f"{seq[cut_at[i]]}, round_seq {seq[cut_at[i] + 1]} was the last hand" for i in rows],
                    dtype=object)
