@@ -25,10 +25,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..columns import combine, flat_values, lengths, strings, to_numpy
+from ..columns import combine, flat_values, lengths, strings, struct_field, to_numpy
 from ..paytables import Config
 
-__all__ = ["Context", "Nets", "cached_property", "numbers"]
+__all__ = ["Context", "Nets", "Rounds", "cached_property", "numbers"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,24 @@ def numbers(col: pa.Array | pa.ChunkedArray, fill: Any) -> np.ndarray:
     """A primitive column as numpy, nulls as ``fill`` (read in place when there is none)."""
     col = combine(col)
     return to_numpy(col, fill if col.null_count else None)
+
+
+class Rounds:
+    """Some rounds of a batch (``rows``), whose facts read at those rounds only: ``wrong.banker_total``
+    is ``ctx.banker_total[wrong.rows]``, and ``wrong.where(condition)`` the rounds among them where a
+    condition over them holds. A rule about a few rounds among many (the banker drew when the tableau
+    says stand) then reads its condition on those few."""
+
+    def __init__(self, ctx: Context, mask: np.ndarray):
+        self._ctx = ctx
+        self.rows = np.flatnonzero(mask)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ctx, name)[self.rows]
+
+    def where(self, condition: np.ndarray) -> np.ndarray:
+        """The rows of the rounds among these where ``condition`` (one entry per round here) holds."""
+        return self.rows[condition]
 
 
 class Context:
@@ -74,6 +92,10 @@ class Context:
     def table_ids(self) -> pa.ChunkedArray:
         """The batch's table ids, one object for every lookup (the configuration caches its encoding)."""
         return self.table["table_id"]
+
+    def among(self, mask: np.ndarray) -> Rounds:
+        """The rounds where ``mask`` holds, their facts read at those rounds only."""
+        return Rounds(self, mask)
 
     def param(self, key: str, dtype: Any = np.float64) -> np.ndarray:
         """A numeric setting of the game's section per round (table overrides applied)."""
@@ -103,7 +125,7 @@ class Context:
         """Rounds declared void or dead: every wager is returned."""
         return ~self.completed
 
-    # ---- the ``wagers`` list every game records, one element per wager, round after round ----
+    # ---- the ``wagers`` list every game records, one element per wager, round after round ------
     @cached_property
     def wagers(self) -> pa.StructArray:
         """Every wager of the batch (``seat``, ``bet``, ``amount``, ``net``), round after round."""
@@ -138,21 +160,36 @@ class Context:
 
     @cached_property
     def wager_seat(self) -> np.ndarray:
-        return numbers(self.wagers.field("seat"), -1)
+        return numbers(struct_field(self.wagers, "seat"), -1)
 
     @cached_property
     def wager_bet(self) -> pa.Array:
         """Each wager's bet name (an Arrow string array)."""
-        return self.wagers.field("bet")
+        return struct_field(self.wagers, "bet")
 
     @cached_property
     def wager_amount(self) -> np.ndarray:
-        return numbers(self.wagers.field("amount"), 0.0).astype(np.float64, copy=False)
+        return numbers(struct_field(self.wagers, "amount"), 0.0).astype(np.float64, copy=False)
 
     @cached_property
     def wager_net(self) -> np.ndarray:
         """Each wager's recorded net."""
-        return numbers(self.wagers.field("net"), 0.0).astype(np.float64, copy=False)
+        return numbers(struct_field(self.wagers, "net"), 0.0).astype(np.float64, copy=False)
+
+    # ---- the ``events`` list (blackjack, pai gow poker), one element per event, in order ----------
+    @cached_property
+    def events(self) -> pa.StructArray:
+        """Every event of the batch, round after round, in the order recorded."""
+        return flat_values(self.table["events"])
+
+    @cached_property
+    def events_per_round(self) -> np.ndarray:
+        return lengths(self.table["events"])
+
+    @cached_property
+    def event_round(self) -> np.ndarray:
+        """The row of each event's round."""
+        return np.repeat(np.arange(self.n, dtype=np.int64), self.events_per_round)
 
     @cached_property
     def nets(self) -> Nets:

@@ -28,7 +28,7 @@ from ...cards import JOKER, cards_str
 from ...columns import combine
 from ...money import format_money, format_net, money_differs, money_round
 from ...paytables import Config
-from ...rules.context import Context, Nets, cached_property, numbers
+from ...rules.context import Context, Nets, Rounds, cached_property, numbers
 from ...rules.integrity import shoe_excess, shoe_groups
 from ...rules.registry import Hits, preparer, rule
 from ...rules.void import VOID_SUMMARY, void_round_nets
@@ -124,8 +124,22 @@ class Baccarat(Context):
         return banker_draws(self.player_total, self.banker_total, self.player_drew, self.player_third)
 
     @cached_property
+    def player_acted_wrongly(self) -> np.ndarray:
+        return self.tableau_applies & (self.player_drew != self.player_should_draw)
+
+    @cached_property
     def banker_acted_wrongly(self) -> np.ndarray:
         return self.tableau_applies & (self.banker_drew != self.banker_should_draw)
+
+    @cached_property
+    def player_wrong(self) -> Rounds:
+        """The (few) rounds where the player's draw or stand breaks the tableau."""
+        return self.among(self.player_acted_wrongly)
+
+    @cached_property
+    def banker_wrong(self) -> Rounds:
+        """The (few) rounds where the banker's draw or stand breaks the tableau."""
+        return self.among(self.banker_acted_wrongly)
 
     # ---- outcome and wagers -----------------------------------------------------------
     @cached_property
@@ -257,8 +271,7 @@ def a_announced_point_counts(ctx: Baccarat) -> Hits:
 
 
 # ---- (b) the tableau ----------------------------------------------------------------
-def _player_finding(ctx: Baccarat, wrong: np.ndarray, rule_text: str) -> Hits:
-    rows = np.flatnonzero(wrong)
+def _player_finding(ctx: Baccarat, rows: np.ndarray, rule_text: str) -> Hits:
     msg = np.array([f"{ctx.two_cards(i, 'player')} v {ctx.two_cards(i, 'banker')}: {ctx.action(i, 'player')}; "
                     f"{rule_text}" for i in rows], dtype=object)
     exp = np.where(ctx.player_should_draw[rows], "player draws", "player stands").astype(object)
@@ -266,8 +279,7 @@ def _player_finding(ctx: Baccarat, wrong: np.ndarray, rule_text: str) -> Hits:
     return Hits(rows=rows, message=msg, expected=exp, recorded=rec)
 
 
-def _banker_finding(ctx: Baccarat, wrong: np.ndarray, rule_text: str) -> Hits:
-    rows = np.flatnonzero(wrong)
+def _banker_finding(ctx: Baccarat, rows: np.ndarray, rule_text: str) -> Hits:
     msg = np.empty(len(rows), object)
     for k, i in enumerate(rows):
         if ctx.player_drew[i]:
@@ -288,7 +300,8 @@ def b1_player_draws_0_5(ctx: Baccarat) -> Hits:
 
     Catalog: no natural, player two-card total 0-5: player draws.
     """
-    return _player_finding(ctx, ctx.tableau_applies & ctx.player_should_draw & ~ctx.player_drew,
+    wrong = ctx.player_wrong
+    return _player_finding(ctx, wrong.where(wrong.player_should_draw),
                            "a player 0-5 draws")
 
 
@@ -299,7 +312,8 @@ def b2_player_stands_6_7(ctx: Baccarat) -> Hits:
 
     Catalog: no natural, player total 6-7: player stands.
     """
-    return _player_finding(ctx, ctx.tableau_applies & ~ctx.player_should_draw & ctx.player_drew,
+    wrong = ctx.player_wrong
+    return _player_finding(ctx, wrong.where(~wrong.player_should_draw),
                            "a player 6-7 stands")
 
 
@@ -330,7 +344,8 @@ def b4_banker_seven(ctx: Baccarat) -> Hits:
 
     Catalog: player drew, banker 7: banker stands.
     """
-    return _banker_finding(ctx, ctx.banker_acted_wrongly & ctx.player_drew & (ctx.banker_total == 7),
+    wrong = ctx.banker_wrong
+    return _banker_finding(ctx, wrong.where(wrong.player_drew & (wrong.banker_total == 7)),
                            "a banker 7 stands")
 
 
@@ -342,7 +357,8 @@ def b5_banker_three(ctx: Baccarat) -> Hits:
 
     Catalog: player drew, banker 3: banker draws unless the player's third card is an 8.
     """
-    return _banker_finding(ctx, ctx.banker_acted_wrongly & ctx.player_drew & (ctx.banker_total == 3),
+    wrong = ctx.banker_wrong
+    return _banker_finding(ctx, wrong.where(wrong.player_drew & (wrong.banker_total == 3)),
                            "a banker 3 draws unless the player's third card is an 8")
 
 
@@ -354,7 +370,8 @@ def b6_banker_four(ctx: Baccarat) -> Hits:
 
     Catalog: player drew, banker 4: banker draws if player's third card is 2-7, else stands.
     """
-    return _banker_finding(ctx, ctx.banker_acted_wrongly & ctx.player_drew & (ctx.banker_total == 4),
+    wrong = ctx.banker_wrong
+    return _banker_finding(ctx, wrong.where(wrong.player_drew & (wrong.banker_total == 4)),
                            "a banker 4 draws only on a player third card 2-7")
 
 
@@ -366,7 +383,8 @@ def b7_banker_five(ctx: Baccarat) -> Hits:
 
     Catalog: player drew, banker 5: banker draws if player's third card is 4-7, else stands.
     """
-    return _banker_finding(ctx, ctx.banker_acted_wrongly & ctx.player_drew & (ctx.banker_total == 5),
+    wrong = ctx.banker_wrong
+    return _banker_finding(ctx, wrong.where(wrong.player_drew & (wrong.banker_total == 5)),
                            "a banker 5 draws only on a player third card 4-7")
 
 
@@ -378,7 +396,8 @@ def b8_banker_six(ctx: Baccarat) -> Hits:
 
     Catalog: player drew, banker 6: banker draws if player's third card is 6-7, else stands.
     """
-    return _banker_finding(ctx, ctx.banker_acted_wrongly & ctx.player_drew & (ctx.banker_total == 6),
+    wrong = ctx.banker_wrong
+    return _banker_finding(ctx, wrong.where(wrong.player_drew & (wrong.banker_total == 6)),
                            "a banker 6 draws only on a player third card 6-7")
 
 
@@ -391,7 +410,8 @@ def b9_banker_draws_after_player_stood(ctx: Baccarat) -> Hits:
 
     Catalog: player stood, banker 0-5: banker draws.
     """
-    return _banker_finding(ctx, ctx.banker_acted_wrongly & ~ctx.player_drew & (ctx.banker_total <= 5),
+    wrong = ctx.banker_wrong
+    return _banker_finding(ctx, wrong.where(~wrong.player_drew & (wrong.banker_total <= 5)),
                            "a banker 0-5 draws when the player stands")
 
 
@@ -403,7 +423,8 @@ def b10_banker_stands_after_player_stood(ctx: Baccarat) -> Hits:
 
     Catalog: player stood, banker 6 (and 7): banker stands; player 6 vs banker 6 is a tie.
     """
-    return _banker_finding(ctx, ctx.banker_acted_wrongly & ~ctx.player_drew & (ctx.banker_total >= 6),
+    wrong = ctx.banker_wrong
+    return _banker_finding(ctx, wrong.where(~wrong.player_drew & (wrong.banker_total >= 6)),
                            "a banker 6-7 stands when the player stands")
 
 
@@ -416,7 +437,8 @@ def b11_banker_draws_on_0_2(ctx: Baccarat) -> Hits:
 
     Catalog: player drew, banker 0-2: banker draws.
     """
-    return _banker_finding(ctx, ctx.banker_acted_wrongly & ctx.player_drew & (ctx.banker_total <= 2),
+    wrong = ctx.banker_wrong
+    return _banker_finding(ctx, wrong.where(wrong.player_drew & (wrong.banker_total <= 2)),
                            "a banker 0-2 always draws")
 
 

@@ -42,10 +42,12 @@ OUTCOMES = ("player", "banker", "tie")
 
 
 def _among(values: np.ndarray, allowed: Collection[int]) -> np.ndarray:
-    """Is each point value (0-9) one of ``allowed``? (Two comparisons when ``allowed`` is a range of values.)"""
+    """Is each point value (0-9) one of ``allowed``? (One or two comparisons when ``allowed`` is a range.)"""
     lo, hi = min(allowed, default=0), max(allowed, default=-1)
     if len(allowed) == hi - lo + 1:
-        return (values >= lo) & (values <= hi)
+        if lo <= 0:
+            return values <= hi
+        return values >= lo if hi >= 9 else (values >= lo) & (values <= hi)
     among = np.zeros(10, bool)
     among[list(allowed)] = True
     return among[values]
