@@ -58,9 +58,9 @@ class Rounds:
     condition over them holds. A rule about a few rounds among many (the banker drew when the tableau
     says stand) then reads its condition on those few."""
 
-    def __init__(self, ctx: Context, mask: np.ndarray):
+    def __init__(self, ctx: Context, rows: np.ndarray):
         self._ctx = ctx
-        self.rows = np.flatnonzero(mask)
+        self.rows = rows
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._ctx, name)[self.rows]
@@ -94,8 +94,9 @@ class Context:
         return self.table["table_id"]
 
     def among(self, mask: np.ndarray) -> Rounds:
-        """The rounds where ``mask`` holds, their facts read at those rounds only."""
-        return Rounds(self, mask)
+        """The rounds where ``mask`` holds, their facts read at those rounds only (made for one rule: a
+        context must not keep one, as it refers back to the context)."""
+        return Rounds(self, np.flatnonzero(mask))
 
     def param(self, key: str, dtype: Any = np.float64) -> np.ndarray:
         """A numeric setting of the game's section per round (table overrides applied)."""

@@ -132,14 +132,23 @@ class Baccarat(Context):
         return self.tableau_applies & (self.banker_drew != self.banker_should_draw)
 
     @cached_property
-    def player_wrong(self) -> Rounds:
-        """The (few) rounds where the player's draw or stand breaks the tableau."""
-        return self.among(self.player_acted_wrongly)
+    def player_wrong_rows(self) -> np.ndarray:
+        return np.flatnonzero(self.player_acted_wrongly)
 
     @cached_property
+    def banker_wrong_rows(self) -> np.ndarray:
+        return np.flatnonzero(self.banker_acted_wrongly)
+
+    @property
+    def player_wrong(self) -> Rounds:
+        """The (few) rounds where the player's draw or stand breaks the tableau (made per rule: not
+        cached, it refers back to this context)."""
+        return Rounds(self, self.player_wrong_rows)
+
+    @property
     def banker_wrong(self) -> Rounds:
         """The (few) rounds where the banker's draw or stand breaks the tableau."""
-        return self.among(self.banker_acted_wrongly)
+        return Rounds(self, self.banker_wrong_rows)
 
     # ---- outcome and wagers -----------------------------------------------------------
     @cached_property
