@@ -164,7 +164,9 @@ def test_context_wager_indexing_is_the_plain_reading(rounds, data):
                        for r in rounds],
                       pa.list_(pa.struct([("seat", pa.int32()), ("bet", pa.string()), ("amount", pa.float64()),
                                           ("net", pa.float64())])))
-    ctx = Context(pa.table({"wagers": wagers}), Config())
+    cut = data.draw(st.integers(0, len(rounds)))  # a batch sliced from a longer table, as streamed batches are
+    ctx = Context(pa.table({"wagers": wagers}).slice(cut), Config())
+    rounds = rounds[cut:]
     plain_round = np.array([i for i, r in enumerate(rounds) for _ in (r or [])], dtype=np.int64)
     assert ctx.wager_round.tolist() == plain_round.tolist()
     assert ctx.round_of(np.arange(len(plain_round))).tolist() == plain_round.tolist()

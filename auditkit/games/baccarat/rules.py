@@ -243,6 +243,8 @@ class Baccarat(Context):
 
 def _take_str(arr: pa.Array | pa.ChunkedArray, rows: np.ndarray) -> np.ndarray:
     """Some rows of a string column as a Python object array (for messages)."""
+    if not len(rows):
+        return np.empty(0, object)
     return np.array(combine(arr).take(pa.array(rows, pa.int64())).to_pylist(), dtype=object)
 
 
