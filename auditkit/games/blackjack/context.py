@@ -65,6 +65,7 @@ class Blackjack(Context):
     """Facts of one batch of blackjack rounds under a configuration."""
 
     section = GAME
+    net_columns = ("status", "hands", "wagers")  # what :attr:`nets` reads (the void check takes its rounds with them)
 
     # ---- the paytable and house rules, per round ([blackjack] settings, table overrides applied) ----
     @cached_property

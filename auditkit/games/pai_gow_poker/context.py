@@ -66,6 +66,7 @@ class PaiGowPoker(Context):
     """Facts of one batch of pai gow poker rounds."""
 
     section = GAME
+    net_columns = ("status", "hands", "wagers")  # what :attr:`nets` reads (the void check takes its rounds with them)
 
     # ---- events (``events``, read by the shared Context), in round order ----------------------------
     @cached_property
