@@ -129,3 +129,47 @@ def test_wager_payouts_is_the_plain_reading(rounds, paytables, rnd):
     pay = {k: np.array([paytables[t][k] for t in table[at]]) for k in PAY_KEYS}
     want = np.where(settled[at], net_per_unit(kind, outcome[at], banker_final[at], pay), np.nan)
     assert np.array_equal(got, want, equal_nan=True)
+
+
+def test_banker_draws_is_the_tableau_read_plainly():
+    """The one-lookup banker_draws against the regulation's tables read case by case, on every input."""
+    from auditkit.games.baccarat.tableau import (
+        BANKER_DRAWS_WHEN_PLAYER_DREW,
+        BANKER_DRAWS_WHEN_PLAYER_STOOD,
+        NATURALS,
+        banker_draws,
+    )
+
+    p, b, drew, third = (a.ravel() for a in np.meshgrid(np.arange(10), np.arange(10), [False, True], np.arange(10),
+                                                        indexing="ij"))
+    got = banker_draws(p.astype(np.uint8), b.astype(np.uint8), drew, third.astype(np.uint8))
+    want = [not (pt in NATURALS or bt in NATURALS) and
+            (th in BANKER_DRAWS_WHEN_PLAYER_DREW.get(bt, ()) if d else bt in BANKER_DRAWS_WHEN_PLAYER_STOOD)
+            for pt, bt, d, th in zip(p, b, drew, third, strict=True)]
+    assert got.tolist() == want
+
+
+WAGER_LISTS = st.lists(st.none() | st.lists(st.tuples(st.integers(0, 6), st.sampled_from([*BETS, "lucky 6"])),
+                                            max_size=5), max_size=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(WAGER_LISTS, st.data())
+def test_context_wager_indexing_is_the_plain_reading(rounds, data):
+    """Context.wagers_of and round_of (read from the offsets) against wager_round read plainly."""
+    from auditkit.paytables import Config
+    from auditkit.rules.context import Context
+
+    wagers = pa.array([None if r is None else [{"seat": s, "bet": b, "amount": 10.0, "net": 0.0} for s, b in r]
+                       for r in rounds],
+                      pa.list_(pa.struct([("seat", pa.int32()), ("bet", pa.string()), ("amount", pa.float64()),
+                                          ("net", pa.float64())])))
+    cut = data.draw(st.integers(0, len(rounds)))  # a batch sliced from a longer table, as streamed batches are
+    ctx = Context(pa.table({"wagers": wagers}).slice(cut), Config())
+    rounds = rounds[cut:]
+    plain_round = np.array([i for i, r in enumerate(rounds) for _ in (r or [])], dtype=np.int64)
+    assert ctx.wager_round.tolist() == plain_round.tolist()
+    assert ctx.round_of(np.arange(len(plain_round))).tolist() == plain_round.tolist()
+    mask = np.array(data.draw(st.lists(st.booleans(), min_size=len(rounds), max_size=len(rounds))), dtype=bool)
+    assert ctx.wagers_of(np.flatnonzero(mask)).tolist() == np.flatnonzero(mask[plain_round]).tolist()
+    assert ctx.wager_seat.tolist() == [s for r in rounds for s, _ in (r or [])]

@@ -56,3 +56,15 @@ def test_list_totals_edges() -> None:
     many = [[44] * 12 + [48] * 12]  # twelve kings and twelve aces: 132, no ace counted 11
     assert list_totals(*flat(many))[0].tolist() == [132]
     assert list_totals(*flat([]))[0].tolist() == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 52), max_size=12))
+def test_total_lookup_is_best_total(cards):
+    """hands.total (best_total looked up per hard total) against best_total of the summed points, long
+    hands (hard totals of 64 and more) too."""
+    from auditkit.games.blackjack.hands import ACES, POINTS, best_total, total
+
+    hard, ace = sum(POINTS[c] for c in cards), any(ACES[c] for c in cards)
+    assert total(cards) == best_total(hard, ace)
+    assert total(cards * 6) == best_total(6 * hard, ace)

@@ -25,10 +25,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..columns import strings, to_numpy
+from ..columns import combine, flat_values, lengths, strings, struct_field, to_numpy
 from ..paytables import Config
 
-__all__ = ["Context", "Nets", "cached_property"]
+__all__ = ["Context", "Nets", "Rounds", "cached_property", "numbers"]
 
 
 @dataclass(frozen=True)
@@ -46,11 +46,38 @@ class Nets:
         return cls(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("round", "seat", "what", "net")))
 
 
+def numbers(col: pa.Array | pa.ChunkedArray, fill: Any) -> np.ndarray:
+    """A primitive column as numpy, nulls as ``fill`` (read in place when there is none)."""
+    col = combine(col)
+    return to_numpy(col, fill if col.null_count else None)
+
+
+class Rounds:
+    """Some rounds of a batch (``rows``), whose facts read at those rounds only: ``wrong.banker_total``
+    is ``ctx.banker_total[wrong.rows]``, and ``wrong.where(condition)`` the rounds among them where a
+    condition over them holds. A rule about a few rounds among many (the banker drew when the tableau
+    says stand) then reads its condition on those few."""
+
+    def __init__(self, ctx: Context, rows: np.ndarray):
+        self._ctx = ctx
+        self.rows = rows
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ctx, name)[self.rows]
+
+    def where(self, condition: np.ndarray) -> np.ndarray:
+        """The rows of the rounds among these where ``condition`` (one entry per round here) holds."""
+        return self.rows[condition]
+
+
 class Context:
     """Facts of one batch of a game's rounds (``n`` rows of ``table``) under ``config``."""
 
     section: str = ""
     """The game's configuration section."""
+
+    net_columns: tuple[str, ...] = ()
+    """The columns :attr:`nets` reads (and ``status``); empty: any column."""
 
     def __init__(self, table: pa.Table, config: Config):
         self.table = table
@@ -65,6 +92,11 @@ class Context:
     def table_ids(self) -> pa.ChunkedArray:
         """The batch's table ids, one object for every lookup (the configuration caches its encoding)."""
         return self.table["table_id"]
+
+    def among(self, mask: np.ndarray) -> Rounds:
+        """The rounds where ``mask`` holds, their facts read at those rounds only (made for one rule: a
+        context must not keep one, as it refers back to the context)."""
+        return Rounds(self, np.flatnonzero(mask))
 
     def param(self, key: str, dtype: Any = np.float64) -> np.ndarray:
         """A numeric setting of the game's section per round (table overrides applied)."""
@@ -87,12 +119,82 @@ class Context:
     @cached_property
     def completed(self) -> np.ndarray:
         """Rounds played to the end (not void, not dead)."""
-        return to_numpy(pc.equal(self.table["status"], "completed"), False).astype(bool)
+        return numbers(pc.equal(self.table["status"], "completed"), False).astype(bool, copy=False)
 
     @cached_property
     def void_or_dead(self) -> np.ndarray:
         """Rounds declared void or dead: every wager is returned."""
         return ~self.completed
+
+    # ---- the ``wagers`` list every game records, one element per wager, round after round ------
+    @cached_property
+    def wagers(self) -> pa.StructArray:
+        """Every wager of the batch (``seat``, ``bet``, ``amount``, ``net``), round after round."""
+        return flat_values(self.table["wagers"])
+
+    @cached_property
+    def wagers_per_round(self) -> np.ndarray:
+        return lengths(self.table["wagers"])
+
+    @cached_property
+    def wager_round(self) -> np.ndarray:
+        """The row of each wager's round."""
+        return np.repeat(np.arange(self.n, dtype=np.int64), self.wagers_per_round)
+
+    @cached_property
+    def wager_offsets(self) -> np.ndarray:
+        """Where each round's wagers start in the flattened ``wagers`` (``n + 1`` entries, the last one
+        the number of wagers)."""
+        col = combine(self.table["wagers"])
+        if isinstance(col, pa.ListArray) and not col.null_count:  # the list's own offsets
+            off = col.offsets.to_numpy().astype(np.int64, copy=False)
+            return off - off[0] if off[0] else off
+        out = np.zeros(self.n + 1, np.int64)
+        np.cumsum(self.wagers_per_round, out=out[1:])
+        return out
+
+    def round_of(self, wagers: np.ndarray) -> np.ndarray:
+        """The row of some wagers' round (as ``wager_round[wagers]``, without reading every wager's)."""
+        return np.searchsorted(self.wager_offsets, wagers, side="right") - 1
+
+    def wagers_of(self, rows: np.ndarray) -> np.ndarray:
+        """The wagers (indices into the flattened ``wagers``) of some rounds, round after round."""
+        counts = self.wagers_per_round[rows]
+        skip = self.wager_offsets[rows] - (np.cumsum(counts) - counts)  # from a wager's rank to its index
+        return np.repeat(skip, counts) + np.arange(int(counts.sum()))
+
+    @cached_property
+    def wager_seat(self) -> np.ndarray:
+        return numbers(struct_field(self.wagers, "seat"), -1)
+
+    @cached_property
+    def wager_bet(self) -> pa.Array:
+        """Each wager's bet name (an Arrow string array)."""
+        return struct_field(self.wagers, "bet")
+
+    @cached_property
+    def wager_amount(self) -> np.ndarray:
+        return numbers(struct_field(self.wagers, "amount"), 0.0).astype(np.float64, copy=False)
+
+    @cached_property
+    def wager_net(self) -> np.ndarray:
+        """Each wager's recorded net."""
+        return numbers(struct_field(self.wagers, "net"), 0.0).astype(np.float64, copy=False)
+
+    # ---- the ``events`` list (blackjack, pai gow poker), one element per event, in order ----------
+    @cached_property
+    def events(self) -> pa.StructArray:
+        """Every event of the batch, round after round, in the order recorded."""
+        return flat_values(self.table["events"])
+
+    @cached_property
+    def events_per_round(self) -> np.ndarray:
+        return lengths(self.table["events"])
+
+    @cached_property
+    def event_round(self) -> np.ndarray:
+        """The row of each event's round."""
+        return np.repeat(np.arange(self.n, dtype=np.int64), self.events_per_round)
 
     @cached_property
     def nets(self) -> Nets:
@@ -106,5 +208,6 @@ class Context:
         if "nets" in self.__dict__ or len(rows) == self.n:  # already built for every wager
             keep = rounds[self.nets.round]
             return Nets(*(getattr(self.nets, f)[keep] for f in ("round", "seat", "what", "net")))
-        part = type(self)(self.table.take(pa.array(rows)), self.config).nets
+        table = self.table.select(list(self.net_columns)) if self.net_columns else self.table
+        part = type(self)(table.take(pa.array(rows)), self.config).nets
         return Nets(rows[part.round], part.seat, part.what, part.net)

@@ -23,7 +23,7 @@ def void_round_nets(ctx: Context) -> Hits:
     nets = ctx.nets_of(ctx.void_or_dead)
     bad = money_differs(nets.net, np.zeros(len(nets.net)), ctx.unit)
     rows, seat, what, net = nets.round[bad], nets.seat[bad], nets.what[bad], nets.net[bad]
-    status = ctx.table["status"].take(pa.array(rows)).to_pylist()
+    status = ctx.table["status"].take(pa.array(rows)).to_pylist() if len(rows) else []
     message = np.array([f"seat {s} {w}: net {format_net(x)} in a {st} round" for s, w, x, st in
                         zip(seat, what, net, status, strict=True)], dtype=object)
     recorded = np.array([f"net {format_net(x)}" for x in net], dtype=object)

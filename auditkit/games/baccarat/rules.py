@@ -25,10 +25,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...cards import JOKER, cards_str
-from ...columns import combine, flat_values, lengths, to_numpy
+from ...columns import combine
 from ...money import format_money, format_net, money_differs, money_round
 from ...paytables import Config
-from ...rules.context import Context, Nets, cached_property
+from ...rules.context import Context, Nets, Rounds, cached_property, numbers
 from ...rules.integrity import shoe_excess, shoe_groups
 from ...rules.registry import Hits, preparer, rule
 from ...rules.void import VOID_SUMMARY, void_round_nets
@@ -124,8 +124,31 @@ class Baccarat(Context):
         return banker_draws(self.player_total, self.banker_total, self.player_drew, self.player_third)
 
     @cached_property
+    def player_acted_wrongly(self) -> np.ndarray:
+        return self.tableau_applies & (self.player_drew != self.player_should_draw)
+
+    @cached_property
     def banker_acted_wrongly(self) -> np.ndarray:
         return self.tableau_applies & (self.banker_drew != self.banker_should_draw)
+
+    @cached_property
+    def player_wrong_rows(self) -> np.ndarray:
+        return np.flatnonzero(self.player_acted_wrongly)
+
+    @cached_property
+    def banker_wrong_rows(self) -> np.ndarray:
+        return np.flatnonzero(self.banker_acted_wrongly)
+
+    @property
+    def player_wrong(self) -> Rounds:
+        """The (few) rounds where the player's draw or stand breaks the tableau (made per rule: not
+        cached, it refers back to this context)."""
+        return Rounds(self, self.player_wrong_rows)
+
+    @property
+    def banker_wrong(self) -> Rounds:
+        """The (few) rounds where the banker's draw or stand breaks the tableau."""
+        return Rounds(self, self.banker_wrong_rows)
 
     # ---- outcome and wagers -----------------------------------------------------------
     @cached_property
@@ -136,66 +159,19 @@ class Baccarat(Context):
     @cached_property
     def recorded_outcome(self) -> np.ndarray:
         """The recorded outcome code; -1 for a value that is none of :data:`OUTCOMES`."""
-        return to_numpy(pc.index_in(self.table["outcome"], value_set=pa.array(OUTCOMES)), -1).astype(np.int8)
+        return numbers(pc.index_in(self.table["outcome"], value_set=pa.array(OUTCOMES)), -1).astype(np.int8)
 
     @cached_property
-    def completed(self) -> np.ndarray:
-        """Rounds played to the end (not void, not dead)."""
-        return _numbers(pc.equal(self.table["status"], "completed"), False).astype(bool, copy=False)
-
-    @cached_property
-    def status(self) -> np.ndarray:
-        """Each round's status (``completed`` read only where the round is not)."""
-        rows = np.flatnonzero(~self.completed)
-        if not len(rows):  # every round completed: one value for all
-            return np.broadcast_to(np.array("completed", dtype=object), (self.n,))
-        others = _take_str(self.table["status"], rows)
-        out = np.full(self.n, "completed", dtype=f"<U{max([9, *map(len, others)])}")
-        out[rows] = others
-        return out
-
-    @cached_property
-    def wagers(self) -> pa.StructArray:
-        """Every wager of the batch, round after round."""
-        return flat_values(self.table["wagers"])
-
-    @cached_property
-    def wagers_per_round(self) -> np.ndarray:
-        return lengths(self.table["wagers"])
-
-    @cached_property
-    def wager_round(self) -> np.ndarray:
-        """The row of each wager's round."""
-        return np.repeat(np.arange(self.n, dtype=np.int32), self.wagers_per_round)
-
-    def round_of(self, wagers: np.ndarray) -> np.ndarray:
-        """The row of some wagers' round (as ``wager_round[wagers]``, without reading every wager's)."""
-        return np.searchsorted(np.cumsum(self.wagers_per_round), wagers, side="right")
-
-    @cached_property
-    def wager_bet(self) -> np.ndarray:
+    def wager_kind(self) -> np.ndarray:
         """Each wager's bet kind (:data:`BETS`, ``OTHER`` for another bet), read from the length and
         first letter of its name: exact for every player, banker and tie bet; confirm a flagged
         wager's with :meth:`bet_named`."""
-        return main_bet_kinds(self.wagers.field("bet"))
+        return main_bet_kinds(self.wager_bet)
 
     def bet_named(self, wagers: np.ndarray) -> np.ndarray:
-        """The bet kind of some wagers, read from their whole names."""
-        bet = self.wagers.field("bet").take(pa.array(wagers, pa.int64()))
-        return to_numpy(pc.index_in(bet, value_set=pa.array(BETS)), OTHER)
-
-    @cached_property
-    def wager_amount(self) -> np.ndarray:
-        return _numbers(self.wagers.field("amount"), 0.0).astype(np.float64, copy=False)
-
-    @cached_property
-    def wager_net(self) -> np.ndarray:
-        """Each wager's recorded net."""
-        return _numbers(self.wagers.field("net"), 0.0).astype(np.float64, copy=False)
-
-    @cached_property
-    def wager_seat(self) -> np.ndarray:
-        return _numbers(self.wagers.field("seat"), -1)
+        """The bet kind of some (a few flagged) wagers, read from their whole names."""
+        return np.array([BETS.index(b) if b in BETS else OTHER for b in _take_str(self.wager_bet, wagers)],
+                        dtype=np.int64)
 
     @cached_property
     def paytables(self) -> tuple[np.ndarray | None, dict[str, np.ndarray]]:
@@ -230,16 +206,23 @@ class Baccarat(Context):
         unit staked of its bet (:attr:`settlement`); NaN where it is not checked (another bet, a round
         not settled)."""
         state, payout = self.settlement
-        per_unit = wager_payouts(state, self.wagers_per_round, self.wager_bet, payout)
+        per_unit = wager_payouts(state, self.wagers_per_round, self.wager_kind, payout)
         return np.multiply(per_unit, self.wager_amount, out=per_unit)
 
     @cached_property
     def nets(self) -> Nets:
         """Every wager's net; ``what`` is its bet."""
-        what = np.array([*BETS, "bet"], dtype=object)[self.wager_bet]
-        other = np.flatnonzero(self.wager_bet == OTHER)
-        what[other] = [b or "bet" for b in _take_str(self.wagers.field("bet"), other)]
-        return Nets(round=self.wager_round, seat=self.wager_seat, what=what, net=self.wager_net)
+        return self.nets_of(np.ones(self.n, bool))
+
+    def nets_of(self, rounds: np.ndarray) -> Nets:
+        """The nets of the wagers of the rounds where ``rounds`` is True (the void check asks for the
+        few void and dead rounds), read from the batch's flattened wagers."""
+        wagers = self.wagers_of(np.flatnonzero(rounds))
+        kind = self.wager_kind[wagers]
+        what = np.array([*BETS, "bet"], dtype=object)[kind]
+        other = np.flatnonzero(kind == OTHER)
+        what[other] = [b or "bet" for b in _take_str(self.wager_bet, wagers[other])]
+        return Nets(round=self.round_of(wagers), seat=self.wager_seat[wagers], what=what, net=self.wager_net[wagers])
 
     # ---- for messages -----------------------------------------------------------------
     def two_cards(self, i: int, side: str) -> str:
@@ -258,14 +241,10 @@ class Baccarat(Context):
         return f"{cards_str(hand.cards(i))} ({int(hand.final[i])})"
 
 
-def _numbers(col: pa.Array | pa.ChunkedArray, fill: object) -> np.ndarray:
-    """A numeric column as numpy, nulls as ``fill`` (read in place when there is none)."""
-    col = combine(col)
-    return to_numpy(col, fill if col.null_count else None)
-
-
 def _take_str(arr: pa.Array | pa.ChunkedArray, rows: np.ndarray) -> np.ndarray:
     """Some rows of a string column as a Python object array (for messages)."""
+    if not len(rows):
+        return np.empty(0, object)
     return np.array(combine(arr).take(pa.array(rows, pa.int64())).to_pylist(), dtype=object)
 
 
@@ -287,7 +266,7 @@ def a_announced_point_counts(ctx: Baccarat) -> Hits:
     cols = (ctx.table["announced_player"], ctx.table["announced_banker"])
     if all(c.null_count == len(c) for c in cols):
         return _none()
-    player, banker = (_numbers(c, -1).astype(np.int16) for c in cols)
+    player, banker = (numbers(c, -1).astype(np.int16) for c in cols)
     wrong_player = (player >= 0) & (player != ctx.player_total)
     wrong_banker = (banker >= 0) & (banker != ctx.banker_total)
     rows = np.flatnonzero(ctx.complete & (wrong_player | wrong_banker))
@@ -303,8 +282,7 @@ def a_announced_point_counts(ctx: Baccarat) -> Hits:
 
 
 # ---- (b) the tableau ----------------------------------------------------------------
-def _player_finding(ctx: Baccarat, wrong: np.ndarray, rule_text: str) -> Hits:
-    rows = np.flatnonzero(wrong)
+def _player_finding(ctx: Baccarat, rows: np.ndarray, rule_text: str) -> Hits:
     msg = np.array([f"{ctx.two_cards(i, 'player')} v {ctx.two_cards(i, 'banker')}: {ctx.action(i, 'player')}; "
                     f"{rule_text}" for i in rows], dtype=object)
     exp = np.where(ctx.player_should_draw[rows], "player draws", "player stands").astype(object)
@@ -312,8 +290,7 @@ def _player_finding(ctx: Baccarat, wrong: np.ndarray, rule_text: str) -> Hits:
     return Hits(rows=rows, message=msg, expected=exp, recorded=rec)
 
 
-def _banker_finding(ctx: Baccarat, wrong: np.ndarray, rule_text: str) -> Hits:
-    rows = np.flatnonzero(wrong)
+def _banker_finding(ctx: Baccarat, rows: np.ndarray, rule_text: str) -> Hits:
     msg = np.empty(len(rows), object)
     for k, i in enumerate(rows):
         if ctx.player_drew[i]:
@@ -334,7 +311,8 @@ def b1_player_draws_0_5(ctx: Baccarat) -> Hits:
 
     Catalog: no natural, player two-card total 0-5: player draws.
     """
-    return _player_finding(ctx, ctx.tableau_applies & ctx.player_should_draw & ~ctx.player_drew,
+    wrong = ctx.player_wrong
+    return _player_finding(ctx, wrong.where(wrong.player_should_draw),
                            "a player 0-5 draws")
 
 
@@ -345,7 +323,8 @@ def b2_player_stands_6_7(ctx: Baccarat) -> Hits:
 
     Catalog: no natural, player total 6-7: player stands.
     """
-    return _player_finding(ctx, ctx.tableau_applies & ~ctx.player_should_draw & ctx.player_drew,
+    wrong = ctx.player_wrong
+    return _player_finding(ctx, wrong.where(~wrong.player_should_draw),
                            "a player 6-7 stands")
 
 
@@ -376,7 +355,8 @@ def b4_banker_seven(ctx: Baccarat) -> Hits:
 
     Catalog: player drew, banker 7: banker stands.
     """
-    return _banker_finding(ctx, ctx.banker_acted_wrongly & ctx.player_drew & (ctx.banker_total == 7),
+    wrong = ctx.banker_wrong
+    return _banker_finding(ctx, wrong.where(wrong.player_drew & (wrong.banker_total == 7)),
                            "a banker 7 stands")
 
 
@@ -388,7 +368,8 @@ def b5_banker_three(ctx: Baccarat) -> Hits:
 
     Catalog: player drew, banker 3: banker draws unless the player's third card is an 8.
     """
-    return _banker_finding(ctx, ctx.banker_acted_wrongly & ctx.player_drew & (ctx.banker_total == 3),
+    wrong = ctx.banker_wrong
+    return _banker_finding(ctx, wrong.where(wrong.player_drew & (wrong.banker_total == 3)),
                            "a banker 3 draws unless the player's third card is an 8")
 
 
@@ -400,7 +381,8 @@ def b6_banker_four(ctx: Baccarat) -> Hits:
 
     Catalog: player drew, banker 4: banker draws if player's third card is 2-7, else stands.
     """
-    return _banker_finding(ctx, ctx.banker_acted_wrongly & ctx.player_drew & (ctx.banker_total == 4),
+    wrong = ctx.banker_wrong
+    return _banker_finding(ctx, wrong.where(wrong.player_drew & (wrong.banker_total == 4)),
                            "a banker 4 draws only on a player third card 2-7")
 
 
@@ -412,7 +394,8 @@ def b7_banker_five(ctx: Baccarat) -> Hits:
 
     Catalog: player drew, banker 5: banker draws if player's third card is 4-7, else stands.
     """
-    return _banker_finding(ctx, ctx.banker_acted_wrongly & ctx.player_drew & (ctx.banker_total == 5),
+    wrong = ctx.banker_wrong
+    return _banker_finding(ctx, wrong.where(wrong.player_drew & (wrong.banker_total == 5)),
                            "a banker 5 draws only on a player third card 4-7")
 
 
@@ -424,7 +407,8 @@ def b8_banker_six(ctx: Baccarat) -> Hits:
 
     Catalog: player drew, banker 6: banker draws if player's third card is 6-7, else stands.
     """
-    return _banker_finding(ctx, ctx.banker_acted_wrongly & ctx.player_drew & (ctx.banker_total == 6),
+    wrong = ctx.banker_wrong
+    return _banker_finding(ctx, wrong.where(wrong.player_drew & (wrong.banker_total == 6)),
                            "a banker 6 draws only on a player third card 6-7")
 
 
@@ -437,7 +421,8 @@ def b9_banker_draws_after_player_stood(ctx: Baccarat) -> Hits:
 
     Catalog: player stood, banker 0-5: banker draws.
     """
-    return _banker_finding(ctx, ctx.banker_acted_wrongly & ~ctx.player_drew & (ctx.banker_total <= 5),
+    wrong = ctx.banker_wrong
+    return _banker_finding(ctx, wrong.where(~wrong.player_drew & (wrong.banker_total <= 5)),
                            "a banker 0-5 draws when the player stands")
 
 
@@ -449,7 +434,8 @@ def b10_banker_stands_after_player_stood(ctx: Baccarat) -> Hits:
 
     Catalog: player stood, banker 6 (and 7): banker stands; player 6 vs banker 6 is a tie.
     """
-    return _banker_finding(ctx, ctx.banker_acted_wrongly & ~ctx.player_drew & (ctx.banker_total >= 6),
+    wrong = ctx.banker_wrong
+    return _banker_finding(ctx, wrong.where(~wrong.player_drew & (wrong.banker_total >= 6)),
                            "a banker 6-7 stands when the player stands")
 
 
@@ -462,7 +448,8 @@ def b11_banker_draws_on_0_2(ctx: Baccarat) -> Hits:
 
     Catalog: player drew, banker 0-2: banker draws.
     """
-    return _banker_finding(ctx, ctx.banker_acted_wrongly & ctx.player_drew & (ctx.banker_total <= 2),
+    wrong = ctx.banker_wrong
+    return _banker_finding(ctx, wrong.where(wrong.player_drew & (wrong.banker_total <= 2)),
                            "a banker 0-2 always draws")
 
 
@@ -491,7 +478,7 @@ def c_player_third_card_first(ctx: Baccarat) -> Hits:
         return _none()
     orders = pc.dictionary_encode(col.take(pa.array(both)))  # a few distinct orders, each read once
     banker_first = np.array([_banker_third_first(s) for s in orders.dictionary.to_pylist()] + [False])
-    rows = both[banker_first[_numbers(orders.indices, -1).astype(np.int64)]]
+    rows = both[banker_first[numbers(orders.indices, -1).astype(np.int64)]]
     recorded = _take_str(col, rows)
     msg = np.array([f"deal order {o}: banker's third card {cards_str(ctx.banker.cards(i, slice(2, 3)))} dealt "
                     f"before the player's {cards_str(ctx.player.cards(i, slice(2, 3)))}"
@@ -548,7 +535,7 @@ def paytable(ctx: Baccarat) -> Hits:
     rows = ctx.round_of(wrong)
     expected = money_round(expected[wrong], ctx.unit, ctx.rounding)
     net, amount, seat = ctx.wager_net[wrong], ctx.wager_amount[wrong], ctx.wager_seat[wrong]
-    bets = _take_str(ctx.wagers.field("bet"), wrong)
+    bets = _take_str(ctx.wager_bet, wrong)
     msg = np.array([f"seat {s} {b} bet {format_money(a)}: player {int(ctx.player_final[i])} v banker "
                     f"{int(ctx.banker_final[i])} ({OUTCOMES[ctx.dealt[i]]}); net {format_net(x)}, "
                     f"expected {format_net(e)}"
@@ -618,13 +605,13 @@ def e_one_more_hand_after_the_cutting_card(table: pa.Table, config: Config) -> H
     shoe (``round_seq`` order); any later round of the shoe is a finding on that later round.
     """
     group = shoe_groups(table)
-    cut = _numbers(table["cut_card"], False).astype(bool)
+    cut = numbers(table["cut_card"], False).astype(bool)
     pos = np.arange(table.num_rows, dtype=np.int64)
     first_cut = np.full(int(group.max(initial=-1)) + 1, np.iinfo(np.int64).max // 2, dtype=np.int64)
     np.minimum.at(first_cut, group[cut], pos[cut])
     cut_at = first_cut[group]
     rows = np.flatnonzero(pos > cut_at + 1)
-    seq = _numbers(table["round_seq"], -1).astype(np.int64)
+    seq = numbers(table["round_seq"], -1).astype(np.int64)
     msg = np.array([f"round_seq {seq[i]} dealt after the last hand: the cutting card appeared in round_seq "
                     f"{seq[cut_at[i]]}, round_seq {seq[cut_at[i] + 1]} was the last hand" for i in rows],
                    dtype=object)

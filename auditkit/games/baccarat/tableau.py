@@ -13,7 +13,8 @@ from collections.abc import Collection
 import numpy as np
 
 __all__ = ["NATURALS", "PLAYER_DRAWS_ON", "BANKER_DRAWS_WHEN_PLAYER_STOOD", "BANKER_DRAWS_WHEN_PLAYER_DREW",
-           "OUTCOMES", "is_natural", "player_draws", "banker_draws", "outcome_of"]
+           "OUTCOMES", "is_natural", "player_draws", "banker_draws", "banker_draws_table",
+           "outcome_of"]
 
 NATURALS = frozenset({8, 9})
 """(b)(3): a two-card 8 or 9 on either hand is a natural; no more cards are dealt to either hand."""
@@ -41,10 +42,12 @@ OUTCOMES = ("player", "banker", "tie")
 
 
 def _among(values: np.ndarray, allowed: Collection[int]) -> np.ndarray:
-    """Is each point value (0-9) one of ``allowed``? (Two comparisons when ``allowed`` is a range of values.)"""
+    """Is each point value (0-9) one of ``allowed``? (One or two comparisons when ``allowed`` is a range.)"""
     lo, hi = min(allowed, default=0), max(allowed, default=-1)
     if len(allowed) == hi - lo + 1:
-        return (values >= lo) & (values <= hi)
+        if lo <= 0:
+            return values <= hi
+        return values >= lo if hi >= 9 else (values >= lo) & (values <= hi)
     among = np.zeros(10, bool)
     among[list(allowed)] = True
     return among[values]
@@ -60,20 +63,29 @@ def player_draws(player_total: np.ndarray, banker_total: np.ndarray) -> np.ndarr
     return ~is_natural(player_total, banker_total) & _among(player_total, PLAYER_DRAWS_ON)
 
 
+def banker_draws_table() -> np.ndarray:
+    """:data:`BANKER_DRAWS_WHEN_PLAYER_STOOD` and :data:`BANKER_DRAWS_WHEN_PLAYER_DREW` as one lookup
+    table ``[player drew, banker two-card total, player third-card value]`` (a banker 8 or 9 stands),
+    built from them at each call (a test may change them)."""
+    table = np.zeros((2, 10, 10), bool)
+    table[0, list(BANKER_DRAWS_WHEN_PLAYER_STOOD), :] = True  # the player's third card does not matter
+    for banker, on in BANKER_DRAWS_WHEN_PLAYER_DREW.items():
+        table[1, banker, list(on)] = True
+    return table
+
+
 def banker_draws(player_total: np.ndarray, banker_total: np.ndarray, player_drew: np.ndarray,
                  player_third: np.ndarray) -> np.ndarray:
     """Must the banker draw, given whether the player drew and the player's third-card value?
 
     ``player_third`` is ignored where the player did not draw: the banker then draws on
-    :data:`BANKER_DRAWS_WHEN_PLAYER_STOOD`, else as :data:`BANKER_DRAWS_WHEN_PLAYER_DREW` says.
+    :data:`BANKER_DRAWS_WHEN_PLAYER_STOOD`, else as :data:`BANKER_DRAWS_WHEN_PLAYER_DREW` says
+    (one lookup in :func:`banker_draws_table`).
     """
-    drew = np.zeros((10, 10), bool)  # [banker total, player third card]: the table above, 8 and 9 standing
-    for banker, on in BANKER_DRAWS_WHEN_PLAYER_DREW.items():
-        drew[banker, list(on)] = True
-    at = np.asarray(banker_total, np.uint8) * np.uint8(10) + np.asarray(player_third, np.uint8)  # [banker, third]
-    after_draw = drew.ravel()[at]
-    after_stand = _among(banker_total, BANKER_DRAWS_WHEN_PLAYER_STOOD)
-    return ~is_natural(player_total, banker_total) & np.where(player_drew, after_draw, after_stand)
+    at = np.asarray(player_drew, bool).view(np.uint8) * np.uint8(100)  # the flat index, one byte (< 200)
+    at += np.asarray(banker_total, np.uint8) * np.uint8(10)
+    at += np.asarray(player_third, np.uint8)
+    return ~is_natural(player_total, banker_total) & banker_draws_table().ravel()[at]
 
 
 def outcome_of(player_final: np.ndarray, banker_final: np.ndarray) -> np.ndarray:

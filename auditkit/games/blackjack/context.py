@@ -15,27 +15,20 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...cards import JOKER, cards_str
-from ...columns import combine, flat_values, struct_field
+from ...columns import combine, flat_values, lengths, struct_field
 from ...rules.context import Context, Nets, cached_property
 from ...rules.registry import preparer
 from . import hands as H
 from .kernels import list_counts, list_totals
 
-__all__ = ["Blackjack", "card_lists", "list_lengths"]
+__all__ = ["Blackjack", "card_lists"]
 
 GAME = "blackjack"
 
 
-def list_lengths(col: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """Each list's length, from the offsets (a null list has none)."""
-    arr = combine(col)
-    n = np.diff(arr.offsets.to_numpy()).astype(np.int64, copy=False)
-    return np.where(arr.is_null().to_numpy(zero_copy_only=False), 0, n) if arr.null_count else n
-
-
 def card_lists(col: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Flat int8 codes of a ``list<int8>`` column, each list's start in them and its length."""
-    n = list_lengths(col)
+    n = lengths(col)
     flat = flat_values(col).to_numpy(zero_copy_only=False).astype(np.int8, copy=False)
     start = np.zeros(len(n), dtype=np.int64)
     np.cumsum(n[:-1], out=start[1:])
@@ -72,6 +65,7 @@ class Blackjack(Context):
     """Facts of one batch of blackjack rounds under a configuration."""
 
     section = GAME
+    net_columns = ("status", "hands", "wagers")  # what :attr:`nets` reads (the void check takes its rounds with them)
 
     # ---- the paytable and house rules, per round ([blackjack] settings, table overrides applied) ----
     @cached_property
@@ -165,7 +159,7 @@ class Blackjack(Context):
 
     @cached_property
     def hand_round(self) -> np.ndarray:
-        return np.repeat(np.arange(self.n, dtype=np.int64), list_lengths(self.table["hands"]))
+        return np.repeat(np.arange(self.n, dtype=np.int64), lengths(self.table["hands"]))
 
     @cached_property
     def seat(self) -> np.ndarray:
@@ -314,31 +308,7 @@ class Blackjack(Context):
         """Recorded as won, pushed or lost as the result says (the amount aside)."""
         return np.where(self.wins, self.recorded_win, np.where(self.pushes, self.recorded_push, self.recorded_loss))
 
-    # ---- side wagers (``wagers``), one element per wager ----------------------------------------
-    @cached_property
-    def wagers(self) -> pa.Array:
-        return flat_values(self.table["wagers"])
-
-    @cached_property
-    def wager_round(self) -> np.ndarray:
-        return np.repeat(np.arange(self.n, dtype=np.int64), list_lengths(self.table["wagers"]))
-
-    @cached_property
-    def wager_seat(self) -> np.ndarray:
-        return _numpy(struct_field(self.wagers, "seat"), -1, np.int64)
-
-    @cached_property
-    def wager_amount(self) -> np.ndarray:
-        return _numpy(struct_field(self.wagers, "amount"), 0.0, np.float64)
-
-    @cached_property
-    def wager_net(self) -> np.ndarray:
-        return _numpy(struct_field(self.wagers, "net"), 0.0, np.float64)
-
-    @cached_property
-    def wager_bet(self) -> pa.Array:
-        return struct_field(self.wagers, "bet")
-
+    # ---- side wagers (``wagers``, read by the shared Context), one element per wager --------------
     @cached_property
     def is_insurance(self) -> np.ndarray:
         return _numpy(pc.equal(self.wager_bet, "insurance"), False, bool)
@@ -347,19 +317,7 @@ class Blackjack(Context):
     def is_even_money(self) -> np.ndarray:
         return _numpy(pc.equal(self.wager_bet, "even_money"), False, bool)
 
-    # ---- wager events, in order -----------------------------------------------------------------
-    @cached_property
-    def events(self) -> pa.Array:
-        return flat_values(self.table["events"])
-
-    @cached_property
-    def events_per_round(self) -> np.ndarray:
-        return list_lengths(self.table["events"])
-
-    @cached_property
-    def event_round(self) -> np.ndarray:
-        return np.repeat(np.arange(self.n, dtype=np.int64), self.events_per_round)
-
+    # ---- wager events (``events``, read by the shared Context), in order ---------------------------
     @cached_property
     def event_seat(self) -> np.ndarray:
         return _numpy(struct_field(self.events, "seat"), -1, np.int64)

@@ -11,6 +11,7 @@ two-card 21 on a hand that is not from a split."
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -57,13 +58,18 @@ def hand_totals(cards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return best_total(BLACKJACK_POINTS[cards].sum(axis=1, dtype=np.int16), IS_ACE[cards].any(axis=1))
 
 
+_BEST_TOTALS = [best_total(hard, ace) for hard in range(64) for ace in (False, True)]
+"""``best_total(hard, ace)`` at ``2 * hard + ace`` for every hard total below 64 (for :func:`total`)."""
+
+
 def total(cards: list[int]) -> tuple[int, bool]:
-    """Total and softness of one hand's card codes (a plain loop: the simulator calls it per card dealt)."""
+    """Total and softness of one hand's card codes (a plain loop and :func:`best_total` looked up in
+    :data:`_BEST_TOTALS`: the simulator calls it per card dealt)."""
     hard, ace = 0, False
     for c in cards:
         hard += POINTS[c]
-        ace = ace or ACES[c]
-    return best_total(hard, ace)
+        ace |= ACES[c]
+    return _BEST_TOTALS[2 * hard + ace] if hard < 64 else best_total(hard, ace)
 
 
 def is_blackjack(n_cards: Any, total: Any, split: Any) -> Any:
@@ -118,6 +124,7 @@ def loses(player: Any, player_bj: Any, dealer: Any) -> Any:
     return busts(player) | (_not(player_bj | busts(dealer)) & (dealer > player))
 
 
+@cache  # the simulator asks hand by hand; there are a few hundred distinct (totals, blackjacks)
 def outcome(player: int, player_bj: bool, dealer: int, dealer_bj: bool) -> tuple[str, int]:
     """One hand's result: the subsection it rests on and its direction (1 win, 0 push, -1 loss)."""
     if wins_dealer_busts(player, player_bj, dealer):

@@ -32,7 +32,7 @@ import pyarrow as pa
 from ...cards import JOKER
 from ...paytables import Config
 from ...schema import EVENT, WAGER, schema_for
-from .hands import POINTS, dealer_must_draw, is_blackjack, is_live, outcome, total
+from .hands import POINTS, TWENTY_ONE, dealer_must_draw, is_blackjack, is_live, outcome, total
 from .schema import HAND as BLACKJACK_HAND
 
 __all__ = ["simulate", "CITATIONS"]
@@ -54,10 +54,10 @@ def _up_value(card: int) -> int:
     return 11 if card >= 48 else POINTS[card]
 
 
-def _strategy(cards: list[int], up: int, can_double: bool, can_split: bool, can_surrender: bool,
-              r: random.Random) -> str:
-    """Basic-strategy-like decision: H hit, S stand, D double, P split, R surrender (with a little noise)."""
-    t, soft = total(cards)
+def _strategy(cards: list[int], t: int, soft: bool, up: int, can_double: bool, can_split: bool,
+              can_surrender: bool, r: random.Random) -> str:
+    """Basic-strategy-like decision on a hand of total ``t`` (``soft``): H hit, S stand, D double, P split,
+    R surrender (with a little noise)."""
     if can_split and cards[0] // 4 == cards[1] // 4:
         rank = cards[0] // 4  # 0 = deuce .. 12 = ace
         v = min(rank + 2, 10) if rank < 12 else 11
@@ -99,26 +99,29 @@ class Hand:
 
     @property
     def blackjack(self) -> bool:
-        """:func:`hands.is_blackjack` (the card count tested first: most hands are not two cards)."""
-        return len(self.cards) == 2 and bool(is_blackjack(2, total(self.cards)[0], self.split))
+        """:func:`hands.is_blackjack` (the card count and the total tested first: most hands are no two-card 21)."""
+        return len(self.cards) == 2 and total(self.cards)[0] == TWENTY_ONE and bool(is_blackjack(2, TWENTY_ONE,
+                                                                                                 self.split))
 
     def live(self) -> bool:
         """:func:`hands.is_live` (a surrendered or even money hand is not, whatever its cards)."""
         if self.surrendered or self.em:
             return False
-        return bool(is_live(total(self.cards)[0], False, self.blackjack, False))
+        t = total(self.cards)[0]
+        blackjack = len(self.cards) == 2 and t == TWENTY_ONE and bool(is_blackjack(2, t, self.split))
+        return bool(is_live(t, False, blackjack, False))
 
 
 def _dealer(dealer: list[int]) -> tuple[int, bool]:
     """The dealer's total and whether it is a blackjack."""
     t = total(dealer)[0]
-    return t, bool(is_blackjack(len(dealer), t, False))
+    return t, t == TWENTY_ONE and bool(is_blackjack(len(dealer), t, False))
 
 
 def _result(h: Hand, dealer_total: int, dealer_bj: bool) -> tuple[str, int]:
     """The subsection a compared hand's result rests on, and its direction (:func:`hands.outcome`)."""
     p = total(h.cards)[0]
-    return outcome(p, bool(is_blackjack(len(h.cards), p, h.split)), dealer_total, dealer_bj)
+    return outcome(p, p == TWENTY_ONE and bool(is_blackjack(len(h.cards), p, h.split)), dealer_total, dealer_bj)
 
 
 def settle(h: Hand, dealer_total: int, dealer_bj: bool) -> float:
@@ -187,11 +190,12 @@ def _play(shoe: list[int], pos: int, bets: dict[int, float], r: random.Random, h
     if up >= 48:  # insurance / even money offered
         for s in seats:
             h = hands[s][0]
-            if h.blackjack and r.random() < 0.5:
+            blackjack = h.blackjack
+            if blackjack and r.random() < 0.5:
                 h.em = True
                 rd.wagers.append([s, "even_money", h.wager, 0.0])
                 rd.events.append(("wager", s, "even_money", h.wager))
-            elif not h.blackjack and r.random() < 0.12:
+            elif not blackjack and r.random() < 0.12:
                 rd.wagers.append([s, "insurance", h.wager / 2, 0.0])
                 rd.events.append(("wager", s, "insurance", h.wager / 2))
     if not _dealer(rd.dealer)[1]:
@@ -207,11 +211,12 @@ def _play(shoe: list[int], pos: int, bets: dict[int, float], r: random.Random, h
                 if split_aces:
                     continue  # one card each, already dealt
                 while True:
-                    t = total(h.cards)[0]
+                    t, soft = total(h.cards)
                     if t >= 21:
                         break
                     two = len(h.cards) == 2
-                    d = _strategy(h.cards, upv, two, two and len(queue) < 4 and not (h.split and h.cards[0] >= 48),
+                    d = _strategy(h.cards, t, soft, upv, two,
+                                  two and len(queue) < 4 and not (h.split and h.cards[0] >= 48),
                                   two and not h.split and len(queue) == 1, r)
                     if d == "P":
                         new = Hand(s, len(queue), [h.cards.pop()], h.wager, split=True)

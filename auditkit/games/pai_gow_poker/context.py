@@ -66,21 +66,9 @@ class PaiGowPoker(Context):
     """Facts of one batch of pai gow poker rounds."""
 
     section = GAME
+    net_columns = ("status", "hands", "wagers")  # what :attr:`nets` reads (the void check takes its rounds with them)
 
-    # ---- events, flattened in round order ---------------------------------------------------
-    @cached_property
-    def events(self) -> pa.StructArray:
-        return flat_values(self.table["events"])
-
-    @cached_property
-    def events_per_round(self) -> np.ndarray:
-        return lengths(self.table["events"])
-
-    @cached_property
-    def event_round(self) -> np.ndarray:
-        """The round (row) of each event."""
-        return np.repeat(np.arange(self.n, dtype=np.int64), self.events_per_round)
-
+    # ---- events (``events``, read by the shared Context), in round order ----------------------------
     @cached_property
     def event_position(self) -> np.ndarray:
         """Each event's position in its round (0 = first)."""
@@ -445,12 +433,9 @@ class PaiGowPoker(Context):
         """Every hand's net, then every ``wagers`` entry's."""
         hands = Nets(self.hand_round, self.hand_seat, np.broadcast_to(np.array("hand", dtype=object), self.hand_round.shape),
                      self.hand_net)
-        w = flat_values(self.table["wagers"])
-        if not len(w):
+        if not len(self.wagers):
             return hands
-        wagers = Nets(np.repeat(np.arange(self.n, dtype=np.int64), lengths(self.table["wagers"])),
-                      _numbers(w.field("seat"), -1, np.int32), _numbers(w.field("bet"), "wager", object),
-                      _numbers(w.field("net"), 0.0, np.float64))
+        wagers = Nets(self.wager_round, self.wager_seat, _numbers(self.wager_bet, "wager", object), self.wager_net)
         return Nets.join(hands, wagers)
 
     # ---- integrity -------------------------------------------------------------------------------------------

@@ -97,6 +97,7 @@ class ThreeCardPoker(Context):
     """
 
     section = GAME
+    net_columns = ("status", "hands")  # what :attr:`nets` reads (the void check takes its rounds with them)
 
     # ---- the dealer (per round) --------------------------------------------------------------------------
     @cached_property
