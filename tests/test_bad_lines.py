@@ -89,17 +89,17 @@ def test_reasons_are_cut_to_a_fixed_length_and_the_raw_line_kept(tmp_path):
     assert game in q["raw"][0]
 
 
-def test_a_field_named_twice_is_a_bad_record_an_unread_one_is_not(tmp_path):
+def test_a_key_named_twice_is_a_bad_record_wherever_it_is(tmp_path):
     good = json.dumps(_record())
     twice = '{"outcome": "banker", ' + good[1:]
     unread = '{"note": 1, "note": 2, ' + json.dumps(_record(round_id="other"))[1:]
     nested = good.replace('"seat": 1,', '"seat": 1, "seat": 2,', 1)
     assert nested != good
-    report, store = _ingest(tmp_path, twice, unread, nested)
+    report, store = _ingest(tmp_path, twice, unread, nested, json.dumps(_record(round_id="fine")))
     assert report.total("stored") == 1
-    reasons = _reasons(store)
-    assert reasons[1] == "field outcome is named twice in one object (a duplicate JSON key)"
-    assert reasons[3] == "field wagers[0].seat is named twice in one object (a duplicate JSON key)"
+    assert _reasons(store) == {1: 'key "outcome" named twice in one object (a duplicate JSON key)',
+                               2: 'key "note" named twice in one object (a duplicate JSON key)',
+                               3: 'key "seat" named twice in one object (a duplicate JSON key)'}
 
 
 def test_the_same_round_written_with_10_or_10_0_is_the_same_content(tmp_path):

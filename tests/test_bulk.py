@@ -39,7 +39,7 @@ ODD_LINES = [b"", b"   ", b"\t", b"\x0b", b"\x00\x00\x00", b"\x00", b"null", b"[
 
 def _styles(rec: dict, rng: random.Random) -> bytes | None:
     """The record as one JSON line in one of several styles (None when Python cannot write it)."""
-    style = rng.randrange(5)
+    style = rng.randrange(5)  # 0-3: styles of the same content; 4: keys named twice
     try:
         if style == 0:
             text = json.dumps(rec)
@@ -49,9 +49,13 @@ def _styles(rec: dict, rng: random.Random) -> bytes | None:
             text = json.dumps(dict(sorted(rec.items(), reverse=True)), indent=None)
         elif style == 3:  # whole amounts written with a fraction, as a re-export might
             text = json.dumps(rec).replace(": 0,", ": 0.0,").replace(": 5,", ": 5.0,")
-        else:  # a key named twice, first with another value
+        elif rng.random() < 0.5:  # a key named twice, first with another value
             key = rng.choice(sorted(rec) or ["x"])
             text = "{" + json.dumps(key) + ': "other", ' + json.dumps(rec)[1:]
+        else:  # a field auditkit does not read, named twice (at the top or in a wager), or once
+            twice = rng.choice(['"note": 1, "note": 2, ', '"note": [{"a": 1, "a": 1}], ', '"note": {"k": 1}, '])
+            text = json.dumps(rec)
+            text = text.replace('"seat": ', twice + '"seat": ', 1) if rng.random() < 0.5 else "{" + twice + text[1:]
     except ValueError:  # an integer of more than 4,300 digits
         return None
     return text.encode("utf-8", errors="surrogatepass")

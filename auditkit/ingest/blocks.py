@@ -71,7 +71,8 @@ def json_schema() -> pa.Schema:
 
 @functools.cache
 def _parse_options() -> pj.ParseOptions:
-    return pj.ParseOptions(explicit_schema=json_schema(), unexpected_field_behavior="ignore")
+    # "infer", not "ignore": the parser then refuses a key named twice in any object, known or not
+    return pj.ParseOptions(explicit_schema=json_schema(), unexpected_field_behavior="infer")
 
 
 def staged_schema(game: str) -> pa.Schema:
@@ -242,9 +243,7 @@ def parse_block(block: Lines, *, bulk: bool = True) -> Parsed:
         for part in np.split(cand, np.flatnonzero(np.diff(run[cand])) + 1):
             _bulk_parse(block, part, 0, len(part), pieces, slow)
         slow += [int(i) for i in np.flatnonzero(todo & barrier)]
-        if pieces:
-            table = pa.concat_tables([t for _, t in pieces])
-            at = np.concatenate([c for c, _ in pieces])
+        for at, table in pieces:  # one by one: each holds the unknown fields of its own lines
             slow += [int(i) for i in at[_bulk_rows(table, at + block.first, parsed)]]
         slow.sort()
     else:

@@ -21,7 +21,7 @@ from ..schema import CARDS, EVENT, STATUSES, WAGER
 from .records import MAX_AMOUNT
 
 __all__ = ["Col", "np_mask", "valid", "text", "integer", "money", "flag", "choice", "cards", "timestamps", "status",
-           "wagers", "events_types", "struct_items", "rebuild_list", "any_per_row"]
+           "wagers", "events_types", "struct_items", "rebuild_list", "any_per_row", "child"]
 
 Col = pa.Array
 INT32 = 2**31
@@ -117,6 +117,12 @@ def cards(arr: Col, required: bool) -> tuple[pa.ListArray, np.ndarray]:
     present = valid(arr)
     ok = ~any_per_row(~known, lengths) & (present | (not required))
     return rebuild_list(lengths, pa.array(codes, CARDS.value_type), present), ok
+
+
+def child(arr: Col, name: str) -> Col:
+    """A field of a struct column, null where the struct is (other fields, unknown ones the parser
+    inferred, may be there too)."""
+    return arr.flatten()[arr.type.get_field_index(name)]
 
 
 def struct_items(arr: Col) -> tuple[np.ndarray, dict[str, Col], np.ndarray]:

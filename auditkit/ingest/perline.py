@@ -2,9 +2,9 @@
 
 This is the reference the bulk reader (:mod:`auditkit.ingest.blocks`) is
 property-tested against, and the path every line the bulk reader cannot vouch
-for takes: ``json.loads`` (a key named twice in one object reads as
-:data:`~auditkit.ingest.records.NAMED_TWICE`, an error where the field is read), then
-:func:`~auditkit.ingest.records.parse_record`. Live mode reads its lines here too.
+for takes: ``json.loads`` (a key named twice in one object, at any depth, makes the line a bad
+record: which value was meant?), then :func:`~auditkit.ingest.records.parse_record`. Live mode
+reads its lines here too.
 """
 
 from __future__ import annotations
@@ -12,9 +12,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .records import NAMED_TWICE, BadRecord, parse_record
+from .records import BadRecord, parse_record
 
 __all__ = ["decode_line", "from_object", "storable"]
+
+
+class _NamedTwice(ValueError):
+    """A JSON object naming one key twice."""
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -23,7 +27,7 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                obj[key] = NAMED_TWICE
+                raise _NamedTwice(key)
             seen.add(key)
     return obj
 
@@ -42,8 +46,12 @@ def _json(text: str) -> tuple[Any, str | None]:
         except json.JSONDecodeError as exc:
             msg = exc.msg.removesuffix(" at")  # 'Invalid control character at' already ends in "at"
             return None, f"not valid JSON: {msg} at column {exc.colno}"
+        except _NamedTwice:
+            raise
         except ValueError:  # an integer of more than 4,300 digits: read as a float
             return json.loads(text, parse_int=_long_int, object_pairs_hook=_pairs), None
+    except _NamedTwice as exc:
+        return None, f"key {json.dumps(str(exc))[:200]} named twice in one object (a duplicate JSON key)"
     except RecursionError:
         return None, "not valid JSON: nested too deeply"
 

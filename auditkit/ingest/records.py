@@ -20,7 +20,7 @@ from ..cards import CardError, parse_cards
 from ..games import Game
 from ..schema import STATUSES
 
-__all__ = ["BadRecord", "parse_record", "normalise_id", "NAMED_TWICE", "local_date", "read_value", "read_str", "read_int", "read_money",
+__all__ = ["BadRecord", "parse_record", "normalise_id", "local_date", "read_value", "read_str", "read_int", "read_money",
            "read_bool", "read_cards", "read_list", "read_dice", "show_value", "MAX_AMOUNT"]
 
 
@@ -31,15 +31,6 @@ MAX_AMOUNT = 10**13
 class BadRecord(ValueError):
     """A line that cannot be read as a round; the message says why."""
 
-
-class _NamedTwice:
-    def __repr__(self) -> str:
-        return "<named twice>"
-
-
-NAMED_TWICE = _NamedTwice()
-"""The value the JSON reader gives a key named twice in one object: reading that field is an
-error (which value was meant?); a field auditkit does not read may be named twice."""
 
 _EDGES = re.compile(r"^[\s\u200b-\u200d\u2060\ufeff]+|[\s\u200b-\u200d\u2060\ufeff]+$")
 
@@ -55,8 +46,6 @@ _MISSING = object()
 
 def read_value(obj: dict, key: str, where: str, required: bool) -> Any:
     value = obj.get(key, _MISSING)
-    if value is NAMED_TWICE:
-        raise BadRecord(f"field {where}{key} is named twice in one object (a duplicate JSON key)")
     if value is _MISSING or value is None:
         if required:
             raise BadRecord(f"missing required field {where}{key}")

@@ -24,7 +24,7 @@ def read(t: dict[str, pa.Array]) -> tuple[dict[str, pa.Array], np.ndarray]:
     """Stored baccarat columns of parsed rows, and the rows they are right for."""
     player, ok_player = F.cards(t["player_cards"], required=True)
     banker, ok_banker = F.cards(t["banker_cards"], required=True)
-    a_player, a_banker = t["announced"].flatten()
+    a_player, a_banker = F.child(t["announced"], "player"), F.child(t["announced"], "banker")
     order = t["deal_order"]
     order_ok = ~F.valid(order) | F.np_mask(pc.match_substring_regex(order, r"^[PBpb]+$"))
     ok = (ok_player & ok_banker & F.choice(t["outcome"], OUTCOMES) & F.valid(t["shoe_id"])
