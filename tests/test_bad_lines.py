@@ -60,7 +60,7 @@ def test_a_line_longer_than_the_limit_is_quarantined_without_being_held(tmp_path
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     stored, quarantined, peak_kib = map(int, out)
     assert (stored, quarantined) == (1, 1)
-    assert peak_kib < 600 * 1024, f"peak RSS {peak_kib / 1024:.0f} MiB for a 1.2 GB line"
+    assert peak_kib < 900 * 1024, f"peak RSS {peak_kib / 1024:.0f} MiB for a 1.2 GB line (4.5 GB before)"
     (reason,) = _reasons(Store(tmp_path / "store")).values()
     assert reason == f"line longer than {MAX_LINE:,} bytes"
     raw = Store(tmp_path / "store").quarantine()["raw"][0]
