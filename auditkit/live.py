@@ -138,6 +138,11 @@ class RecentRounds:
 
     def __init__(self, capacity: int = 100_000):
         self.capacity = capacity
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget every round (the arrays are allocated again, once)."""
+        capacity = self.capacity
         self.id_hash = np.zeros(capacity, np.uint64)
         self.line_hash = np.zeros(capacity, np.uint64)
         self.file = np.full(capacity, -1, np.int32)
@@ -197,7 +202,7 @@ class RecentRounds:
     def restore(self, state: dict[str, Any]) -> None:
         dtypes = {"ids": np.uint64, "lines": np.uint64, "file": np.int32, "line": np.int64}
         c = {k: np.frombuffer(base64.b64decode(state[k]), t) for k, t in dtypes.items()}
-        self.__init__(self.capacity)  # type: ignore[misc]
+        self.clear()
         files = state["files"]
         skip = max(len(c["ids"]) - self.capacity, 0)  # a checkpoint of a larger window: its newest rounds
         for i, h, f, n in zip(*(c[k][skip:].tolist() for k in dtypes), strict=True):
