@@ -61,8 +61,10 @@ log = logging.getLogger("auditkit.live")
 
 CHECKPOINT_VERSION = 1
 HEAD = 4096                  # bytes of a file's start kept as a hash, to know it again after a restart
-READ_LIMIT = 1 << 20         # bytes read from one file in one poll (bounds memory; the rest comes next poll)
-GZIP_LINES = 20_000          # lines of a gzip file validated per batch
+READ_BUDGET = 2 << 20        # bytes read from all files in one poll, shared out evenly (a watcher behind its
+READ_MIN = 16 << 10          #   logs reads ~3,000 rounds a poll, however many files), at least READ_MIN a file;
+READ_LIMIT = 1 << 20         #   a file's line longer than its share is read whole, up to READ_LIMIT
+GZIP_LINES = 4_000           # lines of a gzip file validated per batch
 COLUMNS = [f.name for f in FINDINGS]
 WARNED = 10_000              # files warned about once (skipped CSV logs, missing paths) remembered
 
@@ -551,6 +553,7 @@ class Watcher:
         self._listed = listing
         lines: list[tuple[Tracked, int, bytes]] = []
         more = False
+        share = max(READ_BUDGET // max(len(self.files), len(listing), 1), READ_MIN)
         for key, t in list(self.files.items()):  # files renamed away or deleted: read to their end, then drop
             if key in listing:
                 t.orphan_since = None
@@ -558,7 +561,7 @@ class Watcher:
             if t.orphan_since is None:
                 t.orphan_since = now
             final = now - t.orphan_since >= self.orphan_grace or t.gzip
-            more |= self._read(t, lines, final=bool(final))
+            more |= self._read(t, lines, share, final=bool(final))
             if final:
                 t.close()
                 del self.files[key]
@@ -573,7 +576,7 @@ class Watcher:
             if t.gzip:
                 self._read_gzip(t, st, now)
             elif t.gzip is False:
-                more |= self._read(t, lines)
+                more |= self._read(t, lines, share)
         if lines:
             self._process(lines)
         for shoes in self.shoes.values():
@@ -582,8 +585,9 @@ class Watcher:
             self.poll_times.add(time.monotonic() - now, time.thread_time() - cpu)
         return more
 
-    def _read(self, t: Tracked, lines: list[tuple[Tracked, int, bytes]], final: bool = False) -> bool:
-        """Append the complete new lines of a plain file; True if more than a poll's worth is waiting."""
+    def _read(self, t: Tracked, lines: list[tuple[Tracked, int, bytes]], limit: int = READ_LIMIT,
+              final: bool = False) -> bool:
+        """Append the complete new lines of a plain file, about ``limit`` bytes of them; True if more is waiting."""
         if t.gzip:
             return False
         try:
@@ -604,8 +608,11 @@ class Watcher:
         if size == t.offset:
             return False
         t.fh.seek(t.offset)
-        data = t.fh.read(READ_LIMIT)
+        data = t.fh.read(limit)
         cut = data.rfind(b"\n") + 1
+        if cut == 0 and len(data) == limit < READ_LIMIT:  # a line longer than the share: read it whole
+            data += t.fh.read(READ_LIMIT - limit)
+            cut = data.rfind(b"\n") + 1
         if final and cut < len(data) and t.offset + len(data) == size:
             cut = len(data)  # the writer is gone: its last line is complete as it stands
         parts = data[:cut].split(b"\n")

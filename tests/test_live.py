@@ -377,3 +377,30 @@ def test_warned_files_are_remembered_up_to_a_bound(tmp_path, monkeypatch):
     for i in range(10):
         w._warn(f"f{i}", f"file {i}")
     assert list(w.warned) == ["f7", "f8", "f9"]
+
+
+def test_a_poll_reads_at_most_its_budget_shared_over_the_files(tmp_path, monkeypatch):
+    """A watcher behind 30 files reads about READ_BUDGET bytes a poll in all, some of each file, however many."""
+    import auditkit.live as live
+
+    monkeypatch.setattr(live, "READ_BUDGET", 30 * 4096)
+    monkeypatch.setattr(live, "READ_MIN", 1024)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    data = streams("baccarat", tables=30, fault_rate=0.05)
+    for tid, lines in data.items():
+        append(logs / f"{tid}.jsonl", lines)
+    long_line = json.dumps({"round_id": "LONG", "note": "x" * 20_000})  # longer than a file's share: read whole
+    append(logs / "long.jsonl", [long_line])
+    w = watcher([logs], tmp_path, stdout=None)
+    w.open()
+    assert w.poll_once()  # more to read
+    share = live.READ_BUDGET // 31
+    offsets = {t.path.name: t.offset for t in w.files.values()}
+    assert offsets.pop("long.jsonl") == len(long_line) + 1
+    assert all(0 < o <= share for o in offsets.values()) and sum(offsets.values()) <= live.READ_BUDGET
+    while w.poll_once():
+        pass
+    w.close()
+    assert w.stats["rounds"] == sum(map(len, data.values()))
+    assert keys(emitted(tmp_path / "findings.jsonl")) == nightly([logs])
