@@ -132,7 +132,7 @@ def main() -> int:
             t, rss, c = time.monotonic() - t0, rss_mib(proc.pid), cpu_seconds(proc.pid) - cpu0
             samples.append((t, rss))
             rss_log.write(f"{t:.1f},{rss:.1f},{c:.1f}\n")
-            if todo and t >= todo[0]:
+            if todo and t >= todo[0] - 2.5:  # the sample nearest the mark (the last one is just short of it)
                 print(f"[{todo.pop(0) / 60:.0f} min] watcher RSS {rss:.1f} MiB, CPU {c:.0f} s", flush=True)
             stop_sampling.wait(5.0)
 
