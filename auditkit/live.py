@@ -29,13 +29,13 @@ import json
 import logging
 import math
 import os
+import queue
 import signal
 import sys
 import threading
 import time
 import uuid
 import zlib
-from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,9 +64,12 @@ log = logging.getLogger("auditkit.live")
 
 CHECKPOINT_VERSION = 1
 HEAD = 4096                  # bytes of a file's start kept as a hash, to know it again after a restart
-READ_LIMIT = 1 << 20         # bytes read from one file in one poll (bounds memory; the rest comes next poll)
-GZIP_LINES = 20_000          # lines of a gzip file validated per batch
+READ_BUDGET = 2 << 20        # bytes read from all files in one poll, shared out evenly (a watcher behind its
+READ_MIN = 16 << 10          #   logs reads ~3,000 rounds a poll, however many files), at least READ_MIN a file;
+READ_LIMIT = 1 << 20         #   a file's line longer than its share is read whole, up to READ_LIMIT
+GZIP_LINES = 4_000           # lines of a gzip file validated per batch
 COLUMNS = [f.name for f in FINDINGS]
+WARNED = 10_000              # files warned about once (skipped CSV logs, missing paths) remembered
 
 
 # ---- files ------------------------------------------------------------------------------------
@@ -130,35 +133,106 @@ class RecentRounds:
 
     A round read again with the same content (a log re-exported, a rotated copy) is
     not reported again; with other content it is quarantined, as ingest does.
+
+    Memory is fixed by ``capacity``: the rounds sit in a ring of numpy arrays
+    allocated once (id hash, line hash, file number, line: 28 bytes a round), found
+    by a dict from id hash to slot that never holds more than ``capacity`` entries,
+    and the file names in a table compacted to the names still in the ring whenever
+    it outgrows them.
     """
 
     def __init__(self, capacity: int = 100_000):
         self.capacity = capacity
-        self.ids: dict[int, tuple[int, str, int]] = {}  # id hash -> (line hash, file, line)
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget every round (the arrays are allocated again, once)."""
+        capacity = self.capacity
+        self.id_hash = np.zeros(capacity, np.uint64)
+        self.line_hash = np.zeros(capacity, np.uint64)
+        self.file = np.full(capacity, -1, np.int32)
+        self.line = np.zeros(capacity, np.int64)
+        self.slot: dict[int, int] = {}  # id hash -> its slot in the ring
+        self.files: list[str] = []      # file number -> name
+        self.numbers: dict[str, int] = {}
+        self.next = 0                   # the slot written next (the oldest once the ring is full)
+        self._compact_at = 64           # names in the file table that make the next new name compact it
+
+    def __len__(self) -> int:
+        return len(self.slot)
 
     def get(self, id_hash: int) -> tuple[int, str, int] | None:
-        return self.ids.get(id_hash)
+        i = self.slot.get(id_hash)
+        if i is None:
+            return None
+        return int(self.line_hash[i]), self.files[self.file[i]], int(self.line[i])
 
     def add(self, id_hash: int, line_hash: int, file: str, line: int) -> None:
-        self.ids[id_hash] = (line_hash, file, line)
-        while len(self.ids) > self.capacity:
-            del self.ids[next(iter(self.ids))]
+        i = self.slot.pop(id_hash, None)
+        if i is None:  # a new id takes the next slot, dropping the round there
+            i = self.next
+            self.next = (i + 1) % self.capacity
+            if self.file[i] >= 0:
+                del self.slot[int(self.id_hash[i])]
+        number = self.numbers.get(file)
+        if number is None:
+            if len(self.files) >= self._compact_at:  # amortized: at most twice the names in use, or 64
+                self._compact()
+                self._compact_at = max(64, 2 * len(self.files))
+            number = self.numbers[file] = len(self.files)
+            self.files.append(file)
+        self.id_hash[i], self.line_hash[i], self.file[i], self.line[i] = id_hash, line_hash, number, line
+        self.slot[id_hash] = i
+
+    def _compact(self) -> None:
+        """Keep only the file names some round in the ring still refers to."""
+        used = self.file >= 0
+        keep, self.file[used] = np.unique(self.file[used], return_inverse=True)
+        self.files = [self.files[k] for k in keep.tolist()]
+        self.numbers = {f: k for k, f in enumerate(self.files)}
+
+    def _order(self) -> np.ndarray:
+        """The slots in use, oldest first."""
+        order = np.roll(np.arange(self.capacity), -self.next)
+        return order[self.file[order] >= 0]
 
     def state(self) -> dict[str, Any]:
-        files = list(dict.fromkeys(f for _h, f, _n in self.ids.values()))
-        number = {f: i for i, f in enumerate(files)}
-        n = len(self.ids)
-        cols = {"ids": np.fromiter(self.ids.keys(), np.uint64, n),
-                "lines": np.fromiter((h for h, _f, _n in self.ids.values()), np.uint64, n),
-                "file": np.fromiter((number[f] for _h, f, _n in self.ids.values()), np.int32, n),
-                "line": np.fromiter((k for _h, _f, k in self.ids.values()), np.int64, n)}
-        return {"files": files, **{k: base64.b64encode(v.tobytes()).decode() for k, v in cols.items()}}
+        order = self._order()
+        files, number = np.unique(self.file[order], return_inverse=True)
+        cols = {"ids": self.id_hash[order], "lines": self.line_hash[order], "file": number.astype(np.int32),
+                "line": self.line[order]}
+        return {"files": [self.files[k] for k in files.tolist()],
+                **{k: base64.b64encode(v.tobytes()).decode() for k, v in cols.items()}}
 
     def restore(self, state: dict[str, Any]) -> None:
         dtypes = {"ids": np.uint64, "lines": np.uint64, "file": np.int32, "line": np.int64}
-        c = {k: np.frombuffer(base64.b64decode(state[k]), t).tolist() for k, t in dtypes.items()}
+        c = {k: np.frombuffer(base64.b64decode(state[k]), t) for k, t in dtypes.items()}
+        self.clear()
         files = state["files"]
-        self.ids = {i: (h, files[f], n) for i, h, f, n in zip(c["ids"], c["lines"], c["file"], c["line"], strict=True)}
+        skip = max(len(c["ids"]) - self.capacity, 0)  # a checkpoint of a larger window: its newest rounds
+        for i, h, f, n in zip(*(c[k][skip:].tolist() for k in dtypes), strict=True):
+            self.add(i, h, files[f], n)
+
+
+# ---- poll times -------------------------------------------------------------------------------
+class PollTimes:
+    """(wall, CPU) seconds of the last ``capacity`` polls that read lines, in a ring allocated once."""
+
+    def __init__(self, capacity: int = 100_000):
+        self.times = np.zeros((capacity, 2))
+        self.count = 0  # polls added in all
+
+    def add(self, wall: float, cpu: float) -> None:
+        self.times[self.count % len(self.times)] = wall, cpu
+        self.count += 1
+
+    def __len__(self) -> int:
+        return min(self.count, len(self.times))
+
+    def wall_cpu(self) -> tuple[np.ndarray, np.ndarray]:
+        """Wall and CPU seconds of the polls kept (in no particular order)."""
+        kept = self.times[:len(self)]
+        return kept[:, 0], kept[:, 1]
 
 
 # ---- open shoes ---------------------------------------------------------------------------------
@@ -177,14 +251,17 @@ class OpenShoes:
     """The narrow shoe columns of each open shoe of one game, keyed by (table_id, shoe_id).
 
     A shoe is dropped when a round of another shoe arrives at its table, when it has
-    been idle for ``idle`` seconds, and keeps at most its last ``max_rounds`` rounds.
+    been idle for ``idle`` seconds, or when it is the least recently dealt of more than
+    ``max_shoes``; it keeps at most its last ``max_rounds`` rounds. So at most
+    ``max_shoes * max_rounds`` rounds are held, however long the watch.
     """
 
-    def __init__(self, game: str, rules: Sequence[Any], idle: float = 4 * 3600.0, max_rounds: int = 2000):
-        self.game, self.rules, self.idle, self.max_rounds = game, list(rules), idle, max_rounds
+    def __init__(self, game: str, rules: Sequence[Any], idle: float = 4 * 3600.0, max_rounds: int = 2000,
+                 max_shoes: int = 1000):
+        self.game, self.rules, self.idle, self.max_rounds, self.max_shoes = game, list(rules), idle, max_rounds, max_shoes
         self.columns = shoe_columns(self.rules) + ["date"]
         self.shoes: dict[tuple[str, str | None], pa.Table] = {}
-        self.seen: dict[tuple[str, str | None], float] = {}
+        self.seen: dict[tuple[str, str | None], float] = {}  # least recently dealt first
         self.current: dict[str, tuple[str, str | None]] = {}  # table_id -> its open shoe
 
     def check(self, batch: pa.Table, config: Config) -> pd.DataFrame:
@@ -199,32 +276,38 @@ class OpenShoes:
         for key, rows in groups.items():
             prior = self.current.get(key[0])
             if prior is not None and prior != key:  # a new shoe at the table closes the last one
-                self.shoes.pop(prior, None)
-                self.seen.pop(prior, None)
+                self._drop(prior)
             self.current[key[0]] = key
             new = narrow.take(pa.array(rows))
             old = self.shoes.get(key)
             shoe = pa.concat_tables([old, new]).combine_chunks() if old is not None else new
             if shoe.num_rows > self.max_rounds:
                 shoe = shoe.slice(shoe.num_rows - self.max_rounds)
+            self.seen.pop(key, None)  # to the end: the most recently dealt
             self.shoes[key], self.seen[key] = shoe, now
             parts.append(shoe)
             flags = np.zeros(shoe.num_rows, bool)
             flags[-len(rows):] = True
             emit.append(flags)
+        while len(self.shoes) > self.max_shoes:
+            self._drop(next(iter(self.seen)))
         both = pa.concat_tables(parts)
         return check_shoes(both, self.game, config, self.rules, emit=np.concatenate(emit))
 
     def expire(self, now: float | None = None) -> int:
         """Drop shoes idle for longer than ``idle`` seconds; returns how many."""
         now = time.monotonic() if now is None else now
-        old = [k for k, t in self.seen.items() if now - t > self.idle]
-        for k in old:
-            self.shoes.pop(k, None)
-            self.seen.pop(k, None)
-            if self.current.get(k[0]) == k:
-                del self.current[k[0]]
-        return len(old)
+        n = 0
+        while self.seen and now - next(iter(self.seen.values())) > self.idle:
+            self._drop(next(iter(self.seen)))
+            n += 1
+        return n
+
+    def _drop(self, key: tuple[str, str | None]) -> None:
+        self.shoes.pop(key, None)
+        self.seen.pop(key, None)
+        if self.current.get(key[0]) == key:
+            del self.current[key[0]]
 
     @property
     def rounds(self) -> int:
@@ -318,15 +401,18 @@ class Watcher:
         self.stored_seen = SeenRounds(store) if store is not None else None
         self.own = {Path(p).resolve() for p in (out, csv, checkpoint) if p is not None}
         self.store_root = store.root.resolve() if store is not None else None
-        self.warned: set[str] = set()
+        self.warned: dict[str, None] = {}  # keys warned about, the oldest forgotten past WARNED
         self.stop = False
         self.stats = {"rounds": 0, "findings": 0, "quarantined": 0, "polls": 0}
-        self.poll_times: deque[tuple[float, float]] = deque(maxlen=100_000)  # (wall, CPU) of polls that read lines
+        self.poll_times = PollTimes()  # of polls that read lines
         self._out_fh: IO[bytes] | None = None
         self._csv_fh: IO[bytes] | None = None
         self._last_checkpoint = time.monotonic()
         self.rescan = max(rescan, poll)
-        self._flusher: threading.Thread | None = None
+        self._writer: threading.Thread | None = None  # one thread for the whole watch, started at the first flush
+        self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue(maxsize=1)
+        self._idle = threading.Event()
+        self._idle.set()
         self._flush_error: BaseException | None = None
         self._scanned = -math.inf
         self._listed: dict[tuple[int, int], tuple[Path, os.stat_result]] = {}
@@ -382,7 +468,13 @@ class Watcher:
 
     def close(self) -> None:
         """Commit what is pending, write the checkpoint, close every file."""
-        self.flush()
+        try:
+            self.flush()
+        finally:
+            if self._writer is not None:
+                self._jobs.put(None)
+                self._writer.join()
+                self._writer = None
         for t in self.files.values():
             t.close()
         for fh in (self._out_fh, self._csv_fh):
@@ -464,6 +556,7 @@ class Watcher:
         self._listed = listing
         lines: list[tuple[Tracked, int, bytes]] = []
         more = False
+        share = max(READ_BUDGET // max(len(self.files), len(listing), 1), READ_MIN)
         for key, t in list(self.files.items()):  # files renamed away or deleted: read to their end, then drop
             if key in listing:
                 t.orphan_since = None
@@ -471,7 +564,7 @@ class Watcher:
             if t.orphan_since is None:
                 t.orphan_since = now
             final = now - t.orphan_since >= self.orphan_grace or t.gzip
-            more |= self._read(t, lines, final=bool(final))
+            more |= self._read(t, lines, share, final=bool(final))
             if final:
                 t.close()
                 del self.files[key]
@@ -486,17 +579,18 @@ class Watcher:
             if t.gzip:
                 self._read_gzip(t, st, now)
             elif t.gzip is False:
-                more |= self._read(t, lines)
+                more |= self._read(t, lines, share)
         if lines:
             self._process(lines)
         for shoes in self.shoes.values():
             shoes.expire(now)
         if lines:
-            self.poll_times.append((time.monotonic() - now, time.thread_time() - cpu))
+            self.poll_times.add(time.monotonic() - now, time.thread_time() - cpu)
         return more
 
-    def _read(self, t: Tracked, lines: list[tuple[Tracked, int, bytes]], final: bool = False) -> bool:
-        """Append the complete new lines of a plain file; True if more than a poll's worth is waiting."""
+    def _read(self, t: Tracked, lines: list[tuple[Tracked, int, bytes]], limit: int = READ_LIMIT,
+              final: bool = False) -> bool:
+        """Append the complete new lines of a plain file, about ``limit`` bytes of them; True if more is waiting."""
         if t.gzip:
             return False
         try:
@@ -517,8 +611,11 @@ class Watcher:
         if size == t.offset:
             return False
         t.fh.seek(t.offset)
-        data = t.fh.read(READ_LIMIT)
+        data = t.fh.read(limit)
         cut = data.rfind(b"\n") + 1
+        if cut == 0 and len(data) == limit < READ_LIMIT:  # a line longer than the share: read it whole
+            data += t.fh.read(READ_LIMIT - limit)
+            cut = data.rfind(b"\n") + 1
         if final and cut < len(data) and t.offset + len(data) == size:
             cut = len(data)  # the writer is gone: its last line is complete as it stands
         parts = data[:cut].split(b"\n")
@@ -714,21 +811,28 @@ class Watcher:
             except BaseException as exc:  # raised in the polling thread by wait_flush
                 self._flush_error = exc
 
-        self._flusher = threading.Thread(target=job, name="auditkit-live-flush")
-        self._flusher.start()
+        if self._writer is None:
+            self._writer = threading.Thread(target=self._write_jobs, name="auditkit-live-flush", daemon=True)
+            self._writer.start()
+        self._idle.clear()
+        self._jobs.put(job)
         self._last_checkpoint = time.monotonic()
         if wait:
             self.wait_flush()
 
+    def _write_jobs(self) -> None:
+        """The writer thread: run each flush's job in turn until told to stop (None)."""
+        while (job := self._jobs.get()) is not None:
+            job()
+            self._idle.set()
+
     def flushing(self) -> bool:
         """True while a checkpoint is being written."""
-        return self._flusher is not None and self._flusher.is_alive()
+        return not self._idle.is_set()
 
     def wait_flush(self) -> None:
         """Wait for the checkpoint being written; raise what went wrong writing it."""
-        if self._flusher is not None:
-            self._flusher.join()
-            self._flusher = None
+        self._idle.wait()
         if self._flush_error is not None:
             exc, self._flush_error = self._flush_error, None
             raise exc
@@ -807,7 +911,9 @@ class Watcher:
     # ---- messages ----------------------------------------------------------------------------
     def _warn(self, key: str, message: str) -> None:
         if key not in self.warned:
-            self.warned.add(key)
+            self.warned[key] = None
+            if len(self.warned) > WARNED:
+                del self.warned[next(iter(self.warned))]
             self._warn_now(message)
 
     def _warn_now(self, message: str) -> None:
@@ -836,7 +942,7 @@ def watch_command(args: Any) -> int:
     print(f"auditkit watch: {s['rounds']} round(s) checked, {found} finding(s) emitted, "
           f"{s['quarantined']} line(s) quarantined", file=sys.stderr)
     if watcher.poll_times:
-        wall, cpu = (np.array(x) * 1000 for x in zip(*watcher.poll_times, strict=True))
+        wall, cpu = (x * 1000 for x in watcher.poll_times.wall_cpu())
         print(f"auditkit watch: {len(wall)} poll(s) read lines; per poll wall p50 {np.median(wall):.0f} ms, "
               f"p99 {np.percentile(wall, 99):.0f} ms, max {wall.max():.0f} ms; CPU p50 {np.median(cpu):.0f} ms, "
               f"p99 {np.percentile(cpu, 99):.0f} ms, max {cpu.max():.0f} ms", file=sys.stderr)

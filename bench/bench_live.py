@@ -3,10 +3,15 @@
 Latency is from a round's line being written (flushed by the writer) to its first
 finding arriving on the watcher's stdout; the watcher runs in its own process
 pinned to one core (the writer to another when there is one). Memory is the
-watcher's resident set, sampled every few seconds. At the end the findings written
-to ``--out`` are compared with ``auditkit validate`` on the same files.
+watcher's resident set, sampled every 5 s (all samples in ``rss.csv`` in the run's
+folder, and the RSS at each of ``--marks`` minutes printed). At the end the findings
+written to ``--out`` are compared with ``auditkit validate`` on the same files.
 
     python bench/bench_live.py --rate 1000 --tables 50 --seconds 180
+    python bench/bench_live.py --rate 400 --tables 20 --seconds 3600 --marks 10,30,60   # memory over an hour
+
+The bench's own memory is bounded too (a round's write time is kept for
+``LATENCY_HORIZON`` seconds), so an hour-long run does not measure the bench.
 
 Run by hand, never as a timed test; figures in docs/live.md and docs/benchmarks.md.
 """
@@ -22,10 +27,12 @@ import sys
 import tempfile
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from pathlib import Path
 
 import numpy as np
+
+LATENCY_HORIZON = 600.0  # seconds a round's write time is kept waiting for its finding
 
 from auditkit.ingest.sources import ingest_paths
 from auditkit.simulate.follow import follow
@@ -57,6 +64,7 @@ def main() -> int:
     ap.add_argument("--poll", type=float, default=0.2)
     ap.add_argument("--store", action="store_true", help="watch with --store (ingest as rounds arrive)")
     ap.add_argument("--keep", help="keep the logs and outputs in this folder")
+    ap.add_argument("--marks", default="1,10,30,60", help="minutes at which to print the watcher's RSS")
     ap.add_argument("--nice", type=int, default=0,
                     help="niceness of the watcher (negative, as root, stands for a core of its own on a busy machine)")
     args = ap.parse_args()
@@ -77,18 +85,35 @@ def main() -> int:
     if args.nice:
         os.nice(max(args.nice // 2, -20 - os.nice(0)))  # the writer must keep its rate too
 
-    written: dict[str, float] = {}
-    first_seen: dict[str, float] = {}
-    n_findings = 0
+    written: dict[str, float] = {}  # round id -> when its line was flushed, for LATENCY_HORIZON seconds
+    order: deque[tuple[float, str]] = deque()
+    lock = threading.Lock()
+    latency: list[float] = []  # of each round with findings, to its first finding
+    seen: set[str] = set()
+    unmatched = 0  # findings of rounds whose write time was not (or no longer) known
+
+    def on_write(rid: str, t: float) -> None:
+        with lock:
+            written[rid] = t
+            order.append((t, rid))
+            while order[0][0] < t - LATENCY_HORIZON:
+                written.pop(order.popleft()[1], None)
 
     def read_findings() -> None:
-        nonlocal n_findings
+        nonlocal unmatched
         assert proc.stdout is not None
         for line in proc.stdout:
             now = time.time()
-            n_findings += 1
             rid = json.loads(line)["round_id"]
-            first_seen.setdefault(rid, now)
+            if rid in seen:
+                continue
+            seen.add(rid)
+            with lock:
+                t = written.pop(rid, None)
+            if t is None:
+                unmatched += 1
+            else:
+                latency.append(now - t)
 
     reader = threading.Thread(target=read_findings, daemon=True)
     reader.start()
@@ -96,11 +121,19 @@ def main() -> int:
 
     samples: list[tuple[float, float]] = []
     stop_sampling = threading.Event()
+    marks = [float(m) * 60 for m in args.marks.split(",") if m]
+    rss_log = open(tmp / "rss.csv", "w", buffering=1)  # noqa: SIM115 (written while the run lasts)
+    rss_log.write("seconds,rss_mib,cpu_s\n")
 
     def sample() -> None:
         t0 = time.monotonic()
+        todo = list(marks)
         while not stop_sampling.is_set():
-            samples.append((time.monotonic() - t0, rss_mib(proc.pid)))
+            t, rss, c = time.monotonic() - t0, rss_mib(proc.pid), cpu_seconds(proc.pid) - cpu0
+            samples.append((t, rss))
+            rss_log.write(f"{t:.1f},{rss:.1f},{c:.1f}\n")
+            if todo and t >= todo[0] - 2.5:  # the sample nearest the mark (the last one is just short of it)
+                print(f"[{todo.pop(0) / 60:.0f} min] watcher RSS {rss:.1f} MiB, CPU {c:.0f} s", flush=True)
             stop_sampling.wait(5.0)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -108,29 +141,32 @@ def main() -> int:
     t0 = time.monotonic()
     sampler.start()
     n = follow(args.game, logs, rate=args.rate, tables=args.tables, seconds=args.seconds, seed=7,
-               fault_rate=args.fault_rate, on_write=lambda rid, t: written.__setitem__(rid, t))
+               fault_rate=args.fault_rate, on_write=on_write)
     wall = time.monotonic() - t0
     time.sleep(2.0)
     cpu = cpu_seconds(proc.pid) - cpu0
     stop_sampling.set()
+    sampler.join()
+    rss_log.close()
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=120)
     reader.join(timeout=60)  # it reads stdout to its end
     err_file.seek(0)
     err = err_file.read()
 
-    lat = np.array([first_seen[r] - written[r] for r in first_seen if r in written])
+    lat = np.array(latency)
     print(f"{args.game}: {n:,} rounds written to {args.tables} table files in {wall:.0f} s "
           f"({n / wall:,.0f} rounds/s); watcher exit status {proc.returncode}")
     if len(lat):
         p50, p99 = np.percentile(lat, [50, 99])
         print(f"latency (line written -> finding on stdout), {len(lat):,} rounds with findings: "
-              f"p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, max {lat.max() * 1000:.0f} ms")
+              f"p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, max {lat.max() * 1000:.0f} ms; "
+              f"{unmatched} finding(s) of rounds without a known write time (over {LATENCY_HORIZON:.0f} s late)")
     print(f"watcher CPU {cpu:.1f} s over {wall + 2:.0f} s: {cpu / (wall + 2):.0%} of one core")
     rss = [r for _t, r in samples]
     if rss:
-        print(f"watcher RSS: {rss[0]:.0f} MiB at start, {rss[-1]:.0f} MiB at end, peak {max(rss):.0f} MiB "
-              f"({len(rss)} samples over {samples[-1][0]:.0f} s)")
+        print(f"watcher RSS: {rss[0]:.1f} MiB at start, {rss[-1]:.1f} MiB at end, peak {max(rss):.1f} MiB "
+              f"({len(rss)} samples over {samples[-1][0]:.0f} s, in {tmp / 'rss.csv'})")
         half = len(rss) // 2
         if half >= 2:
             slope = np.polyfit([t for t, _ in samples[half:]], rss[half:], 1)[0]

@@ -315,3 +315,92 @@ def test_cli_watch_once_and_simulate_follow(tmp_path):
     assert rc == (1 if live else 0)
     assert keys(live) == nightly([tmp_path / "logs"])
     assert main(["simulate", "baccarat", "--rounds", "5"]) == 2  # --out still needed without --follow
+
+
+# ---- memory bounded by design --------------------------------------------------------------------
+def test_recent_round_ids_stay_within_their_capacity():
+    from auditkit.live import RecentRounds
+
+    recent = RecentRounds(1000)
+    arrays = [recent.id_hash, recent.line_hash, recent.file, recent.line]
+    for i in range(20_000):  # 20 windows' worth, from 2,000 file names (a rotation every 10 rounds)
+        recent.add(10**12 + i, 7 * i, f"logs/t{i // 10}.jsonl", i)
+    assert len(recent) == len(recent.slot) == 1000
+    assert [a.shape for a in arrays] == [(1000,)] * 4 and all(a is b for a, b in zip(
+        arrays, [recent.id_hash, recent.line_hash, recent.file, recent.line], strict=True))  # never reallocated
+    assert len(recent.files) <= 2 * 100 + 1  # the 100 names of the rounds in the ring, not the 2,000 seen
+    assert recent.get(10**12 + 18_999) is None
+    assert recent.get(10**12 + 19_000) == (7 * 19_000, "logs/t1900.jsonl", 19_000)
+    assert recent.get(10**12 + 19_999) == (7 * 19_999, "logs/t1999.jsonl", 19_999)
+    again = RecentRounds(1000)
+    again.restore(recent.state())
+    assert all(again.get(10**12 + i) == recent.get(10**12 + i) for i in range(18_500, 20_000))
+    smaller = RecentRounds(10)  # a checkpoint of a larger window: the newest rounds kept
+    smaller.restore(recent.state())
+    assert len(smaller) == 10 and smaller.get(10**12 + 19_990) is not None and smaller.get(10**12 + 19_989) is None
+
+
+def test_open_shoes_poll_times_and_round_ids_stay_bounded_over_many_rounds(tmp_path):
+    """Many polls of 12 tables: the shoes, round ids and poll times kept never pass their bounds."""
+    from auditkit.live import OpenShoes, PollTimes
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    data = {tid: lines for tid, lines in streams("baccarat", tables=12, fault_rate=0.0, pool=2400).items()}
+    w = watcher([logs], tmp_path, recent=500, stdout=None)
+    w.poll_times = PollTimes(16)
+    shoes = w.shoes["baccarat"] = OpenShoes("baccarat", w._rules("baccarat")[1], max_rounds=30, max_shoes=5)
+    w.open()
+    longest = most = 0
+    n = max(map(len, data.values()))
+    for start in range(0, n, 10):  # 10 rounds per table per poll
+        for tid, lines in data.items():
+            append(logs / f"{tid}.jsonl", lines[start:start + 10])
+        w.poll_once()
+        most = max(most, len(shoes.shoes))
+        longest = max(longest, max(t.num_rows for t in shoes.shoes.values()))
+        assert len(shoes.seen) == len(shoes.shoes) and len(shoes.current) <= len(shoes.shoes)
+        assert len(w.recent) <= 500 and len(w.recent.slot) <= 500
+    w.close()
+    assert w.stats["rounds"] == sum(map(len, data.values())) > 2000
+    assert most == 5 and longest == 30  # both bounds reached, never passed
+    assert len(w.recent) == 500 and len(w.poll_times) == 16 and w.poll_times.count > 16
+    assert shoes.expire(time.monotonic() + shoes.idle + 1) == 5
+    assert not shoes.shoes and not shoes.seen and not shoes.current
+
+
+def test_warned_files_are_remembered_up_to_a_bound(tmp_path, monkeypatch):
+    import auditkit.live as live
+
+    monkeypatch.setattr(live, "WARNED", 3)
+    w = watcher([tmp_path], tmp_path)
+    for i in range(10):
+        w._warn(f"f{i}", f"file {i}")
+    assert list(w.warned) == ["f7", "f8", "f9"]
+
+
+def test_a_poll_reads_at_most_its_budget_shared_over_the_files(tmp_path, monkeypatch):
+    """A watcher behind 30 files reads about READ_BUDGET bytes a poll in all, some of each file, however many."""
+    import auditkit.live as live
+
+    monkeypatch.setattr(live, "READ_BUDGET", 30 * 4096)
+    monkeypatch.setattr(live, "READ_MIN", 1024)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    data = streams("baccarat", tables=30, fault_rate=0.05)
+    for tid, lines in data.items():
+        append(logs / f"{tid}.jsonl", lines)
+    long_line = json.dumps({"round_id": "LONG", "note": "x" * 20_000})  # longer than a file's share: read whole
+    append(logs / "long.jsonl", [long_line])
+    w = watcher([logs], tmp_path, stdout=None)
+    w.open()
+    assert w.poll_once()  # more to read
+    share = live.READ_BUDGET // 31
+    offsets = {t.path.name: t.offset for t in w.files.values()}
+    assert offsets.pop("long.jsonl") == len(long_line) + 1
+    assert all(0 < o <= share for o in offsets.values()) and sum(offsets.values()) <= live.READ_BUDGET
+    while w.poll_once():
+        pass
+    w.close()
+    assert w.stats["rounds"] == sum(map(len, data.values()))
+    assert keys(emitted(tmp_path / "findings.jsonl")) == nightly([logs])
