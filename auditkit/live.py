@@ -47,7 +47,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .ingest.dedup import SeenRounds
-from .ingest.hashing import id_hash, row_hash
+from .ingest.hashing import content_columns, id_hashes, row_hashes
 from .ingest.jsonl import LineError, read_lines
 from .ingest.perline import decode_line, storable
 from .ingest.records import BadRecord, parse_record
@@ -657,11 +657,21 @@ class Watcher:
         t.done = True
 
     # ---- parse, validate, emit ---------------------------------------------------------------
-    def _content_schema(self, game: str) -> pa.Schema:
-        """The columns of a parsed row of ``game`` that its content hash covers, as the bulk reader types them."""
+    @staticmethod
+    def _hashes(parsed: list[tuple[str, int, bytes, str, dict[str, Any]]]) -> list[tuple[int, int]]:
+        """(id hash, content hash) of each parsed row, as ingest computes them: over one table per game."""
         from .ingest.blocks import staged_schema
 
-        return staged_schema(game)
+        out: list[tuple[int, int]] = [(0, 0)] * len(parsed)
+        by_game: dict[str, list[int]] = {}
+        for k, (_name, _n, _raw, game, _row) in enumerate(parsed):
+            by_game.setdefault(game, []).append(k)
+        for game, where in by_game.items():
+            table = pa.Table.from_pylist([parsed[k][4] for k in where], schema=staged_schema(game))
+            ids, lines = id_hashes(table["round_id"]), row_hashes(table, content_columns(table.column_names))
+            for k, i, h in zip(where, ids.tolist(), lines.tolist(), strict=True):
+                out[k] = (i, h)
+        return out
 
     def _rules(self, game: str) -> tuple[list, list]:
         if game not in self.rules:
@@ -671,7 +681,7 @@ class Watcher:
     def _process(self, lines: list[tuple[Tracked, int, Any]]) -> None:
         """Parse a poll's lines as ingest does, validate them, emit their findings, keep them for the store."""
         p = self.pending
-        rows: dict[str, list[dict[str, Any]]] = {}
+        parsed: list[tuple[str, int, bytes, str, dict[str, Any]]] = []  # file, line, raw, game, row
         for t, n, raw in lines:
             name = sys.intern(str(t.path))
             rng = p.ranges.setdefault(t.source_key, [name, n, n])
@@ -694,7 +704,11 @@ class Watcher:
             except BadRecord as exc:
                 self._bad(name, n, raw, str(exc), storable(round_id))
                 continue
-            line_hash, hash_of_id = row_hash(row, self._content_schema(game)), id_hash(row["round_id"])
+            row["source_file"], row["source_line"], row["date"] = name, n, date
+            parsed.append((name, n, raw, game, row))
+        hashes = self._hashes(parsed)
+        rows: dict[str, list[dict[str, Any]]] = {}
+        for (name, n, raw, game, row), (hash_of_id, line_hash) in zip(parsed, hashes, strict=True):
             round_id = row["round_id"]  # as stored: NFC, edges trimmed
             store_it = True
             first = self.recent.get(hash_of_id)
@@ -718,7 +732,6 @@ class Watcher:
                         continue
                     store_it = False  # our own line, committed before a restart: check it again, store it once
             self.recent.add(hash_of_id, line_hash, name, n)
-            row["source_file"], row["source_line"], row["date"] = name, n, date
             rows.setdefault(game, []).append(row)
             if not store_it:
                 p.counts["already_stored"] += 1

@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["id_hashes", "row_hashes", "content_columns", "id_hash", "row_hash", "VERSION", "VERSION_KEY"]
+__all__ = ["id_hashes", "row_hashes", "content_columns", "VERSION", "VERSION_KEY"]
 
 VERSION_KEY, VERSION = b"auditkit.hashes", b"2"
 """The index files' schema metadata naming the hashes they hold."""
@@ -115,14 +115,3 @@ def row_hashes(table: pa.Table, columns: list[str]) -> np.ndarray:
 def content_columns(names: list[str]) -> list[str]:
     """The columns of a stored (or staged) round that make its content: all but where it came from."""
     return [c for c in names if c not in ("source_file", "source_line", "date")]
-
-
-def id_hash(round_id: str) -> int:
-    """:func:`id_hashes` of one round id."""
-    return int(id_hashes(pa.array([round_id], pa.string()))[0])
-
-
-def row_hash(row: dict, schema: pa.Schema) -> int:
-    """:func:`row_hashes` of one round (a dict of the columns of ``schema``), for a reader of one line
-    at a time (live mode); equal to the bulk reader's hash of the same round."""
-    return int(row_hashes(pa.Table.from_pylist([row], schema=schema), content_columns(schema.names))[0])
