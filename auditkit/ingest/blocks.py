@@ -1,9 +1,11 @@
 """The bulk reader: a block of JSONL lines to stored rows per game, and the bad lines with reasons.
 
 The lines of a block are parsed at once by ``pyarrow.json`` with an explicit
-schema (the common fields plus every bulk game's fields; anything else is
-ignored), then checked column by column (:mod:`auditkit.ingest.fields`, and
-each game's bulk reader in its package, see :attr:`auditkit.games.Game.bulk`). A block the parser refuses
+schema (the common fields plus every bulk game's fields; other fields are
+inferred and never read, which also makes the parser refuse a key named twice
+in any object), then checked column by column (:mod:`auditkit.ingest.fields`,
+and each game's bulk reader in its package, see :attr:`auditkit.games.Game.bulk`).
+A block the parser refuses
 as a whole (one malformed line, a value of another type) is split in halves
 until the refused lines are found. Every line the bulk path does not vouch for
 (refused by the parser, not vouched for by a field check, a game without a bulk
