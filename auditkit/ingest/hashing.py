@@ -53,10 +53,19 @@ def _text_hashes(arr: pa.Array) -> np.ndarray:
     data = arr.buffers()[2]
     data = np.frombuffer(data, np.uint8)[offsets[0]:offsets[-1]] if data is not None else np.zeros(0, np.uint8)
     lengths = np.diff(offsets)
-    pos = np.arange(len(data), dtype=np.uint64) - np.repeat(offsets[:-1] - offsets[0], lengths).astype(np.uint64)
-    items = _mix(data.astype(np.uint64) + (pos << np.uint64(8)) + _K)
+    return _fold(_mix(data.astype(np.uint64) + (_positions(lengths) << np.uint64(8)) + _K), lengths)
+
+
+def _positions(lengths: np.ndarray) -> np.ndarray:
+    """The position of each item in its run, for runs of ``lengths`` items laid end to end."""
+    starts = np.cumsum(lengths) - lengths
+    return np.arange(int(lengths.sum()), dtype=np.uint64) - np.repeat(starts, lengths).astype(np.uint64)
+
+
+def _fold(items: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """One hash per run of ``lengths`` item hashes: their sum, mixed with the run's length."""
+    ends = np.cumsum(lengths)
     sums = np.concatenate([np.zeros(1, np.uint64), np.cumsum(items, dtype=np.uint64)])
-    ends = offsets[1:] - offsets[0]
     return _mix((sums[ends] - sums[ends - lengths]) ^ lengths.astype(np.uint64))
 
 
@@ -82,12 +91,8 @@ def _hash_array(arr: pa.Array) -> np.ndarray:
     elif pa.types.is_list(t):
         lengths = pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False).astype(np.int64)
         child = pc.list_flatten(arr)
-        ends = np.cumsum(lengths)
-        starts = ends - lengths
-        local = np.arange(len(child), dtype=np.uint64) - np.repeat(starts, lengths).astype(np.uint64)
-        items = _mix(_hash_array(child) + local * _K) if len(child) else np.empty(0, np.uint64)
-        sums = np.concatenate([np.zeros(1, np.uint64), np.cumsum(items, dtype=np.uint64)])
-        h = _mix((sums[ends] - sums[starts]) ^ lengths.astype(np.uint64))
+        items = _mix(_hash_array(child) + _positions(lengths) * _K) if len(child) else np.empty(0, np.uint64)
+        h = _fold(items, lengths)
     elif pa.types.is_floating(t):
         v = pc.fill_null(arr, 0.0).to_numpy(zero_copy_only=False).astype(np.float64) + 0.0  # -0.0 == 0.0
         h = _mix(v.view(np.uint64))
