@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .records import BadRecord, parse_record
+from .records import BadRecord, is_unicode, parse_record
 
 __all__ = ["decode_line", "from_object", "storable"]
 
@@ -80,10 +80,4 @@ def from_object(obj: Any) -> tuple[str, str, dict[str, Any]] | tuple[None, str, 
 def storable(round_id: Any) -> str | None:
     """The round id of a bad record for its quarantine entry: a string UTF-8 can hold (no lone
     surrogate such as JSON ``"\\ud800"``), else None (the raw line keeps it)."""
-    if not isinstance(round_id, str):
-        return None
-    try:
-        round_id.encode("utf-8")
-    except UnicodeEncodeError:
-        return None
-    return round_id
+    return round_id if isinstance(round_id, str) and is_unicode(round_id) else None

@@ -20,7 +20,7 @@ from ..cards import CardError, parse_cards
 from ..games import Game
 from ..schema import STATUSES
 
-__all__ = ["BadRecord", "parse_record", "normalise_id", "local_date", "read_value", "read_str", "read_int", "read_money",
+__all__ = ["BadRecord", "parse_record", "normalise_id", "is_unicode", "local_date", "read_value", "read_str", "read_int", "read_money",
            "read_bool", "read_cards", "read_list", "read_dice", "show_value", "MAX_AMOUNT"]
 
 
@@ -57,14 +57,14 @@ def read_str(obj: dict, key: str, where: str = "", required: bool = True) -> str
     v = read_value(obj, key, where, required)
     if v is not None and not isinstance(v, str):
         raise BadRecord(f"field {where}{key} must be a string, got {type(v).__name__}")
-    if v is not None and not _is_unicode(v):
+    if v is not None and not is_unicode(v):
         raise BadRecord(f"field {where}{key} is not valid Unicode text (a lone surrogate escape), got {v!r}")
     if required and v is not None and not v.strip():
         raise BadRecord(f"field {where}{key} is empty")
     return v
 
 
-def _is_unicode(text: str) -> bool:
+def is_unicode(text: str) -> bool:
     """False for a string holding a lone surrogate (JSON ``"\\ud800"``), which UTF-8 cannot store."""
     try:
         text.encode("utf-8")
