@@ -51,7 +51,7 @@ from .ingest.hashing import content_columns, id_hashes, row_hashes
 from .ingest.jsonl import LineError, read_lines
 from .ingest.perline import decode_line, storable
 from .ingest.records import BadRecord, parse_record
-from .ingest.sources import RAW_LIMIT, SUFFIXES, InputError, discover
+from .ingest.sources import RAW_LIMIT, REASON_LIMIT, SUFFIXES, InputError, cut, discover
 from .paytables import Config
 from .report import spreadsheet_safe
 from .schema import FINDINGS, QUARANTINE, schema_for
@@ -658,20 +658,23 @@ class Watcher:
 
     # ---- parse, validate, emit ---------------------------------------------------------------
     @staticmethod
-    def _hashes(parsed: list[tuple[str, int, bytes, str, dict[str, Any]]]) -> list[tuple[int, int]]:
-        """(id hash, content hash) of each parsed row, as ingest computes them: over one table per game."""
-        from .ingest.blocks import staged_schema
-
-        out: list[tuple[int, int]] = [(0, 0)] * len(parsed)
+    def _tables(parsed: list[tuple[str, int, bytes, str, dict[str, Any]]]
+                ) -> tuple[dict[str, tuple[np.ndarray, pa.Table]], list[tuple[int, int]]]:
+        """The parsed rows as one table per game (with the positions of its rows in ``parsed``), and
+        each row's (id hash, content hash), computed over those tables as ingest computes them."""
+        hashes: list[tuple[int, int]] = [(0, 0)] * len(parsed)
         by_game: dict[str, list[int]] = {}
         for k, (_name, _n, _raw, game, _row) in enumerate(parsed):
             by_game.setdefault(game, []).append(k)
+        tables = {}
         for game, where in by_game.items():
-            table = pa.Table.from_pylist([parsed[k][4] for k in where], schema=staged_schema(game))
+            table = pa.Table.from_pylist([parsed[k][4] for k in where],
+                                         schema=schema_for(game).append(pa.field("date", pa.string())))
             ids, lines = id_hashes(table["round_id"]), row_hashes(table, content_columns(table.column_names))
             for k, i, h in zip(where, ids.tolist(), lines.tolist(), strict=True):
-                out[k] = (i, h)
-        return out
+                hashes[k] = (i, h)
+            tables[game] = (np.array(where, np.int64), table)
+        return tables, hashes
 
     def _rules(self, game: str) -> tuple[list, list]:
         if game not in self.rules:
@@ -706,9 +709,10 @@ class Watcher:
                 continue
             row["source_file"], row["source_line"], row["date"] = name, n, date
             parsed.append((name, n, raw, game, row))
-        hashes = self._hashes(parsed)
-        rows: dict[str, list[dict[str, Any]]] = {}
-        for (name, n, raw, game, row), (hash_of_id, line_hash) in zip(parsed, hashes, strict=True):
+        tables, hashes = self._tables(parsed)
+        check = np.zeros(len(parsed), bool)  # rounds to check (new, or our own committed before a restart)
+        store = np.zeros(len(parsed), bool)  # rounds to store
+        for k, ((name, n, raw, game, row), (hash_of_id, line_hash)) in enumerate(zip(parsed, hashes, strict=True)):
             round_id = row["round_id"]  # as stored: NFC, edges trimmed
             store_it = True
             first = self.recent.get(hash_of_id)
@@ -732,20 +736,21 @@ class Watcher:
                         continue
                     store_it = False  # our own line, committed before a restart: check it again, store it once
             self.recent.add(hash_of_id, line_hash, name, n)
-            rows.setdefault(game, []).append(row)
+            check[k] = True
             if not store_it:
                 p.counts["already_stored"] += 1
                 continue
             p.counts["stored"] += 1
             p.games[game] = p.games.get(game, 0) + 1
             if self.store is not None:
+                store[k] = True
                 for column, value in zip(INDEX.names, (hash_of_id, line_hash, round_id, name, n), strict=True):
                     p.index[column].append(value)
-                row["_store"] = True
         frames = []
-        for game, game_rows in rows.items():
-            keep = [r.pop("_store", False) for r in game_rows]
-            table = pa.Table.from_pylist(game_rows, schema=schema_for(game).append(pa.field("date", pa.string())))
+        for game, (where, all_rows) in tables.items():
+            table = all_rows.filter(pa.array(check[where]))
+            if not table.num_rows:
+                continue
             self.stats["rounds"] += table.num_rows
             round_rules, shoe_rules = self._rules(game)
             frames.append(check_rounds(table, game, self.config, round_rules))
@@ -754,8 +759,9 @@ class Watcher:
                 if shoes is None:
                     shoes = self.shoes[game] = OpenShoes(game, shoe_rules, idle=self.shoe_idle)
                 frames.append(shoes.check(table, self.config))
-            if self.store is not None and any(keep):
-                stored = table.filter(pa.array(keep)) if not all(keep) else table
+            keep = store[where]
+            if keep.any():
+                stored = all_rows.filter(pa.array(keep))
                 for date in sorted(set(stored["date"].to_pylist())):
                     day = stored.filter(pc.equal(stored["date"], date)).drop_columns(["date"])
                     p.tables.setdefault((game, date), []).append(day)
@@ -767,11 +773,9 @@ class Watcher:
 
     def _bad(self, file: str, line: int, raw: bytes, reason: str, round_id: str | None = None,
              count_line: bool = True) -> None:
-        text = raw.decode("utf-8", errors="replace")
-        if len(text) > RAW_LIMIT:
-            text = text[:RAW_LIMIT] + f"... [{len(text) - RAW_LIMIT} more characters]"
-        self.pending.quarantine.append({"source_file": file, "line": line, "round_id": round_id, "reason": reason,
-                                        "raw": text, "sha256": None})
+        text = cut(raw.decode("utf-8", errors="replace"), RAW_LIMIT)
+        self.pending.quarantine.append({"source_file": file, "line": line, "round_id": round_id,
+                                        "reason": cut(reason, REASON_LIMIT), "raw": text, "sha256": None})
         self.pending.counts["quarantined"] += 1
         if not count_line:  # not a line of the file: it balances as a line read
             self.pending.counts["lines_read"] += 1
