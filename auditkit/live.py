@@ -46,9 +46,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .ingest import MAX_LINE
 from .ingest.dedup import SeenRounds
 from .ingest.hashing import content_columns, id_hashes, row_hashes
-from .ingest.jsonl import LineError, read_lines
+from .ingest.jsonl import RAW_KEPT, read_blocks
 from .ingest.perline import decode_line, storable
 from .ingest.records import BadRecord, parse_record
 from .ingest.sources import RAW_LIMIT, REASON_LIMIT, SUFFIXES, InputError, cut, discover
@@ -66,7 +67,8 @@ CHECKPOINT_VERSION = 1
 HEAD = 4096                  # bytes of a file's start kept as a hash, to know it again after a restart
 READ_BUDGET = 2 << 20        # bytes read from all files in one poll, shared out evenly (a watcher behind its
 READ_MIN = 16 << 10          #   logs reads ~3,000 rounds a poll, however many files), at least READ_MIN a file;
-READ_LIMIT = 1 << 20         #   a file's line longer than its share is read whole, up to READ_LIMIT
+                             #   a line longer than its share is read whole, up to max_line
+SCAN = 1 << 20               # bytes read at a time while looking for the end of a line longer than max_line
 GZIP_LINES = 4_000           # lines of a gzip file validated per batch
 COLUMNS = [f.name for f in FINDINGS]
 WARNED = 10_000              # files warned about once (skipped CSV logs, missing paths) remembered
@@ -91,6 +93,7 @@ class Tracked:
     mtime: int = -1
     stable_since: float = 0.0
     orphan_since: float | None = None  # no longer listed under any watched name (rotated away, deleted)
+    scanned: int = 0         # a too-long line being written: bytes of it known to have no line break
     fh: IO[bytes] | None = field(default=None, repr=False)
 
     @property
@@ -128,6 +131,15 @@ def _gzip_complete(path: Path) -> bool:
 
 
 # ---- recent round ids ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Unread:
+    """An entry that is not a readable line, counted as a line read as ingest counts it: a line
+    longer than ``max_line`` (its head is kept) or the place where a gzip stream broke."""
+
+    head: bytes
+    reason: str
+
+
 class RecentRounds:
     """The round ids of the last ``capacity`` rounds read (hash of id -> hash of content), oldest dropped.
 
@@ -383,7 +395,7 @@ class Watcher:
                  stdout: TextIO | None = None, stderr: TextIO | None = None, poll: float = 0.2,
                  checkpoint_every: float = 5.0, gzip_settle: float = 1.0, gzip_damaged: float = 60.0,
                  orphan_grace: float = 10.0, shoe_idle: float = 4 * 3600.0, recent: int = 100_000,
-                 rescan: float = 1.0, emit: Callable[[pd.DataFrame], None] | None = None):
+                 rescan: float = 1.0, max_line: int = MAX_LINE, emit: Callable[[pd.DataFrame], None] | None = None):
         self.paths = [Path(p) for p in paths]
         self.config = config or Config()
         self.store, self.out, self.csv, self.checkpoint = store, out, csv, checkpoint
@@ -391,6 +403,8 @@ class Watcher:
         self.poll, self.checkpoint_every = poll, checkpoint_every
         self.gzip_settle, self.gzip_damaged, self.orphan_grace = gzip_settle, gzip_damaged, orphan_grace
         self.shoe_idle = shoe_idle
+        self.max_line = max_line
+        self._too_long = f"line longer than {max_line:,} bytes"  # ingest's reason
         self.on_emit = emit
         self.files: dict[tuple[int, int], Tracked] = {}
         self.recent = RecentRounds(recent)
@@ -588,8 +602,7 @@ class Watcher:
             self.poll_times.add(time.monotonic() - now, time.thread_time() - cpu)
         return more
 
-    def _read(self, t: Tracked, lines: list[tuple[Tracked, int, bytes]], limit: int = READ_LIMIT,
-              final: bool = False) -> bool:
+    def _read(self, t: Tracked, lines: list[tuple[Tracked, int, Any]], limit: int, final: bool = False) -> bool:
         """Append the complete new lines of a plain file, about ``limit`` bytes of them; True if more is waiting."""
         if t.gzip:
             return False
@@ -613,22 +626,53 @@ class Watcher:
         t.fh.seek(t.offset)
         data = t.fh.read(limit)
         cut = data.rfind(b"\n") + 1
-        if cut == 0 and len(data) == limit < READ_LIMIT:  # a line longer than the share: read it whole
-            data += t.fh.read(READ_LIMIT - limit)
+        if cut == 0 and len(data) == limit:  # a line longer than the share: read it whole, up to max_line
+            data += t.fh.read(max(self.max_line + 1 - limit, 0))
             cut = data.rfind(b"\n") + 1
         if final and cut < len(data) and t.offset + len(data) == size:
             cut = len(data)  # the writer is gone: its last line is complete as it stands
+        if cut == 0 and len(data) > self.max_line:
+            return self._skip_long(t, size, lines, final)
         parts = data[:cut].split(b"\n")
         if data[:cut].endswith(b"\n"):
             parts.pop()
+        long = cut > self.max_line  # only then can a line be too long
         for raw in parts:
             t.line += 1
-            lines.append((t, t.line, raw.rstrip(b"\r\n")))
+            lines.append((t, t.line, Unread(raw[:RAW_KEPT], self._too_long) if long and len(raw) > self.max_line
+                          else raw.rstrip(b"\r\n")))
         t.offset += cut
         if t.head_len < HEAD and t.offset > t.head_len:
             t.head_len = min(t.offset, HEAD)
             t.head = _head_hash(t.fh, t.head_len)
         return t.offset < size and cut > 0
+
+    def _skip_long(self, t: Tracked, size: int, lines: list[tuple[Tracked, int, Any]], final: bool) -> bool:
+        """Pass over a line longer than ``max_line`` without holding it: one entry with its head once its
+        line break (or, when ``final``, the file's end) is there; until then wait, remembering how far
+        it was searched."""
+        t.fh.seek(t.offset)
+        head = t.fh.read(RAW_KEPT)
+        end = t.offset + head.find(b"\n") + 1
+        if end > t.offset:
+            head = head[:end - t.offset - 1]
+        else:
+            t.scanned = max(t.scanned, t.offset + len(head))
+            t.fh.seek(t.scanned)
+            while chunk := t.fh.read(SCAN):
+                at = chunk.find(b"\n")
+                if at >= 0:
+                    end = t.scanned + at + 1
+                    break
+                t.scanned += len(chunk)
+            else:
+                if not final:
+                    return False
+                end = t.scanned
+        t.line += 1
+        lines.append((t, t.line, Unread(head, self._too_long)))
+        t.offset, t.scanned = end, 0
+        return t.offset < size
 
     def _read_gzip(self, t: Tracked, st: os.stat_result, now: float) -> None:
         """Read a gzip file once it is complete and has not changed for ``gzip_settle`` seconds."""
@@ -641,16 +685,16 @@ class Watcher:
         if not _gzip_complete(t.path) and now - t.stable_since < self.gzip_damaged:
             return  # still being written (or damaged: read as ingest does after gzip_damaged seconds)
         batch: list[tuple[Tracked, int, Any]] = []
-        try:
-            for n, raw in read_lines(t.path):
+        for block in read_blocks(t.path, max_line=self.max_line):
+            for i in range(len(block)):
+                n = block.first + i
                 if n <= t.line:  # read before a restart
                     continue
-                batch.append((t, n, raw))
+                error = block.errors.get(i)
+                batch.append((t, n, Unread(*error) if error else block.raw(i)))
                 if len(batch) >= GZIP_LINES:
                     self._process(batch)
                     t.line, batch = n, []
-        except LineError as exc:
-            batch.append((t, exc.line, exc))
         if batch:
             self._process(batch)
             t.line = batch[-1][1]
@@ -689,8 +733,8 @@ class Watcher:
             name = sys.intern(str(t.path))
             rng = p.ranges.setdefault(t.source_key, [name, n, n])
             rng[0], rng[2] = name, max(rng[2], n)
-            if isinstance(raw, LineError):  # a damaged gzip stream: one entry where it broke
-                self._bad(name, n, b"", raw.reason, None, count_line=False)
+            if isinstance(raw, Unread):  # too long, or where a gzip stream broke
+                self._bad(name, n, raw.head, raw.reason, None, count_line=False)
                 continue
             p.counts["lines_read"] += 1
             p.size += len(raw) + 1
@@ -777,7 +821,7 @@ class Watcher:
         self.pending.quarantine.append({"source_file": file, "line": line, "round_id": round_id,
                                         "reason": cut(reason, REASON_LIMIT), "raw": text, "sha256": None})
         self.pending.counts["quarantined"] += 1
-        if not count_line:  # not a line of the file: it balances as a line read
+        if not count_line:  # an entry the caller did not count: it balances as a line read
             self.pending.counts["lines_read"] += 1
         self.stats["quarantined"] += 1
         print(f"auditkit: quarantined {file}:{line}: {reason}", file=self.stderr, flush=True)
@@ -953,7 +997,8 @@ def watch_command(args: Any) -> int:
                       out=Path(args.out) if args.out else None, csv=Path(args.csv) if args.csv else None,
                       checkpoint=Path(args.checkpoint) if args.checkpoint else None,
                       stdout=None if args.no_stdout else sys.stdout, poll=args.poll,
-                      checkpoint_every=args.checkpoint_every, gzip_settle=0.0 if args.once else 1.0)
+                      checkpoint_every=args.checkpoint_every, gzip_settle=0.0 if args.once else 1.0,
+                      max_line=args.max_line_bytes)
     found = watcher.run(once=args.once)
     s = watcher.stats
     print(f"auditkit watch: {s['rounds']} round(s) checked, {found} finding(s) emitted, "

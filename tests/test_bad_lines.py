@@ -30,11 +30,11 @@ def _record(**changes) -> dict:
     return rec
 
 
-def _ingest(tmp_path: Path, *lines: bytes | str, name: str = "log.jsonl", store: str = "store"):
+def _ingest(tmp_path: Path, *lines: bytes | str, name: str = "log.jsonl", store: str = "store", **kw):
     path = tmp_path / name
     path.write_bytes(b"\n".join(x.encode() if isinstance(x, str) else x for x in lines) + b"\n")
     st = Store(tmp_path / store)
-    report = ingest_paths([path], st)
+    report = ingest_paths([path], st, **kw)
     return report, st
 
 
@@ -156,3 +156,11 @@ def test_the_line_limit_is_set_on_the_command_line(tmp_path):
     assert main(["-q", "ingest", str(tmp_path / "log.jsonl"), "--store", str(tmp_path / "s"),
                  "--max-line-bytes", "4096"]) == 0
     assert _reasons(Store(tmp_path / "s")) == {2: "line longer than 4,096 bytes"}
+
+
+def test_a_too_long_lines_kept_head_stops_at_its_line_break(tmp_path):
+    """A line over the limit but shorter than the head kept: its entry holds that line, not the next ones."""
+    long_line = json.dumps(_record(round_id="x" * 5000))
+    report, store = _ingest(tmp_path, long_line, json.dumps(_record(round_id="after")), max_line=4096)
+    assert report.total("stored") == 1
+    assert list(store.quarantine()["raw"]) == [long_line]

@@ -213,6 +213,62 @@ def test_bad_lines_quarantined_as_ingest_does(tmp_path):
         assert f"{f}:{n}: {reason}" in err.getvalue()
 
 
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+def test_a_line_longer_than_max_line_is_quarantined_as_ingest_does(tmp_path, monkeypatch, gz):
+    """A too-long line (written in pieces, its end arriving polls later) is one entry with its head
+    and ingest's reason; the lines around it are checked; the file is not held whole."""
+    import auditkit.live as live
+
+    monkeypatch.setattr(live, "SCAN", 1000)  # several reads to find its end
+    monkeypatch.setattr(live, "READ_BUDGET", 8192)  # and a poll's share smaller than the line
+    (tid, lines), = streams("baccarat", tables=1).items()
+    long_line = '{"round_id": "LONG", "pad": "' + "x" * 100_000 + '"}'
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    live_store = Store(tmp_path / "live")
+    if gz:
+        log = logs / "t.jsonl.gz"
+        log.write_bytes(gzip.compress(("\n".join(lines[:5] + [long_line] + lines[5:10]) + "\n").encode()))
+        w = once([logs], tmp_path, store=live_store, max_line=4096)
+    else:
+        log = logs / "t.jsonl"
+        append(log, lines[:5], end="\n")
+        with open(log, "a") as fh:
+            fh.write(long_line[:80_000])  # the writer is half way through it
+        w = once([logs], tmp_path, store=live_store, max_line=4096)
+        assert (w.stats["rounds"], w.stats["quarantined"]) == (5, 0)  # it waits for the line's end
+        with open(log, "a") as fh:
+            fh.write(long_line[80_000:] + "\n")
+        append(log, lines[5:10])
+        w = once([logs], tmp_path, store=live_store, max_line=4096)
+        assert (w.stats["rounds"], w.stats["quarantined"]) == (5, 1)
+    nightly_store = Store(tmp_path / "nightly")
+    ingest_paths([str(logs)], nightly_store, max_line=4096)
+    q, expected = live_store.quarantine(), nightly_store.quarantine()
+    assert list(q["line"]) == list(expected["line"]) == [6]
+    assert list(q["reason"]) == list(expected["reason"]) == ["line longer than 4,096 bytes"]
+    assert list(q["raw"]) == list(expected["raw"])
+    assert q["raw"][0].startswith('{"round_id": "LONG"') and len(q["raw"][0]) < 70_000  # its head only
+    assert live_store.count() == nightly_store.count() == 10
+    assert all(s.balanced for s in live_store.manifest())
+
+
+def test_a_too_long_last_line_of_a_rotated_file_ends_at_the_files_end(tmp_path):
+    """A rotated-away file's last line has no line break: read to the end, still one entry."""
+    (tid, lines), = streams("baccarat", tables=1).items()
+    log = tmp_path / "t.jsonl"
+    append(log, lines[:3] + ['{"round_id": "LONG", "pad": "' + "x" * 10_000], end="")
+    w = watcher([log], tmp_path, orphan_grace=0.0, max_line=4096)
+    w.open()
+    w.poll_once()
+    assert (w.stats["rounds"], w.stats["quarantined"]) == (3, 0)
+    log.rename(tmp_path / "t.jsonl.1")  # rotated away: its last line is complete as it stands
+    w.poll_once()
+    w.poll_once()
+    w.close()
+    assert (w.stats["rounds"], w.stats["quarantined"]) == (3, 1)
+
+
 def test_store_rounds_are_already_stored_for_the_nightly_job(tmp_path):
     logs = tmp_path / "logs"
     logs.mkdir()

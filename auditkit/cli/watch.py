@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from .common import positive
+from ..ingest import MAX_LINE
+from .common import positive, positive_int
 
 
 def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
@@ -19,6 +20,8 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
     s.add_argument("--poll", type=positive, default=0.2, help="seconds between polls")
     s.add_argument("--checkpoint-every", type=positive, default=5.0,
                    help="seconds between checkpoints and store commits")
+    s.add_argument("--max-line-bytes", type=positive_int, default=MAX_LINE, metavar="N",
+                   help="longest line read (bytes); a longer one is quarantined as too long, never held in memory")
     s.add_argument("--once", action="store_true", help="read what is there, then stop (tests, cron)")
     s.add_argument("--no-stdout", action="store_true", help="do not print findings on stdout")
     s.set_defaults(func=run)

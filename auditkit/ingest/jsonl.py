@@ -76,7 +76,7 @@ def _block(pieces: list[bytes], first: int, errors: dict[int, tuple[bytes, str]]
     starts[1:] = ends[:-1] + 1
     too_long = f"line longer than {max_line:,} bytes"
     for i in np.flatnonzero(ends - starts > max_line):  # lines that met within a block
-        errors[int(i)] = (data[starts[i]:starts[i] + RAW_KEPT], too_long)
+        errors[int(i)] = (data[starts[i]:min(ends[i], starts[i] + RAW_KEPT)], too_long)
     return Lines(data, starts, ends, first, errors, done)
 
 
