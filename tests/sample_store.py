@@ -8,7 +8,9 @@ differ from theory (player 0.3997 and banker 0.4975 against 0.4462 and 0.4586).
 
 from __future__ import annotations
 
+import atexit
 import functools
+import shutil
 import tempfile
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -85,6 +87,8 @@ def build_store(root: Path) -> Path:
 
 @functools.lru_cache(maxsize=1)
 def sample_store() -> Path:
-    """The sample store's folder, built on first use in a temporary folder kept for the process."""
+    """The sample store's folder, built on first use in a temporary folder kept for the process
+    (removed when it exits)."""
     root = Path(tempfile.mkdtemp(prefix="auditkit-analysis-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
     return build_store(root)
