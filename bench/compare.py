@@ -2,6 +2,7 @@
 
     pip install -e '.[bench]'            # DuckDB
     python bench/compare.py --rounds 200000 [--rounds 1000000] [--keep DIR]
+    python bench/compare.py --store-only --rounds 10000000 --keep DIR   # the store routes alone
 
 Simulates one baccarat log (JSON Lines, 1% of rounds with a planted fault),
 then runs each route in its own process, on the same file, in one run:
@@ -253,10 +254,45 @@ def run(rounds: int, work: Path) -> None:
     for name, argv, out in routes:
         cpu, wall, rss, _ = _measure(argv, (0, 1) if argv[:3] == auditkit[:3] else (0,))  # 1: findings
         results.append((name, cpu, wall, rss, out))
+    _report(rounds, results)
+
+
+def store_run(rounds: int, work: Path) -> None:
+    """The store routes alone, on a store of ``rounds`` simulated straight into it (no log): for
+    stores too big to write as JSONL first (10M rounds)."""
+    from auditkit.simulate import simulate_into_store
+    from auditkit.store import Store
+
+    auditkit, me = [sys.executable, "-m", "auditkit", "-q"], [sys.executable, str(Path(__file__).resolve()), "--route"]
+    store = Store(work / "store")
+    if store.count() != rounds:
+        subprocess.run(["rm", "-rf", str(work / "store")], check=True)
+        store = Store(work / "store")
+        simulate_into_store(store, "baccarat", rounds, seed=7, fault_rate=0.001)
+    size = sum(f.stat().st_size for f in (work / "store" / "rounds").rglob("*.parquet"))
+    print(f"\nstore of {store.count():,} baccarat rounds, {size / 2**20:,.0f} MiB of Parquet; "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    root = str(work / "store")
+    routes = [
+        ("auditkit validate STORE --workers 1", [*auditkit, "validate", root, "--workers", "1", "--out",
+                                                 str(work / "s1.csv")], work / "s1.csv"),
+        ("auditkit validate STORE --workers 2", [*auditkit, "validate", root, "--workers", "2", "--out",
+                                                 str(work / "s2.csv")], work / "s2.csv"),
+        ("DuckDB SQL over the store, 1 thread", [*me, "duckdb-store", root, str(work / "ds1.csv"), "1"],
+         work / "ds1.csv"),
+        ("DuckDB SQL over the store, 2 threads", [*me, "duckdb-store", root, str(work / "ds2.csv"), "2"],
+         work / "ds2.csv"),
+        ("floor: pyarrow read of the needed store columns", [*me, "arrow-store", root], None),
+    ]
+    _report(rounds, [(name, *_measure(argv, (0, 1))[:3], out) for name, argv, out in routes])
+
+
+def _report(rounds: int, results: list[tuple[str, float, float, float, Path | None]]) -> None:
+    """Print the routes' figures against the first, and whether their findings agree."""
     base = results[0][1]
-    print(f"{'route':52} {'CPU s':>7} {'wall s':>7} {'peak MiB':>9} {'CPU / one-shot':>15} {'rounds/s/core':>14}")
+    print(f"{'route':52} {'CPU s':>7} {'wall s':>7} {'peak MiB':>9} {'CPU / first':>12} {'rounds/s/core':>14}")
     for name, cpu, wall, rss, _ in results:
-        print(f"{name:52} {cpu:7.2f} {wall:7.2f} {rss:9.0f} {cpu / base:15.2f} {rounds / cpu:14,.0f}")
+        print(f"{name:52} {cpu:7.2f} {wall:7.2f} {rss:9.0f} {cpu / base:12.2f} {rounds / cpu:14,.0f}")
     sets = {name: _pairs(out) for name, *_, out in results if out is not None}
     reference = sets[results[0][0]]
     print(f"findings compared on (b)(1)-(b)(11), outcome, paytable: {len(reference):,} (round, citation) pairs")
@@ -271,6 +307,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, action="append", help="rounds per run (repeatable; default 200000)")
     ap.add_argument("--keep", type=Path, help="work folder to keep (logs are reused between runs)")
+    ap.add_argument("--store-only", action="store_true",
+                    help="only the store routes, on a store simulated without a log (for 10M rounds)")
     ap.add_argument("--route", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.route:
@@ -290,10 +328,10 @@ def main() -> None:
         if args.keep:
             work = args.keep / str(rounds)
             work.mkdir(parents=True, exist_ok=True)
-            run(rounds, work)
+            (store_run if args.store_only else run)(rounds, work)
         else:
             with tempfile.TemporaryDirectory() as tmp:
-                run(rounds, Path(tmp))
+                (store_run if args.store_only else run)(rounds, Path(tmp))
 
 
 if __name__ == "__main__":
