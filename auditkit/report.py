@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .schema import FINDINGS
+from .schema import FINDINGS, SUMMARIES
 from .store import atomic_path, write_parquet_atomic
 
 __all__ = ["safe_cell", "spreadsheet_safe", "write_csv", "write_findings_parquet", "summarize",
@@ -86,10 +86,6 @@ def summary_by_citation(findings: pd.DataFrame) -> pd.DataFrame:
     """Findings per game, citation and rule, with severity."""
     return summarize(findings, SUMMARIES["citation"])
 
-
-SUMMARIES = {"citation": ["game", "citation", "rule_id", "severity"], "table": ["game", "table_id"],
-             "dealer": ["game", "dealer_id"], "day": ["game", "date"]}
-"""The summaries a run writes: ``summary_by_<name>.csv`` grouped by these columns."""
 
 
 def write_summaries(findings: pd.DataFrame, folder: str | Path) -> dict[str, str]:

@@ -11,7 +11,7 @@ import functools
 
 import pyarrow as pa
 
-__all__ = ["CARDS", "WAGER", "EVENT", "COMMON", "schema_for", "STATUSES", "FINDINGS", "QUARANTINE"]
+__all__ = ["CARDS", "WAGER", "EVENT", "COMMON", "schema_for", "STATUSES", "FINDINGS", "SUMMARIES", "QUARANTINE"]
 
 STATUSES = ("completed", "void", "dead")
 
@@ -64,6 +64,10 @@ FINDINGS = pa.schema([
 ])
 """The findings table: the spec's report columns in order, the expected and recorded nets as numbers
 (empty where no money is involved), then context columns."""
+
+SUMMARIES = {"citation": ["game", "citation", "rule_id", "severity"], "table": ["game", "table_id"],
+             "dealer": ["game", "dealer_id"], "day": ["game", "date"]}
+"""The summaries of findings a run writes: ``summary_by_<name>.csv`` grouped by these columns."""
 
 QUARANTINE = pa.schema([
     ("source_file", pa.string()), ("line", pa.int64()), ("round_id", pa.string()),

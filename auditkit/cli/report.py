@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
     from ..games import names
-    from ..report import SUMMARIES
+    from ..schema import SUMMARIES
 
     GAMES = names()
 
