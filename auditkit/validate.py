@@ -55,6 +55,11 @@ def default_workers() -> int:
 
 def empty_findings() -> pd.DataFrame:
     """A findings frame with no row and the report's columns."""
+    return _empty_findings().copy()
+
+
+@functools.cache
+def _empty_findings() -> pd.DataFrame:
     return FINDINGS.empty_table().to_pandas()
 
 
@@ -91,13 +96,22 @@ def _hit_columns(hits: Hits, rule: Rule) -> dict[str, np.ndarray]:
         "discrepancy": _as_array(hits.discrepancy, n, np.float64).astype(np.float64),
         "expected_amount": _as_array(hits.expected_amount, n, np.float64).astype(np.float64),
         "recorded_amount": _as_array(hits.recorded_amount, n, np.float64).astype(np.float64),
-        "seats": (pd.Series(seat).astype("Int64").astype(str).replace("<NA>", "").to_numpy(dtype=object)
-                  if seat is not None else np.full(n, "", dtype=object)),
+        "seats": _seat_text(seat, n),
     }
     if len(np.unique(rows)) < n:  # rare: several seats of one round, say
         merged = _merge_per_round(pd.DataFrame(cols))
         cols = {k: merged[k].to_numpy() for k in cols}
     return cols
+
+
+def _seat_text(seat: np.ndarray | None, n: int) -> np.ndarray:
+    """Seat numbers as text, empty where there is none."""
+    if seat is None:
+        return np.full(n, "", dtype=object)
+    seat = np.asarray(seat)
+    if seat.dtype.kind in "iu":
+        return seat.astype(str).astype(object)
+    return pd.Series(seat).astype("Int64").astype(str).replace("<NA>", "").to_numpy(dtype=object)
 
 
 def _join(values: pd.Series) -> str:
@@ -130,9 +144,9 @@ def _local_time(utc: np.ndarray, offset: np.ndarray) -> np.ndarray:
     return np.array([t + suffix[o] for t, o in zip(local, off.tolist(), strict=True)], dtype=object)
 
 
-def _findings(table: pa.Table, found: list[tuple[Rule, Hits]], game: str, date: str | None) -> pd.DataFrame:
-    """One findings frame for all rules' hits on a table: the metadata of the hit rounds only is
-    read from Arrow, and one DataFrame is built, so a batch with a few findings costs little."""
+def _findings(table: pa.Table, found: list[tuple[Rule, Hits]], game: str, date: str | None) -> pa.Table:
+    """One findings table for all rules' hits on a table: the metadata of the hit rounds only is
+    read, so a batch with a few findings costs little."""
     parts = [_hit_columns(h, r) for r, h in found]
     cols = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     uniq, inv = np.unique(cols["row"], return_inverse=True)
@@ -151,7 +165,7 @@ def _findings(table: pa.Table, found: list[tuple[Rule, Hits]], game: str, date: 
         "date": m["date"][inv] if "date" in m else np.full(n, date or "", dtype=object),
         "source_file": m["source_file"][inv], "source_line": m["source_line"][inv].astype(np.int64),
     }
-    return pa.Table.from_pydict(out, schema=FINDINGS).to_pandas()  # the dtypes of stored findings
+    return pa.Table.from_arrays([pa.array(out[f.name], type=f.type) for f in FINDINGS], schema=FINDINGS)
 
 
 def _finish(frames: list[pd.DataFrame]) -> pd.DataFrame:
@@ -161,15 +175,35 @@ def _finish(frames: list[pd.DataFrame]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
 
+def _frame(found: pa.Table | None) -> pd.DataFrame:
+    """Findings as the report's frame (the dtypes of stored findings)."""
+    return empty_findings() if found is None else found.to_pandas()
+
+
+def _sorted_frame(tables: list[pa.Table | None]) -> pd.DataFrame:
+    """Findings tables as one frame, in :func:`sort_findings` order (sorted by Arrow: stable, and
+    strings in code point order, as pandas sorts them)."""
+    tables = [t for t in tables if t is not None]
+    if not tables:
+        return empty_findings()
+    found = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+    return found.take(pc.sort_indices(found, [(k, "ascending") for k in SORT_KEYS])).to_pandas()
+
+
 def check_rounds(table: pa.Table, game: str, config: Config, rules: Sequence[Rule] | None = None,
                  date: str | None = None) -> pd.DataFrame:
     """Findings of the round rules of ``game`` on one batch of its rounds."""
+    return _frame(_round_findings(table, game, config, rules, date))
+
+
+def _round_findings(table: pa.Table, game: str, config: Config, rules: Sequence[Rule] | None,
+                    date: str | None) -> pa.Table | None:
     rules = select_rules(game, "round") if rules is None else rules
     if table.num_rows == 0 or not rules:
-        return empty_findings()
+        return None
     ctx = PREPARERS[game](table, config)
     found = [(r, h) for r in rules if len(h := r.func(ctx))]
-    return _findings(table, found, game, date) if found else empty_findings()
+    return _findings(table, found, game, date) if found else None
 
 
 def check_shoes(table: pa.Table, game: str, config: Config, rules: Sequence[Rule] | None = None,
@@ -179,9 +213,14 @@ def check_shoes(table: pa.Table, game: str, config: Config, rules: Sequence[Rule
     ``emit`` marks the rounds whose findings are wanted (the others are context
     carried from an earlier day); by default all.
     """
+    return _frame(_shoe_findings(table, game, config, rules, emit, date))
+
+
+def _shoe_findings(table: pa.Table, game: str, config: Config, rules: Sequence[Rule] | None,
+                   emit: np.ndarray | None, date: str | None) -> pa.Table | None:
     rules = select_rules(game, "shoe") if rules is None else rules
     if table.num_rows == 0 or not rules:
-        return empty_findings()
+        return None
     order = _shoe_order(table)
     if not (order[1:] > order[:-1]).all():
         table = table.take(pa.array(order))
@@ -193,7 +232,7 @@ def check_shoes(table: pa.Table, game: str, config: Config, rules: Sequence[Rule
             hits = hits.subset(keep[hits.rows])
         if len(hits):
             found.append((r, hits))
-    return _findings(table, found, game, date) if found else empty_findings()
+    return _findings(table, found, game, date) if found else None
 
 
 def shoe_columns(rules: Iterable[Rule]) -> list[str]:
@@ -244,11 +283,14 @@ def validate_records(records: Iterable[dict], config: Config | None = None,
     return validate_tables(tables, config, citations)
 
 
+SORT_KEYS = ["started_at", "round_id", "rule_id"]
+
+
 def sort_findings(findings: pd.DataFrame) -> pd.DataFrame:
     """Findings in a stable order: time, round, then rule id."""
     if findings.empty:
         return findings
-    return findings.sort_values(["started_at", "round_id", "rule_id"], kind="stable").reset_index(drop=True)
+    return findings.sort_values(SORT_KEYS, kind="stable").reset_index(drop=True)
 
 
 @dataclass(frozen=True)
@@ -290,11 +332,11 @@ def validate_partition(store: Store, part: Partition, config: Config, *, citatio
     game, date = part.game, part.date
     round_rules = select_rules(game, "round", citations)
     shoe_rules = select_rules(game, "shoe", citations)
-    frames, checked = [], 0
+    found, checked = [], 0
     cols = shoe_columns(shoe_rules)
     shoe_parts = []  # the shoe pass's narrow columns, kept from the batches already read
     for batch in store.scan(game, date, batch_size=batch_size, columns=read_columns(round_rules, shoe_rules)):
-        frames.append(check_rounds(batch, game, config, round_rules, date))
+        found.append(_round_findings(batch, game, config, round_rules, date))
         if shoe_rules:
             shoe_parts.append(batch.select(cols))
         checked += batch.num_rows
@@ -310,8 +352,8 @@ def validate_partition(store: Store, part: Partition, config: Config, *, citatio
             prior = prior.filter(pc.is_in(_shoe_key(prior), value_set=pc.unique(_shoe_key(day))))
         both = pa.concat_tables([prior, day]) if part.previous is not None else day
         emit = np.concatenate([np.zeros(both.num_rows - day.num_rows, bool), np.ones(day.num_rows, bool)])
-        frames.append(check_shoes(both, game, config, shoe_rules, emit=emit, date=date))
-    return sort_findings(_finish(frames)), checked, day
+        found.append(_shoe_findings(both, game, config, shoe_rules, emit, date))
+    return _sorted_frame(found), checked, day
 
 
 CHUNKS_PER_WORKER = 8
