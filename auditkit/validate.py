@@ -180,14 +180,19 @@ def _frame(found: pa.Table | None) -> pd.DataFrame:
     return empty_findings() if found is None else found.to_pandas()
 
 
-def _sorted_frame(tables: list[pa.Table | None]) -> pd.DataFrame:
-    """Findings tables as one frame, in :func:`sort_findings` order (sorted by Arrow: stable, and
-    strings in code point order, as pandas sorts them)."""
+def _sorted(tables: Iterable[pa.Table | None]) -> pa.Table | None:
+    """Findings tables as one, in :func:`sort_findings` order (Arrow's sort is stable, and orders
+    strings by code point, as pandas does); None when there is none."""
     tables = [t for t in tables if t is not None]
     if not tables:
-        return empty_findings()
+        return None
     found = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
-    return found.take(pc.sort_indices(found, [(k, "ascending") for k in SORT_KEYS])).to_pandas()
+    return found.take(pc.sort_indices(found, [(k, "ascending") for k in SORT_KEYS]))
+
+
+def _sorted_frame(tables: Iterable[pa.Table | None]) -> pd.DataFrame:
+    """Findings tables as one frame, in :func:`sort_findings` order."""
+    return _frame(_sorted(tables))
 
 
 def check_rounds(table: pa.Table, game: str, config: Config, rules: Sequence[Rule] | None = None,
@@ -329,6 +334,14 @@ def validate_partition(store: Store, part: Partition, config: Config, *, citatio
     shoes dealt again today. ``prior`` is the previous day's shoe columns when the
     caller has them (a serial run), else they are read.
     """
+    found, checked, day = _check_partition(store, part, config, citations, batch_size, prior, progress)
+    return _frame(found), checked, day
+
+
+def _check_partition(store: Store, part: Partition, config: Config, citations: Sequence[str] | None,
+                     batch_size: int, prior: pa.Table | None, progress: Callable[[int], None] | None
+                     ) -> tuple[pa.Table | None, int, pa.Table | None]:
+    """:func:`validate_partition` with the findings as one sorted Arrow table (None: no finding)."""
     game, date = part.game, part.date
     round_rules = select_rules(game, "round", citations)
     shoe_rules = select_rules(game, "shoe", citations)
@@ -353,7 +366,7 @@ def validate_partition(store: Store, part: Partition, config: Config, *, citatio
         both = pa.concat_tables([prior, day]) if part.previous is not None else day
         emit = np.concatenate([np.zeros(both.num_rows - day.num_rows, bool), np.ones(day.num_rows, bool)])
         found.append(_shoe_findings(both, game, config, shoe_rules, emit, date))
-    return _sorted_frame(found), checked, day
+    return _sorted(found), checked, day
 
 
 CHUNKS_PER_WORKER = 8
@@ -371,20 +384,19 @@ def _chunks(parts: list[Partition], workers: int) -> list[list[Partition]]:
 
 def _serial(store: Store, parts: Sequence[Partition], config: Config, citations: Sequence[str] | None,
             batch_size: int, progress: Callable[[int], None] | None = None
-            ) -> Iterator[tuple[Partition, pd.DataFrame, int]]:
+            ) -> Iterator[tuple[Partition, pa.Table | None, int]]:
     """Partitions one after another; a day whose previous stored day was just checked reuses its shoe columns."""
     previous: tuple[Partition, pa.Table | None] | None = None
     for part in parts:
         prior = previous[1] if previous and previous[0].game == part.game and previous[0].date == part.previous \
             else None
-        findings, checked, day = validate_partition(store, part, config, citations=citations, batch_size=batch_size,
-                                                    prior=prior, progress=progress)
+        findings, checked, day = _check_partition(store, part, config, citations, batch_size, prior, progress)
         previous = (part, day)
         yield part, findings, checked
 
 
 def _run_chunk(store: Store, chunk: list[Partition], config: Config, citations: Sequence[str] | None,
-               batch_size: int) -> list[tuple[pd.DataFrame, int]]:
+               batch_size: int) -> list[tuple[pa.Table | None, int]]:
     """A worker's task: consecutive partitions of the store (pickled: its folder, or its URI and file
     system), run as the serial engine runs them; their findings and rounds checked, in order."""
     return [(findings, checked) for _p, findings, checked in _serial(store, chunk, config, citations, batch_size)]
@@ -410,6 +422,17 @@ def validate_partitions(store: Store, config: Config | None = None, *, games: Se
     (:data:`CHUNKS_PER_WORKER`). ``progress`` is called with the number of
     rounds checked, per batch (one worker) or per partition.
     """
+    for game, date, found in _partition_tables(store, config, games=games, dates=dates, only=only,
+                                               citations=citations, batch_size=batch_size, workers=workers,
+                                               scheduler=scheduler, progress=progress):
+        yield game, date, _frame(found)
+
+
+def _partition_tables(store: Store, config: Config | None, *, games: Sequence[str] | None,
+                      dates: tuple[str | None, str | None], only: set[tuple[str, str]] | None,
+                      citations: Sequence[str] | None, batch_size: int, workers: int | None, scheduler: Any,
+                      progress: Callable[[int], None] | None) -> Iterator[tuple[str, str, pa.Table | None]]:
+    """:func:`validate_partitions` with each partition's findings as a sorted Arrow table (None: none)."""
     config = config or Config()
     store = store.pinned()  # one commit point for the whole run; the manifest listed once
     parts = plan(store, games=games, dates=dates, only=only, citations=citations)
@@ -430,7 +453,7 @@ def validate_partitions(store: Store, config: Config | None = None, *, games: Se
 
 def _parallel(store: Store, parts: list[Partition], config: Config, citations: Sequence[str] | None,
               batch_size: int, workers: int,
-              progress: Callable[[int], None] | None) -> Iterator[tuple[str, str, pd.DataFrame]]:
+              progress: Callable[[int], None] | None) -> Iterator[tuple[str, str, pa.Table | None]]:
     """Runs of partitions on a pool of processes, yielded in plan order as they complete in turn."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -442,7 +465,7 @@ def _parallel(store: Store, parts: list[Partition], config: Config, citations: S
 
 
 def _in_order(chunks: list[list[Partition]], futures: list[Any],
-              progress: Callable[[int], None] | None) -> Iterator[tuple[str, str, pd.DataFrame]]:
+              progress: Callable[[int], None] | None) -> Iterator[tuple[str, str, pa.Table | None]]:
     for chunk, future in zip(chunks, futures, strict=True):
         for part, (findings, checked) in zip(chunk, future.result(), strict=True):
             if progress:
@@ -452,7 +475,7 @@ def _in_order(chunks: list[list[Partition]], futures: list[Any],
 
 def _dask(store: Store, parts: list[Partition], config: Config, citations: Sequence[str] | None,
           batch_size: int, scheduler: Any,
-          progress: Callable[[int], None] | None) -> Iterator[tuple[str, str, pd.DataFrame]]:
+          progress: Callable[[int], None] | None) -> Iterator[tuple[str, str, pa.Table | None]]:
     """Runs of partitions as tasks on a Dask cluster (``client.map``), yielded in plan order.
 
     A task is pure (it reads the store and returns findings), so a task whose
@@ -544,7 +567,7 @@ def collect(store: Store, config: Config | None = None, *, games: Sequence[str] 
         if progress:
             progress(n)
 
-    frames = [f for _g, _d, f in validate_partitions(store, config, games=games, dates=dates, citations=citations,
-                                                    batch_size=batch_size, workers=workers, scheduler=scheduler,
-                                                    progress=count)]
-    return sort_findings(_finish(frames)), checked
+    found = _sorted(t for _g, _d, t in _partition_tables(store, config, games=games, dates=dates, only=None,
+                                                         citations=citations, batch_size=batch_size,
+                                                         workers=workers, scheduler=scheduler, progress=count))
+    return _frame(found), checked

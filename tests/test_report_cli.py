@@ -76,7 +76,8 @@ def test_report_reads_the_store_without_revalidating(store, tmp_path, monkeypatc
     def no(*a, **k):
         raise AssertionError("report must not validate")
 
-    monkeypatch.setattr(auditkit.validate, "validate_partitions", no)
+    monkeypatch.setattr(auditkit.validate, "validate_partition", no)
+    monkeypatch.setattr(auditkit.validate, "_check_partition", no)  # every route checks partitions here
     monkeypatch.setattr(auditkit.validate, "validate_into_store", no)
     before = snapshot(store)
     out, pq = tmp_path / "r.csv", tmp_path / "r.parquet"
