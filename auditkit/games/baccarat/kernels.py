@@ -134,6 +134,8 @@ def mispaid_wagers(bet: pa.Array | pa.ChunkedArray, amount: np.ndarray, net: np.
     tie bet; another bet that reads as one of them, ``pxxxxx``, is read again by name if flagged), and
     the expected net, its difference and the comparison reuse one temporary.
     """
+    if payout.ndim != 2 or payout.shape[1] != OTHER + 1:
+        raise ValueError(f"payout: one row per settlement code, one column per bet kind (got {payout.shape})")
     n = len(state)
     flat = np.ascontiguousarray(payout, np.float64).reshape(-1)
     per_round = np.diff(wager_offsets)
@@ -147,7 +149,7 @@ def mispaid_wagers(bet: pa.Array | pa.ChunkedArray, amount: np.ndarray, net: np.
         if w0 == w1:
             continue
         slot = np.repeat(state[r0:r1], per_round[r0:r1]).astype(np.intp)
-        slot <<= 2  # four bet kinds per state
+        slot <<= 2  # four bet kinds (BETS and OTHER) per state
         slot |= exact[w0:w1] if quick is None else _read_kinds(*quick, w0, w1)
         diff = flat.take(slot)  # payout per unit staked
         diff *= amount[w0:w1]  # the expected net
