@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from types import SimpleNamespace
 
 import numpy as np
@@ -12,8 +13,10 @@ from hypothesis import strategies as st
 
 from auditkit.cards import BACCARAT_POINTS, JOKER
 from auditkit.columns import padded
-from auditkit.games.baccarat.kernels import main_bet_kinds, read_hand, wager_payouts
+from auditkit.games.baccarat import kernels
+from auditkit.games.baccarat.kernels import ROUNDS_PER_STEP, mispaid_wagers, read_hand
 from auditkit.games.baccarat.paytable import BETS, OTHER, PAY_KEYS, net_per_unit
+from auditkit.money import money_differs
 
 
 def plain_hand(col: pa.Array) -> dict[str, np.ndarray]:
@@ -28,6 +31,16 @@ def plain_hand(col: pa.Array) -> dict[str, np.ndarray]:
 def plain_bet_kinds(bet: pa.Array) -> np.ndarray:
     """Each bet's kind plainly: its index among the bet names, OTHER for anything else."""
     return pc.fill_null(pc.index_in(bet, value_set=pa.array(BETS)), OTHER).to_numpy(zero_copy_only=False)
+
+
+@contextmanager
+def rounds_per_step(step: int):
+    """The kernel's rounds per step set to ``step`` for a while (to cross step boundaries in small batches)."""
+    saved, kernels.ROUNDS_PER_STEP = kernels.ROUNDS_PER_STEP, step
+    try:
+        yield
+    finally:
+        kernels.ROUNDS_PER_STEP = saved
 
 
 CARD = st.sampled_from([*range(52), JOKER])
@@ -67,68 +80,93 @@ def test_read_hand_edges():
 
 NAMES = st.sampled_from(["player", "banker", "tie", "Player", "pxxxxx", "bunker", "tix", "ti", "tie ", "p", "",
                          "player_pair", "banker_pair", "players", "tiebanker", "dragon", "é"])
-
-
-def _same_reading(bets: pa.Array) -> None:
-    """Every player, banker and tie bet reads as its kind; a wager read as OTHER is another bet."""
-    quick, plain = main_bet_kinds(bets), plain_bet_kinds(bets)
-    assert quick.dtype == np.uint8 and len(quick) == len(bets)
-    assert (quick[plain != OTHER] == plain[plain != OTHER]).all()
-    assert (plain[quick == OTHER] == OTHER).all()
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.none() | NAMES | st.text(max_size=9), max_size=40),
-       st.none() | st.tuples(st.integers(0, 40), st.integers(0, 40)))
-def test_main_bet_kinds_is_the_plain_reading(names, cut):
-    bets = pa.array(names, pa.string())
-    if cut is not None:
-        bets = bets.slice(min(cut[0], len(bets)), cut[1])
-    _same_reading(bets)
-    _same_reading(bets.cast(pa.large_string()))  # another layout: read by name
-
-
-def test_main_bet_kinds_edges():
-    """Empty names at the very end of the text buffer, no text at all, a buffer built by hand."""
-    names = ["player", "banker", "tie", None, "pxxxxx", "tix", "Player", "", "banker", "tie", ""]
-    text = "".join(x or "" for x in names).encode()
-    offsets = np.cumsum([0] + [len(x or "") for x in names]).astype(np.int32)
-    valid = pa.array([x is not None for x in names]).buffers()[1]
-    bets = pa.Array.from_buffers(pa.string(), len(names), [valid, pa.py_buffer(offsets.tobytes()),
-                                                            pa.py_buffer(text)], null_count=1)
-    for arr in (bets, bets.slice(2), bets.slice(1, 7), bets.slice(9), bets.slice(11), pa.array(["", ""]),
-                pa.array([None, None], pa.string()), pa.array([], pa.string())):
-        _same_reading(arr)
-    assert list(main_bet_kinds(bets)[:3]) == [0, 1, 2]
-
-
 PAY = st.fixed_dictionaries({k: st.sampled_from([0.0, 0.05, 0.5, 1.0, 8.0, 9.0]) for k in PAY_KEYS})
+NET = st.tuples(st.sampled_from([1.0, -1.0, 0.0, 0.95, 8.0, 0.475, 0.5, 9.0]),  # times the amount
+                st.sampled_from([0.0, 0.0, 0.004, 0.005, 0.0099, 0.01, -0.01, 0.02, -0.5]))  # plus this
+WAGER = st.tuples(st.none() | NAMES | st.text(max_size=9), st.sampled_from([0.0, 0.01, 5.0, 10.0, 12.5, 100.33, 1e6]),
+                  NET)
+ROUND = st.tuples(st.integers(0, 2), st.integers(0, 9), st.booleans(), st.lists(WAGER, max_size=5))
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 9), st.booleans(),
-                          st.lists(st.integers(0, OTHER), max_size=5)), max_size=30),
-       st.lists(PAY, min_size=1, max_size=3), st.randoms(use_true_random=False))
-def test_wager_payouts_is_the_plain_reading(rounds, paytables, rnd):
-    """The settlement code of each round and the payout table give each wager ``net_per_unit`` of its bet
-    under its round's paytable (NaN where the round is not settled), as the context builds them."""
+def plain_mispaid(bets: pa.Array, amount: np.ndarray, net: np.ndarray, per_round: np.ndarray, outcome: np.ndarray,
+                  banker_final: np.ndarray, settled: np.ndarray, pay: list[dict], unit: float):
+    """The paytable check read plainly, wager by wager: the kind by name, the net per unit of
+    ``net_per_unit`` under the round's paytable (NaN in a round not settled), ``money_differs``."""
+    kind = plain_bet_kinds(bets)
+    at = np.repeat(np.arange(len(per_round)), per_round)
+    pay_at = {k: np.array([pay[r][k] for r in at], dtype=np.float64) for k in PAY_KEYS}
+    per_unit = np.where(settled[at], net_per_unit(kind, outcome[at], banker_final[at], pay_at), np.nan)
+    expected = amount * per_unit
+    wrong = np.flatnonzero(money_differs(net, expected, unit))
+    return wrong, expected[wrong]
+
+
+def _kernel(bets: pa.Array, amount: np.ndarray, net: np.ndarray, per_round: np.ndarray, outcome: np.ndarray,
+            banker_final: np.ndarray, settled: np.ndarray, paytables: list[dict], table: np.ndarray, unit: float):
+    """mispaid_wagers on the settlement codes and payout table the context builds from these facts."""
     from auditkit.games.baccarat.rules import Baccarat
-
-    outcome = np.array([r[0] for r in rounds], np.int8)
-    banker_final = np.array([r[1] for r in rounds], np.int8)
-    settled = np.array([r[2] for r in rounds], bool)
-    per_round = np.array([len(r[3]) for r in rounds], np.int64)
-    kind = np.array([k for r in rounds for k in r[3]], np.uint8)
-    table = np.array([rnd.randrange(len(paytables)) for _ in rounds], np.intp)
 
     facts = SimpleNamespace(dealt=outcome, settled=settled, banker_final=banker_final,  # what the settlement reads
                             paytables=(table, {k: np.array([p[k] for p in paytables]) for k in PAY_KEYS}))
     state, payout = Baccarat.settlement.func(facts)
-    got = wager_payouts(state, per_round, kind, payout)
-    at = np.repeat(np.arange(len(rounds)), per_round)
-    pay = {k: np.array([paytables[t][k] for t in table[at]]) for k in PAY_KEYS}
-    want = np.where(settled[at], net_per_unit(kind, outcome[at], banker_final[at], pay), np.nan)
-    assert np.array_equal(got, want, equal_nan=True)
+    offsets = np.concatenate([[0], np.cumsum(per_round)]).astype(np.int64)
+    return mispaid_wagers(bets, amount, net, offsets, state, payout, unit)
+
+
+def _same(got, want) -> None:
+    assert got[0].tolist() == want[0].tolist()
+    assert np.array_equal(got[1], want[1])  # the exact expected nets, to the bit
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(ROUND, max_size=30), st.lists(PAY, min_size=1, max_size=3), st.sampled_from([0.01, 0.05, 1.0]),
+       st.sampled_from([1, 2, 7, ROUNDS_PER_STEP]), st.integers(0, 3), st.randoms(use_true_random=False))
+def test_mispaid_wagers_is_the_plain_reading(rounds, paytables, unit, step, cut, rnd):
+    """Random rounds, bets (main bets, bets that read alike, any text, none), amounts and nets near the
+    paytable's, one to three paytables, any number of rounds per step; the bets also as a slice of a
+    longer array and in another string layout."""
+    outcome = np.array([r[0] for r in rounds], np.int8)
+    banker_final = np.array([r[1] for r in rounds], np.int8)
+    settled = np.array([r[2] for r in rounds], bool)
+    per_round = np.array([len(r[3]) for r in rounds], np.int64)
+    wagers = [w for r in rounds for w in r[3]]
+    amount = np.array([w[1] for w in wagers], np.float64)
+    net = np.array([w[1] * w[2][0] + w[2][1] for w in wagers], np.float64)
+    table = np.array([rnd.randrange(len(paytables)) for _ in rounds], np.intp)
+    pay = [paytables[t] for t in table]
+    names = [w[0] for w in wagers]
+    for bets in (pa.array(names, pa.string()), pa.array(["x"] * cut + names, pa.string()).slice(cut),
+                 pa.array(names, pa.large_string())):
+        want = plain_mispaid(bets, amount, net, per_round, outcome, banker_final, settled, pay, unit)
+        with rounds_per_step(step):
+            got = _kernel(bets, amount, net, per_round, outcome, banker_final, settled, paytables, table, unit)
+        _same(got, want)
+
+
+def test_mispaid_wagers_edges():
+    """No round, rounds without wagers, empty and null names at the very end of the text buffer, no text
+    at all, a buffer built by hand; every main bet paid wrongly, so each must be found."""
+    pay = {"player": 1.0, "banker": 1.0, "banker_commission": 0.05, "banker_six": 1.0, "tie": 8.0}
+    names = ["player", "banker", "tie", None, "pxxxxx", "tix", "Player", "", "banker", "tie", "", None]
+    text = "".join(x or "" for x in names).encode()
+    offsets = np.cumsum([0] + [len(x or "") for x in names]).astype(np.int32)
+    valid = pa.array([x is not None for x in names]).buffers()[1]
+    built = pa.Array.from_buffers(pa.string(), len(names), [valid, pa.py_buffer(offsets.tobytes()),
+                                                             pa.py_buffer(text)], null_count=2)
+    for step in (1, 3, ROUNDS_PER_STEP):
+        for bets in (built, built.slice(2), built.slice(1, 7), built.slice(9), built.slice(12), pa.array(["", ""]),
+                     pa.array([None, None], pa.string()), pa.array([], pa.string())):
+            n = len(bets)
+            for per_round in ([n], [0, n, 0], [1] * n + [0], [n // 2, 0, n - n // 2]):
+                per_round = np.array(per_round, np.int64)
+                rounds = len(per_round)
+                amount, net = np.full(n, 10.0), np.full(n, 1234.5)
+                facts = (np.arange(rounds, dtype=np.int8) % 3, np.full(rounds, 6, np.int8), np.ones(rounds, bool))
+                want = plain_mispaid(bets, amount, net, per_round, *facts, [pay] * rounds, 0.01)
+                with rounds_per_step(step):
+                    got = _kernel(bets, amount, net, per_round, *facts, [pay], np.zeros(rounds, np.intp), 0.01)
+                _same(got, want)
+                assert len(got[0]) == int((plain_bet_kinds(bets) != OTHER).sum())
 
 
 def test_banker_draws_is_the_tableau_read_plainly():

@@ -3,12 +3,11 @@
 * :func:`read_hand`: a hand column's card counts and totals straight from its list
   offsets (one gather per card position, one-byte arrays, no division), where the plain
   reading pads a card matrix (``auditkit.columns.padded``) and sums its point values;
-* :func:`main_bet_kinds`: each wager's bet kind from the length and first byte of its
-  name, where the plain reading is ``pyarrow.compute.index_in`` (exact for every
-  player, banker and tie bet; a flagged wager is read again by name);
-* :func:`wager_payouts`: each wager's payout per unit from a small code of its round's
-  settlement and its bet kind (one byte per wager), where the plain reading is
-  :func:`auditkit.games.baccarat.paytable.net_per_unit` on every wager.
+* :func:`mispaid_wagers`: the paytable's pass over every wager in one kernel (each bet's
+  kind from the length and first byte of its name, its payout per unit from a small code of
+  its round's settlement, the expected net and the money comparison), a few thousand rounds
+  at a time, where the plain reading reads each name with ``pyarrow.compute.index_in``
+  (:func:`bet_kinds`) and builds each per-wager array for the whole batch.
 
 ``docs/benchmarks.md`` gives the figures that keep them.
 """
@@ -25,7 +24,7 @@ from ...cards import BACCARAT_POINTS
 from ...columns import combine, padded
 from .paytable import BANKER, BETS, OTHER, PLAYER, TIE
 
-__all__ = ["Hand", "read_hand", "main_bet_kinds", "wager_payouts"]
+__all__ = ["Hand", "read_hand", "bet_kinds", "mispaid_wagers", "ROUNDS_PER_STEP"]
 
 
 @dataclass(frozen=True)
@@ -102,47 +101,93 @@ def _mod10(total: np.ndarray) -> None:
 
 
 _FIRST = [ord(b[0]) for b in BETS]  # p, b, t: with the lengths 6, 6, 3 no two bets read alike
+ROUNDS_PER_STEP = 16_384
+"""Rounds per step of :func:`mispaid_wagers`: a step's temporaries (about four wagers a round, eight
+bytes each) stay in the cache and are reused by the allocator instead of faulting fresh pages in."""
 
 
-def main_bet_kinds(bet: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """Each wager's bet kind (uint8) as the length and first byte of its name read it.
+def bet_kinds(bet: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Each wager's bet kind by its whole name: its index in :data:`BETS`, :data:`OTHER` for any other
+    bet or none (the plain reading, ``pyarrow.compute.index_in``)."""
+    return pc.fill_null(pc.index_in(bet, value_set=pa.array(BETS)), OTHER).to_numpy(
+        zero_copy_only=False).astype(np.uint8)
 
-    Every ``player``, ``banker`` and ``tie`` bet gets its kind (the index in :data:`BETS`), and a
-    wager read as :data:`OTHER` is another bet; but another bet with the length and first letter
-    of one (``pxxxxx``) reads as that one, so a wager a check flags is read again by name
-    (``pc.index_in``, the plain reading). A bet column that is no plain string array is read by name.
+
+def mispaid_wagers(bet: pa.Array | pa.ChunkedArray, amount: np.ndarray, net: np.ndarray,
+                   wager_offsets: np.ndarray, state: np.ndarray, payout: np.ndarray,
+                   unit: float) -> tuple[np.ndarray, np.ndarray]:
+    """The wagers whose recorded net is a rounding unit or more from their expected net, and those
+    expected nets (exact, not rounded).
+
+    A wager's expected net is its ``amount`` times ``payout[state[r], kind]``: ``r`` its round (round
+    ``r``'s wagers are ``wager_offsets[r]`` to ``wager_offsets[r + 1]``), ``kind`` its bet's index in
+    :data:`BETS` (:data:`OTHER` for another bet). A NaN payout (another bet, a round not settled) never
+    differs. The plain reading, which ``tests/test_baccarat_kernels.py`` holds this equal to::
+
+        kind = bet_kinds(bet)
+        expected = amount * payout[np.repeat(state, np.diff(wager_offsets)), kind]
+        wrong = np.flatnonzero(money_differs(net, expected, unit))
+        return wrong, expected[wrong]
+
+    One pass, :data:`ROUNDS_PER_STEP` rounds at a time, without a per-wager array of the whole batch:
+    the kind is read from the length and first byte of the name (exact for every player, banker and
+    tie bet; another bet that reads as one of them, ``pxxxxx``, is read again by name if flagged), and
+    the expected net, its difference and the comparison reuse one temporary.
     """
-    bet = combine(bet)
+    if payout.ndim != 2 or payout.shape[1] != OTHER + 1:
+        raise ValueError(f"payout: one row per settlement code, one column per bet kind (got {payout.shape})")
+    n = len(state)
+    flat = np.ascontiguousarray(payout, np.float64).reshape(-1)
+    per_round = np.diff(wager_offsets)
+    quick = _name_bytes(combine(bet))
+    exact = bet_kinds(bet) if quick is None else None  # not a plain string array: read by name
+    tolerance = unit - 1e-9  # as money_differs
+    found = []
+    for r0 in range(0, n, ROUNDS_PER_STEP):
+        r1 = min(r0 + ROUNDS_PER_STEP, n)
+        w0, w1 = int(wager_offsets[r0]), int(wager_offsets[r1])
+        if w0 == w1:
+            continue
+        slot = np.repeat(state[r0:r1], per_round[r0:r1]).astype(np.intp)
+        slot <<= 2  # four bet kinds (BETS and OTHER) per state
+        slot |= exact[w0:w1] if quick is None else _read_kinds(*quick, w0, w1)
+        diff = flat.take(slot)  # payout per unit staked
+        diff *= amount[w0:w1]  # the expected net
+        np.subtract(net[w0:w1], diff, out=diff)
+        np.abs(diff, out=diff)
+        hit = np.flatnonzero(diff >= tolerance)
+        if len(hit):
+            found.append(hit + w0)
+    wrong = np.concatenate(found) if found else np.empty(0, np.intp)
+    rounds = np.searchsorted(wager_offsets, wrong, side="right") - 1
+    kind = bet_kinds(combine(bet).take(pa.array(wrong, pa.int64()))) if quick is not None else exact[wrong]
+    expected = amount[wrong] * flat[state[rounds].astype(np.intp) * 4 + kind]
+    keep = np.abs(net[wrong] - expected) >= tolerance  # False for a bet that only read as a main one
+    return wrong[keep], expected[keep]
+
+
+def _name_bytes(bet: pa.Array) -> tuple[np.ndarray, np.ndarray] | None:
+    """A plain string array's offsets and text bytes (None for another layout)."""
     if bet.type != pa.string():
-        return pc.fill_null(pc.index_in(bet, value_set=pa.array(BETS)), OTHER).to_numpy(
-            zero_copy_only=False).astype(np.uint8)
-    kind = np.full(len(bet), OTHER, np.uint8)
+        return None
     bufs = bet.buffers()
-    if not len(bet) or bufs[2] is None or not bufs[2].size:
-        return kind  # no bet, or every name empty or null: none is a player, banker or tie bet
-    off = np.frombuffer(bufs[1], np.int32, len(bet) + 1, bet.offset * 4)
-    data = np.frombuffer(bufs[2], np.uint8)
-    at = off[:-1].astype(np.intp)
-    if int(at[-1]) >= len(data):  # empty names at the very end: any byte will do, their length is 0
-        np.minimum(at, len(data) - 1, out=at)
-    first = data[at]
-    length = np.diff(off)
-    six = length == 6  # player, banker
-    kind -= ((first == _FIRST[PLAYER]) & six).view(np.uint8) * np.uint8(OTHER - PLAYER)
-    kind -= ((first == _FIRST[BANKER]) & six).view(np.uint8) * np.uint8(OTHER - BANKER)
-    kind -= ((first == _FIRST[TIE]) & (length == 3)).view(np.uint8) * np.uint8(OTHER - TIE)
+    off = np.frombuffer(bufs[1], np.int32, len(bet) + 1, bet.offset * 4) if len(bet) else np.zeros(1, np.int32)
+    text = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None else np.empty(0, np.uint8)
+    return off, text
+
+
+def _read_kinds(off: np.ndarray, text: np.ndarray, w0: int, w1: int) -> np.ndarray:
+    """The bet kinds (uint8) of names ``w0`` to ``w1`` as their length and first byte read them: every
+    player, banker and tie bet as its kind, and a wager read as :data:`OTHER` is another bet."""
+    kind = np.full(w1 - w0, OTHER, np.uint8)
+    if not len(text):
+        return kind  # every name empty or null
+    length = np.diff(off[w0:w1 + 1])
+    at = off[w0:w1].astype(np.intp)
+    if int(at[-1]) >= len(text):  # empty names at the very end of the text: any byte will do, their length is 0
+        np.minimum(at, len(text) - 1, out=at)
+    first = text.take(at)
+    of_length = {size: length == size for size in {len(b) for b in BETS}}  # 6 (player, banker), 3 (tie)
+    for k in (PLAYER, BANKER, TIE):
+        kind -= ((first == _FIRST[k]) & of_length[len(BETS[k])]).view(np.uint8) * np.uint8(OTHER - k)
     return kind
-
-
-def wager_payouts(state: np.ndarray, wagers_per_round: np.ndarray, kind: np.ndarray,
-                  payout: np.ndarray) -> np.ndarray:
-    """``payout[state[round], kind]`` of each wager (rounds in order, ``wagers_per_round`` each).
-
-    ``state`` is a small code per round (uint8 when ``payout`` has at most 64 rows), so the per-wager
-    index is one byte: ``state`` repeated per wager, times 4, plus the bet kind.
-    """
-    dtype = np.uint8 if payout.size <= 256 else np.int32
-    slot = np.repeat(state.astype(dtype, copy=False), wagers_per_round)
-    slot <<= 2
-    slot |= kind.astype(dtype, copy=False)
-    return payout.reshape(-1)[slot]

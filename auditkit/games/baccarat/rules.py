@@ -26,14 +26,14 @@ import pyarrow.compute as pc
 
 from ...cards import JOKER, cards_str
 from ...columns import combine
-from ...money import format_money, format_net, money_differs, money_round
+from ...money import format_money, format_net, money_round
 from ...paytables import Config
 from ...rules.context import Context, Nets, Rounds, cached_property, numbers
 from ...rules.integrity import shoe_excess, shoe_groups
 from ...rules.registry import Hits, preparer, rule
 from ...rules.void import VOID_SUMMARY, void_round_nets
-from .kernels import Hand, main_bet_kinds, read_hand, wager_payouts
-from .paytable import BETS, OTHER, PAY_KEYS, net_per_unit
+from .kernels import Hand, mispaid_wagers, read_hand
+from .paytable import PAY_KEYS, net_per_unit
 from .tableau import NATURALS, OUTCOMES, banker_draws, is_natural, outcome_of, player_draws
 
 __all__ = ["Baccarat", "GAMES"]
@@ -162,18 +162,6 @@ class Baccarat(Context):
         return numbers(pc.index_in(self.table["outcome"], value_set=pa.array(OUTCOMES)), -1).astype(np.int8)
 
     @cached_property
-    def wager_kind(self) -> np.ndarray:
-        """Each wager's bet kind (:data:`BETS`, ``OTHER`` for another bet), read from the length and
-        first letter of its name: exact for every player, banker and tie bet; confirm a flagged
-        wager's with :meth:`bet_named`."""
-        return main_bet_kinds(self.wager_bet)
-
-    def bet_named(self, wagers: np.ndarray) -> np.ndarray:
-        """The bet kind of some (a few flagged) wagers, read from their whole names."""
-        return np.array([BETS.index(b) if b in BETS else OTHER for b in _take_str(self.wager_bet, wagers)],
-                        dtype=np.int64)
-
-    @cached_property
     def paytables(self) -> tuple[np.ndarray | None, dict[str, np.ndarray]]:
         """The paytable of each round (an index; None: one for all) and the entries of each paytable."""
         if not any(self.section in body for body in self.config.data.get("tables", {}).values()):
@@ -201,15 +189,6 @@ class Baccarat(Context):
         return state, payout
 
     @cached_property
-    def wager_expected(self) -> np.ndarray:
-        """Each wager's net under its paytable for the outcome as dealt: its amount times the payout per
-        unit staked of its bet (:attr:`settlement`); NaN where it is not checked (another bet, a round
-        not settled)."""
-        state, payout = self.settlement
-        per_unit = wager_payouts(state, self.wagers_per_round, self.wager_kind, payout)
-        return np.multiply(per_unit, self.wager_amount, out=per_unit)
-
-    @cached_property
     def nets(self) -> Nets:
         """Every wager's net; ``what`` is its bet."""
         return self.nets_of(np.ones(self.n, bool))
@@ -218,10 +197,7 @@ class Baccarat(Context):
         """The nets of the wagers of the rounds where ``rounds`` is True (the void check asks for the
         few void and dead rounds), read from the batch's flattened wagers."""
         wagers = self.wagers_of(np.flatnonzero(rounds))
-        kind = self.wager_kind[wagers]
-        what = np.array([*BETS, "bet"], dtype=object)[kind]
-        other = np.flatnonzero(kind == OTHER)
-        what[other] = [b or "bet" for b in _take_str(self.wager_bet, wagers[other])]
+        what = np.array([b or "bet" for b in _take_str(self.wager_bet, wagers)], dtype=object)
         return Nets(round=self.round_of(wagers), seat=self.wager_seat[wagers], what=what, net=self.wager_net[wagers])
 
     # ---- for messages -----------------------------------------------------------------
@@ -529,11 +505,14 @@ def paytable(ctx: Baccarat) -> Hits:
     Each player, banker and tie wager of a settled round: its net equals its amount times the
     paytable's payout for the outcome as dealt, to the rounding unit. Other bets are not checked.
     """
-    expected = ctx.wager_expected  # NaN where not checked: never differs
-    flagged = np.flatnonzero(money_differs(ctx.wager_net, expected, ctx.unit))
-    wrong = flagged[ctx.bet_named(flagged) != OTHER]
+    # Each wager's net against its amount times the payout per unit of its bet for the round's settlement,
+    # money_differs(wager_net, wager_amount * payout[state of its round, its bet], unit), in one pass over
+    # the wagers (a NaN payout, for another bet or a round not settled, never differs).
+    state, payout = ctx.settlement
+    wrong, expected = mispaid_wagers(ctx.wager_bet, ctx.wager_amount, ctx.wager_net, ctx.wager_offsets,
+                                     state, payout, ctx.unit)
     rows = ctx.round_of(wrong)
-    expected = money_round(expected[wrong], ctx.unit, ctx.rounding)
+    expected = money_round(expected, ctx.unit, ctx.rounding)
     net, amount, seat = ctx.wager_net[wrong], ctx.wager_amount[wrong], ctx.wager_seat[wrong]
     bets = _take_str(ctx.wager_bet, wrong)
     msg = np.array([f"seat {s} {b} bet {format_money(a)}: player {int(ctx.player_final[i])} v banker "
