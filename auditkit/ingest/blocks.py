@@ -48,27 +48,64 @@ _BOM = b"\xef\xbb\xbf"  # pyarrow skips a BOM that json.loads refuses: such line
 _MAX_OPENERS = 1000  # a line with more '[' and '{' may nest deeper than the bulk parser's stack allows
 
 
+Reader = Callable[[dict[str, pa.Array]], tuple[dict[str, pa.Array], np.ndarray]]
+
+
 @functools.cache
-def bulk_readers() -> dict[str, Callable[[dict[str, pa.Array]], tuple[dict[str, pa.Array], np.ndarray]]]:
-    """``game`` value -> the vectorized reader of its own fields, for every game that has one."""
+def bulk_readers() -> dict[str, Reader]:
+    """``game`` value -> the vectorized reader of its own fields and its events, for every game that has one."""
     readers = {}
     for g in registry.games():
         if g.bulk:
-            if g.events:  # the common part reads an event's type only
-                raise TypeError(f"game {g.name}: a bulk reader for a game with typed events is not supported")
-            readers.update(dict.fromkeys(g.names, g.bulk_reader().read))
+            readers.update(dict.fromkeys(g.names, _game_reader(g)))
     return readers
+
+
+def _game_reader(g: registry.Game) -> Reader:
+    """A game's bulk ``read``, plus its ``events`` (their types and, for a game with typed
+    events, its ``read_events``)."""
+    module = g.bulk_reader()
+    kinds = tuple(g.events)
+    read_events = getattr(module, "read_events", None)
+    if any(g.events.values()) and read_events is None:
+        raise TypeError(f"game {g.name}: its events carry fields, but its bulk reader has no read_events")
+
+    def read(cols: dict[str, pa.Array]) -> tuple[dict[str, pa.Array], np.ndarray]:
+        own, ok = module.read(cols)
+        events, ok_events = F.events(cols["events"], kinds, read_events)
+        return {**own, "events": events}, ok & ok_events
+
+    return read
+
+
+def _merge(a: pa.DataType, b: pa.DataType, where: str) -> pa.DataType:
+    """One parsed type for a field two games declare: structs merge their fields (recursively),
+    lists their items; anything else must be the same type."""
+    if pa.types.is_struct(a) and pa.types.is_struct(b):
+        fields = {f.name: f.type for f in a}
+        for f in b:
+            fields[f.name] = _merge(fields[f.name], f.type, f"{where}.{f.name}") if f.name in fields else f.type
+        return pa.struct(list(fields.items()))
+    if pa.types.is_list(a) and pa.types.is_list(b):
+        return pa.list_(_merge(a.value_type, b.value_type, f"{where}[]"))
+    if a != b:
+        raise TypeError(f"bulk field {where} is {a} in one game and {b} in another")
+    return a
 
 
 @functools.cache
 def json_schema() -> pa.Schema:
-    """What ``pyarrow.json`` parses: the common fields and every bulk game's own."""
-    merged: dict[str, pa.Field] = {f.name: f for f in COMMON_FIELDS}
+    """What ``pyarrow.json`` parses: the common fields and every bulk game's own, its event
+    fields in the ``events`` items (a field two games name is merged, see :func:`_merge`)."""
+    merged: dict[str, pa.DataType] = {f.name: f.type for f in COMMON_FIELDS}
     for g in registry.games():
-        for f in g.bulk_reader().FIELDS if g.bulk else ():
-            if merged.setdefault(f.name, f).type != f.type:
-                raise TypeError(f"bulk field {f.name} of {g.name} has another type in another game")
-    return pa.schema(list(merged.values()))
+        module = g.bulk_reader() if g.bulk else None
+        if module is None:
+            continue
+        own = [*module.FIELDS, pa.field("events", pa.list_(pa.struct(getattr(module, "EVENT_FIELDS", []))))]
+        for f in own:
+            merged[f.name] = _merge(merged[f.name], f.type, f.name) if f.name in merged else f.type
+    return pa.schema(list(merged.items()))
 
 
 @functools.cache
@@ -125,14 +162,13 @@ def _common(t: dict[str, pa.Array]) -> tuple[dict[str, pa.Array], np.ndarray]:
     started, offset, date, ok_ts = F.timestamps(t["started_at"])
     status, ok_status = F.status(t["status"])
     wagers, ok_w = F.wagers(t["wagers"])
-    events, ok_e = F.events_types(t["events"])
     # a round id is stored in NFC: only an ASCII one is sure to be NFC as written
-    ok = (F.text(t["round_id"]) & F.np_mask(pc.string_is_ascii(t["round_id"])) & F.text(t["table_id"]) & ok_ts & ok_status & ok_w & ok_e
+    ok = (F.text(t["round_id"]) & F.np_mask(pc.string_is_ascii(t["round_id"])) & F.text(t["table_id"]) & ok_ts & ok_status & ok_w
           & F.integer(t["round_seq"], 1, None, False))
     return {"round_id": t["round_id"], "table_id": t["table_id"], "dealer_id": t["dealer_id"],
             "started_at": started, "utc_offset": offset, "shoe_id": t["shoe_id"],
             "round_seq": t["round_seq"].cast(pa.int32(), safe=False), "status": status,
-            "wagers": wagers, "events": events, "date": date}, ok
+            "wagers": wagers, "date": date}, ok
 
 
 def _bulk_rows(table: pa.Table, lines: np.ndarray, parsed: Parsed) -> np.ndarray:
@@ -215,7 +251,21 @@ def _classify(block: Lines, parsed: Parsed) -> tuple[np.ndarray, np.ndarray]:
     for at in np.flatnonzero(data == _BOM[0]):
         if block.data[at:at + 3] == _BOM:
             barrier[np.searchsorted(block.ends, at)] = True
+    barrier[np.searchsorted(block.ends, _minus_zeros(data))] = True
     return todo, barrier
+
+
+_NUMBER_ENDS = np.zeros(256, bool)
+_NUMBER_ENDS[list(b",}] \t\r\n")] = True
+
+
+def _minus_zeros(data: np.ndarray) -> np.ndarray:
+    """Where a number is ``-0`` (or a text holds ``-0,``): ``json.loads`` reads the integer 0,
+    an amount 0.0, where the bulk parser reads the amount -0.0."""
+    at = np.flatnonzero(data[:-1] == ord("-"))
+    at = at[data[at + 1] == ord("0")]
+    after = data[np.minimum(at + 2, len(data) - 1)]
+    return at[(at + 2 >= len(data)) | _NUMBER_ENDS[after]]
 
 
 def _not_utf8(block: Lines) -> list[int]:
