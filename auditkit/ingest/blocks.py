@@ -243,29 +243,19 @@ def _classify(block: Lines, parsed: Parsed) -> tuple[np.ndarray, np.ndarray]:
             todo[i] = False
             barrier[i] = bool(raw.strip(b" \t\r"))  # \x0b or \x0c: blank to bytes.strip, not to JSON
     barrier |= data[np.minimum(block.starts, len(data) - 1)] != ord("{")  # a top-level null crashes the parser
-    for i in np.flatnonzero(lengths > _MAX_OPENERS):  # only a long line can nest that deep
-        line = data[block.starts[i]:block.ends[i]]
-        barrier[i] |= int(np.count_nonzero((line == ord("[")) | (line == ord("{")))) > _MAX_OPENERS
-    barrier[np.unique(np.searchsorted(block.ends, np.flatnonzero(data == 0)))] = True  # NUL ends the parser's text
-    barrier[_not_utf8(block)] = True  # the parser does not check UTF-8 in strings
-    for at in np.flatnonzero(data == _BOM[0]):
-        if block.data[at:at + 3] == _BOM:
-            barrier[np.searchsorted(block.ends, at)] = True
-    barrier[np.searchsorted(block.ends, _minus_zeros(data))] = True
+    long = np.flatnonzero(lengths > _MAX_OPENERS)  # only a long line can nest that deep
+    if len(long):
+        openers = np.flatnonzero((data == ord("[")) | (data == ord("{")))
+        count = np.searchsorted(openers, block.ends[long]) - np.searchsorted(openers, block.starts[long])
+        barrier[long[count > _MAX_OPENERS]] = True
+    if b"\0" in block.data:  # NUL ends the parser's text
+        barrier[np.unique(np.searchsorted(block.ends, np.flatnonzero(data == 0)))] = True
+    if not block.data.isascii():
+        barrier[_not_utf8(block)] = True  # the parser does not check UTF-8 in strings
+        for at in np.flatnonzero(data == _BOM[0]):
+            if block.data[at:at + 3] == _BOM:
+                barrier[np.searchsorted(block.ends, at)] = True
     return todo, barrier
-
-
-_NUMBER_ENDS = np.zeros(256, bool)
-_NUMBER_ENDS[list(b",}] \t\r\n")] = True
-
-
-def _minus_zeros(data: np.ndarray) -> np.ndarray:
-    """Where a number is ``-0`` (or a text holds ``-0,``): ``json.loads`` reads the integer 0,
-    an amount 0.0, where the bulk parser reads the amount -0.0."""
-    at = np.flatnonzero(data[:-1] == ord("-"))
-    at = at[data[at + 1] == ord("0")]
-    after = data[np.minimum(at + 2, len(data) - 1)]
-    return at[(at + 2 >= len(data)) | _NUMBER_ENDS[after]]
 
 
 def _not_utf8(block: Lines) -> list[int]:

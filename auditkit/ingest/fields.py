@@ -69,10 +69,12 @@ def integer(arr: Col, lo: int | None, hi: int | None, required: bool) -> np.ndar
 
 
 def money(arr: Col, signed: bool, required: bool) -> np.ndarray:
-    """Rows an amount reads well on: finite, at most 10**13 in size, not negative unless ``signed``."""
+    """Rows an amount reads well on: finite, at most 10**13 in size, not negative unless ``signed``;
+    not -0.0, which ``json.loads`` reads as 0 when written ``-0`` (``-0.0`` is rare enough to be
+    left to the per-line reader)."""
     v = pc.fill_null(arr, 0.0).to_numpy(zero_copy_only=False)
     with np.errstate(invalid="ignore"):
-        ok = np.abs(v) <= MAX_AMOUNT  # False for NaN and infinities
+        ok = (np.abs(v) <= MAX_AMOUNT) & ~((v == 0) & np.signbit(v))  # False for NaN and infinities
         if not signed:
             ok &= ~(v < 0)
     present = valid(arr)
