@@ -164,6 +164,30 @@ def test_the_bulk_path_reads_plain_records_without_the_per_line_reader(game, tmp
 
 
 @pytest.mark.parametrize("game", GAMES)
+def test_a_block_of_one_game_is_parsed_with_that_games_schema_only(game, tmp_path, monkeypatch):
+    """The parser makes no columns of other games' fields for a block of one game; a block of
+    several is parsed again with every game's schema (and read as the per-line reader does)."""
+    from auditkit.ingest import blocks
+
+    records = [r for r in example_records(game) if r["game"] in (game, "mini_baccarat")]
+    other = example_records("blackjack" if game != "blackjack" else "baccarat")[0]
+    schemas: list[str | None] = []
+    real = blocks._read_json
+    monkeypatch.setattr(blocks, "_read_json", lambda data, g: (schemas.append(g), real(data, g))[1])
+    path = tmp_path / "one.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    _blocks_of(path, 1 << 24, True)
+    assert schemas == [game]
+    schemas.clear()
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text("".join(json.dumps(r) + "\n" for r in [*records, other]))
+    (bulk,), (plain,) = _blocks_of(mixed, 1 << 24, True), _blocks_of(mixed, 1 << 24, False)
+    assert schemas == [game, None]
+    _same(bulk, plain)
+    assert blocks.json_schema(game) != blocks.json_schema()
+
+
+@pytest.mark.parametrize("game", GAMES)
 def test_ingest_stores_the_same_with_and_without_the_bulk_reader(game, tmp_path):
     """Whole sources, duplicates and the index included."""
     records = example_records(game)

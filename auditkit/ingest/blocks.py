@@ -94,11 +94,13 @@ def _merge(a: pa.DataType, b: pa.DataType, where: str) -> pa.DataType:
 
 
 @functools.cache
-def json_schema() -> pa.Schema:
-    """What ``pyarrow.json`` parses: the common fields and every bulk game's own, its event
-    fields in the ``events`` items (a field two games name is merged, see :func:`_merge`)."""
+def json_schema(game: str | None = None) -> pa.Schema:
+    """What ``pyarrow.json`` parses: the common fields and every bulk game's own (or only
+    ``game``'s), its event fields in the ``events`` items (a field two games name is merged, see
+    :func:`_merge`). A block of one game is parsed with its own schema: the parser then makes no
+    column of another game's fields (the whole schema costs a third more on a pai gow block)."""
     merged: dict[str, pa.DataType] = {f.name: f.type for f in COMMON_FIELDS}
-    for g in registry.games():
+    for g in registry.games() if game is None else (registry.get(game),):
         module = g.bulk_reader() if g.bulk else None
         if module is None:
             continue
@@ -109,9 +111,9 @@ def json_schema() -> pa.Schema:
 
 
 @functools.cache
-def _parse_options() -> pj.ParseOptions:
+def _parse_options(game: str | None) -> pj.ParseOptions:
     # "infer", not "ignore": the parser then refuses a key named twice in any object, known or not
-    return pj.ParseOptions(explicit_schema=json_schema(), unexpected_field_behavior="infer")
+    return pj.ParseOptions(explicit_schema=json_schema(game), unexpected_field_behavior="infer")
 
 
 def staged_schema(game: str) -> pa.Schema:
@@ -131,31 +133,32 @@ class Parsed:
     raw: Callable[[int], bytes | str] = bytes  # the raw text of a line of the block, by number
 
 
-def _read_json(data: bytes) -> pa.Table | None:
-    """The parsed lines, or None when the parser refuses them (``data`` must be a ``bytes``: the
-    parser reads up to a NUL after the end, which CPython keeps there)."""
+def _read_json(data: bytes, game: str | None) -> pa.Table | None:
+    """The parsed lines (with :func:`json_schema` of ``game``), or None when the parser refuses
+    them (``data`` must be a ``bytes``: the parser reads up to a NUL after the end, which CPython
+    keeps there)."""
     try:
         return pj.read_json(pa.BufferReader(data),
                             read_options=pj.ReadOptions(use_threads=False, block_size=len(data) + 1),
-                            parse_options=_parse_options())
+                            parse_options=_parse_options(game))
     except (pa.ArrowInvalid, UnicodeDecodeError):
         return None
 
 
 def _bulk_parse(block: Lines, cand: np.ndarray, lo: int, hi: int, pieces: list[tuple[np.ndarray, pa.Table]],
-                refused: list[int]) -> None:
+                refused: list[int], game: str | None) -> None:
     """Parse the lines ``cand[lo:hi]`` (candidates, blank lines between them allowed) at once, or
     its halves, down to :data:`_SMALLEST` lines."""
     if hi - lo <= _SMALLEST:
         refused.extend(int(i) for i in cand[lo:hi])
         return
-    table = _read_json(block.data[block.starts[cand[lo]]:block.ends[cand[hi - 1]]])
+    table = _read_json(block.data[block.starts[cand[lo]]:block.ends[cand[hi - 1]]], game)
     if table is not None and table.num_rows == hi - lo:  # one row per line (never two objects on a line)
         pieces.append((cand[lo:hi], table))
         return
     mid = (lo + hi) // 2
-    _bulk_parse(block, cand, lo, mid, pieces, refused)
-    _bulk_parse(block, cand, mid, hi, pieces, refused)
+    _bulk_parse(block, cand, lo, mid, pieces, refused, game)
+    _bulk_parse(block, cand, mid, hi, pieces, refused, game)
 
 
 def _common(t: dict[str, pa.Array]) -> tuple[dict[str, pa.Array], np.ndarray]:
@@ -278,12 +281,12 @@ def parse_block(block: Lines, *, bulk: bool = True) -> Parsed:
     parsed = Parsed(raw=lambda n: block.raw(n - block.first))
     todo, barrier = _classify(block, parsed)
     if bulk:
-        slow: list[int] = []
-        pieces: list[tuple[np.ndarray, pa.Table]] = []
         run = np.cumsum(barrier)  # lines between two barriers form a run
         cand = np.flatnonzero(todo & ~barrier)
-        for part in np.split(cand, np.flatnonzero(np.diff(run[cand])) + 1):
-            _bulk_parse(block, part, 0, len(part), pieces, slow)
+        game = _main_game(block, cand)
+        pieces, slow = _parse_runs(block, cand, run, game)
+        if game is not None and _other_games(pieces, game):  # another game's fields may be misread
+            pieces, slow = _parse_runs(block, cand, run, None)
         slow += [int(i) for i in np.flatnonzero(todo & barrier)]
         for at, table in pieces:  # one by one: each holds the unknown fields of its own lines
             slow += [int(i) for i in at[_bulk_rows(table, at + block.first, parsed)]]
@@ -293,6 +296,32 @@ def parse_block(block: Lines, *, bulk: bool = True) -> Parsed:
     _line_by_line(parsed, [(block.first + i, block.raw(i)) for i in slow], decoded=False)
     _in_line_order(parsed)
     return parsed
+
+
+def _parse_runs(block: Lines, cand: np.ndarray, run: np.ndarray, game: str | None,
+                ) -> tuple[list[tuple[np.ndarray, pa.Table]], list[int]]:
+    """The parsed pieces of the candidate lines, run by run, and the lines the parser refused."""
+    pieces: list[tuple[np.ndarray, pa.Table]] = []
+    refused: list[int] = []
+    for part in np.split(cand, np.flatnonzero(np.diff(run[cand])) + 1):
+        _bulk_parse(block, part, 0, len(part), pieces, refused, game)
+    return pieces, refused
+
+
+def _main_game(block: Lines, cand: np.ndarray) -> str | None:
+    """The bulk game of the block's first candidate line (its schema is tried for the block), or
+    None (the schema of every game)."""
+    if not len(cand):
+        return None
+    obj, _ = decode_line(block.raw(int(cand[0])))
+    game = obj.get("game") if isinstance(obj, dict) else None
+    return registry.get(game).name if isinstance(game, str) and game in bulk_readers() else None
+
+
+def _other_games(pieces: list[tuple[np.ndarray, pa.Table]], game: str) -> bool:
+    """Whether rows of another bulk game than ``game`` were parsed (with ``game``'s schema)."""
+    others = pa.array([n for n in bulk_readers() if n not in registry.get(game).names], pa.string())
+    return any(pc.any(pc.is_in(t["game"], value_set=others)).as_py() for _, t in pieces)
 
 
 def parse_objects(items: list[tuple[int, Any]], raws: dict[int, str]) -> Parsed:
