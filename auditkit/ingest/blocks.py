@@ -1,10 +1,12 @@
 """The bulk reader: a block of JSONL lines to stored rows per game, and the bad lines with reasons.
 
 The lines of a block are parsed at once by ``pyarrow.json`` with an explicit
-schema (the common fields plus every bulk game's fields; other fields are
-inferred and never read, which also makes the parser refuse a key named twice
-in any object), then checked column by column (:mod:`auditkit.ingest.fields`,
-and each game's bulk reader in its package, see :attr:`auditkit.games.Game.bulk`).
+schema (the common fields plus the fields of the game of the block's first line,
+its events' included; a block holding rows of another bulk game is parsed again
+with every bulk game's fields, merged; other fields are inferred and never read,
+which also makes the parser refuse a key named twice in any object), then checked
+column by column (:mod:`auditkit.ingest.fields`, and each game's bulk reader in its
+package, see :attr:`auditkit.games.Game.bulk`).
 A block the parser refuses
 as a whole (one malformed line, a value of another type) is split in halves
 until the refused lines are found. Every line the bulk path does not vouch for
