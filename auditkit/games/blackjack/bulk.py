@@ -32,8 +32,12 @@ def read(t: dict[str, pa.Array]) -> tuple[dict[str, pa.Array], np.ndarray]:
     ok &= F.money(t["table_min"], False, False) & F.money(t["table_max"], False, False)
     lengths, h, is_obj = F.struct_items(t["hands"])
     cards, ok_cards = F.cards(h["cards"], required=True)
-    wager, doubled = h["wager"], F.flag(h["doubled"])
-    initial = pc.coalesce(h["initial_wager"], pc.if_else(doubled, pc.divide(wager, 2.0), wager))
+    wager, doubled, given = h["wager"], F.flag(h["doubled"]), h["initial_wager"]
+    # absent: half the wager when doubled, else the wager (numpy on filled values: an all-null
+    # parsed column's values are never read)
+    w = pc.fill_null(wager, 0.0).to_numpy(zero_copy_only=False)
+    initial = pa.array(np.where(F.valid(given), pc.fill_null(given, 0.0).to_numpy(zero_copy_only=False),
+                                np.where(F.np_mask(doubled), w / 2, w)))
     good = (is_obj & ok_cards & F.integer(h["seat"], 0, None, True) & F.integer(h["hand"], 0, None, False)
             & F.money(wager, False, True) & F.money(h["initial_wager"], False, False) & F.money(h["net"], True, True))
     hands = pa.StructArray.from_arrays(
