@@ -220,3 +220,22 @@ def test_shoes_crossing_midnight_on_workers_and_on_dask(midnight_store, cluster)
     for route in ({"workers": 2}, {"scheduler": client}):
         other, _ = collect(midnight_store, **route)
         pd.testing.assert_frame_equal(serial, other)
+
+
+def test_ingest_on_dask_gives_the_serial_store(tmp_path, cluster, monkeypatch):
+    """Files and byte ranges of 64 KiB parsed by the cluster's workers (which see the files at the same
+    paths), committed in order by the client: the store of one process, row for row."""
+    from test_parallel_ingest import _assert_same, _ingest, make_inputs
+
+    from auditkit.ingest import parallel
+
+    _c, client = cluster
+    (tmp_path / "inputs").mkdir()
+    inputs = make_inputs(tmp_path / "inputs")
+    serial = _ingest(tmp_path / "serial", inputs, workers=1)
+    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 16)
+    monkeypatch.setattr(parallel, "BLOCK_BYTES", 1 << 16)
+    on_dask = _ingest(tmp_path / "dask", inputs, scheduler=client)
+    _assert_same(serial[0], on_dask[0], serial[1], on_dask[1])
+    by_address = _ingest(tmp_path / "address", inputs, scheduler=client.scheduler.address)
+    _assert_same(serial[0], by_address[0], serial[1], by_address[1])

@@ -34,11 +34,14 @@ def _lines(records: list[dict]) -> list[bytes]:
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory) -> tuple[Path, Path]:
+    return make_inputs(tmp_path_factory.mktemp("inputs"))
+
+
+def make_inputs(folder: Path) -> tuple[Path, Path]:
     """An earlier file (ingested first, for duplicates against the store) and a folder of logs:
     a plain file of 3,000 rounds with bad, blank, long and duplicate lines (within it, against the
     earlier file, with the same and with other content) and no line break at its end; a second
     plain file repeating some of its rounds; a gzip file; the sample CSV with its companion."""
-    folder = tmp_path_factory.mktemp("inputs")
     bac = _records("baccarat", 3400, seed=21)
     earlier = folder / "earlier.jsonl"
     earlier.write_bytes(b"\n".join(_lines(bac[3000:3200])) + b"\n")
@@ -150,6 +153,20 @@ def test_two_workers_give_the_serial_store(tmp_path, inputs, serial, monkeypatch
         monkeypatch.setattr(parallel, "BLOCK_BYTES", step)
     store, report = _ingest(tmp_path, inputs, workers=2)
     _assert_same(serial[0], store, serial[1], report)
+
+
+def test_the_command_line_ingests_on_workers(tmp_path, inputs, serial):
+    """``auditkit ingest LOGS --store S --workers 2``: the serial store, and the same summary."""
+    from auditkit.cli import main
+
+    earlier, logs = inputs
+    store = Store(tmp_path / "store")
+    ingest_paths([earlier], store, max_line=MAX_LINE)
+    assert main(["-q", "ingest", str(logs), "--store", str(store.root), "--workers", "2",
+                 "--max-line-bytes", str(MAX_LINE)]) == 0
+    assert _manifest(store) == _manifest(serial[0])
+    pd.testing.assert_frame_equal(store.quarantine(), serial[0].quarantine())
+    assert main(["-q", "ingest", str(logs), "--store", str(store.root), "--engine", "dask"]) == 2
 
 
 def test_cut_ranges_end_after_line_breaks(tmp_path):
