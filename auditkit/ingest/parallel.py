@@ -20,6 +20,7 @@ import collections
 import contextlib
 import logging
 import os
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -157,6 +158,7 @@ class ParallelIngest:
         self.ahead: collections.deque[_Source] = collections.deque()  # looked at, in order
         self.tasks: Iterator[tuple[_Source, Callable, tuple, bool, Callable]] | None = None
         self.in_flight = 0
+        self.waited = 0.0  # seconds this process waited for the workers' results (the rest: its own work)
 
     def __enter__(self) -> ParallelIngest:
         return self
@@ -240,7 +242,10 @@ class ParallelIngest:
         try:
             while (task := self._next_task(src)) is not None:
                 shift = rec.lines_read if task.shift else 0
-                for block in task.future.result():
+                t0 = time.perf_counter()
+                blocks = task.future.result()
+                self.waited += time.perf_counter() - t0
+                for block in blocks:
                     writer.add(block.shifted(shift), lambda n, t=task, s=shift: t.raw(n, s))
                     if progress:
                         progress(block.done, rec.stored)
