@@ -255,8 +255,9 @@ class ParallelIngest:
         return writer.commit(), True
 
     def _drop(self, src: _Source) -> None:
-        while self._next_task(src) is not None:
-            pass
+        """Forget the tasks of a source not to be committed (parsed ahead before its turn)."""
+        while (task := self._next_task(src)) is not None:
+            task.future.cancel()
 
 
 def _range_raw(path: Path, start: int, stop: int, max_line: int, n: int) -> bytes:
