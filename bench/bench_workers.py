@@ -105,21 +105,20 @@ report = sources.ingest_paths([log], store, workers=workers)
 wall = time.perf_counter() - t0
 cpu = sum(resource.getrusage(resource.RUSAGE_SELF)[:2]) + sum(resource.getrusage(resource.RUSAGE_CHILDREN)[:2])
 self_cpu = sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
+self_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # before the check below reads the index
+worker_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if runs else 0
+digest = hashlib.sha256(repr(sorted(r.partitions for r in store.manifest())).encode())
+# the index holds every stored round's id, content hash (line_hash) and line: the rows, in line order
 index = store.index().sort_by([("source_line", "ascending")])
-q = store.quarantine()
-digest = hashlib.sha256()
-for game in store.games():
-    for day in store.dates(game):
-        t = store.read(game, day).sort_by([("source_line", "ascending")])
-        digest.update(t.to_pandas().to_csv().encode())
-digest.update(index.to_pandas().to_csv().encode())
-digest.update(q.to_csv().encode())
+for name in ("id_hash", "line_hash", "source_line"):
+    digest.update(index[name].to_numpy().tobytes())
+digest.update("\n".join(index["round_id"].to_pylist()).encode())
+digest.update(store.quarantine().to_csv().encode())
 print(json.dumps({{"wall": wall, "lines": report.total("lines_read"), "stored": report.total("stored"),
                   "quarantined": report.total("quarantined"), "key": digest.hexdigest(),
                   "waited": runs[0].waited if runs else 0.0, **spent,
                   "cpu": cpu, "self_cpu": self_cpu,
-                  "self_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-                  "worker_rss_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if runs else 0}}))
+                  "self_rss_kib": self_rss, "worker_rss_kib": worker_rss}}))
 """
 
 
