@@ -32,7 +32,8 @@ from .hashing import content_columns, id_hashes, row_hashes
 from .jsonl import MAX_LINE, RAW_KEPT, read_blocks
 
 __all__ = ["IngestReport", "SeenRounds", "discover", "orphan_companions", "ingest_paths", "ingest_source",
-           "source_sha256", "is_csv", "InputError", "MAX_LINE", "SUFFIXES", "RAW_LIMIT", "REASON_LIMIT", "cut"]
+           "source_sha256", "is_csv", "InputError", "Block", "hash_block", "SourceWriter", "open_source",
+           "MAX_LINE", "SUFFIXES", "RAW_LIMIT", "REASON_LIMIT", "cut"]
 
 log = logging.getLogger("auditkit.ingest")
 FLUSH_ROWS = 25_000  # CSV rows read as Python objects before they are checked and written
