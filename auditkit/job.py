@@ -14,11 +14,11 @@ output folder, the configuration and what to check::
     lock_timeout = 0                      # seconds to wait for a running job (0: refuse)
     follow_symlinks = false               # follow symbolic links out of the input folders
     notebooks = false                     # true (or a list of names) renders the notebooks to HTML in the run folder
-    workers = 2                           # optional; validation processes (default: the machine's cores)
+    workers = 2                           # optional; ingest and validation processes (default: the cores)
 
     [engine]                              # optional; default kind = "local" (the processes above)
     kind = "dask"                         # "local" or "dask" (a dask.distributed cluster; the dask extra)
-    scheduler = "tcp://10.0.0.5:8786"     # the cluster's scheduler (with kind = "dask")
+    scheduler = "tcp://10.0.0.5:8786"     # the scheduler (kind = "dask"); workers see store and inputs
 
     [settings.baccarat]                   # optional inline overrides, same shape as a config file
     tie = 9.0
@@ -327,19 +327,21 @@ class RunResult:
     folder: Path
 
 
-def _ingest(files: list[Path], store, bar, exclude: tuple[Path, ...], follow_symlinks: bool
-            ) -> tuple[list[dict[str, Any]], list]:
+def _ingest(files: list[Path], store, bar, exclude: tuple[Path, ...], follow_symlinks: bool,
+            workers: int | None = 1, scheduler: str | None = None) -> tuple[list[dict[str, Any]], list]:
     """Ingest every log under ``files`` not seen before; one input entry per file for the run record.
 
     Files under ``exclude`` (the job's output and store folders) are never inputs:
-    a findings CSV has the columns of a round CSV.
+    a findings CSV has the columns of a round CSV. ``workers`` processes (None: the machine's
+    cores) or a Dask ``scheduler`` parse them; the sources are committed in order here.
     """
     from .ingest.sources import discover, ingest_paths
 
     if bar is not None:
         bar.total = len(discover(files, exclude, follow_symlinks=follow_symlinks))
     report = ingest_paths(files, store, exclude=exclude, follow_symlinks=follow_symlinks,
-                          on_file=(lambda _p: bar.update(1)) if bar is not None else None)
+                          on_file=(lambda _p: bar.update(1)) if bar is not None else None,
+                          workers=workers, scheduler=scheduler)
     return report.files, report.sources
 
 
@@ -437,7 +439,8 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
 
         bar = progress_bar(None, "ingest", " files", progress)
         try:
-            inputs, new = _ingest(files, store, bar, exclude, job.follow_symlinks)
+            inputs, new = _ingest(files, store, bar, exclude, job.follow_symlinks, workers,
+                                  scheduler if engine == "dask" else None)
         finally:
             if bar is not None:
                 bar.close()

@@ -10,12 +10,20 @@ its own:
 (c) ``collect(store, scheduler=client)`` on a ``LocalCluster`` of W worker
     processes (needs the ``dask`` extra).
 
+With ``--ingest LOG`` it times the ingest of a log instead (``ingest_paths``
+with ``workers=1`` and ``workers=W``, each into an empty store, in its own
+child): wall and CPU seconds, peak RSS of the client and of the largest worker,
+where the client's time went (waiting for workers, the duplicate check, Parquet
+writes), and a check that the two stores hold the same rows, index and
+quarantine.
+
 Prints wall and CPU seconds (the children's CPU included), the speed-up over
 (a), peak RSS of the client process and of the largest worker, the machine's
 load average before and after (the machine may be shared), and checks that the
 three give the same findings.
 
     python bench/bench_workers.py --rounds 10000000 --workers 2
+    python bench/bench_workers.py --ingest rounds.jsonl --workers 2
 """
 
 from __future__ import annotations
@@ -60,6 +68,90 @@ print(json.dumps({{"wall": wall, "checked": checked, "findings": len(findings), 
                   "worker_rss_kib": worker_rss, "worker_cpu": worker_cpu, "self_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}}))
 """
 
+INGEST_CHILD = r"""
+import hashlib, json, resource, sys, time
+sys.path.insert(0, {root!r})
+from pathlib import Path
+from auditkit.ingest import dedup, parallel, sources
+from auditkit.store import ParquetStream, Store
+
+log, root, workers = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+spent = {{"dedup": 0.0, "parts": 0.0, "streams": 0.0, "parse": 0.0}}
+
+def timed(owner, name, key):
+    real = getattr(owner, name)
+    def wrapper(*a, **kw):
+        t0 = time.perf_counter()
+        try:
+            return real(*a, **kw)
+        finally:
+            spent[key] += time.perf_counter() - t0
+    setattr(owner, name, wrapper)
+
+timed(dedup.SeenRounds, "check", "dedup")            # the client's duplicate check
+timed(sources._Parts, "_flush", "parts")             # the client's Parquet writes of parts
+timed(ParquetStream, "write", "streams")             # index and quarantine
+timed(sources, "hash_block", "parse")                # in this process only when workers = 1 (plus parse_block)
+timed(sources, "parse_block", "parse")
+runs = []
+real_init = parallel.ParallelIngest.__init__
+def init(self, *a, **kw):
+    real_init(self, *a, **kw)
+    runs.append(self)
+parallel.ParallelIngest.__init__ = init
+store = Store(root)
+t0 = time.perf_counter()
+report = sources.ingest_paths([log], store, workers=workers)
+wall = time.perf_counter() - t0
+cpu = sum(resource.getrusage(resource.RUSAGE_SELF)[:2]) + sum(resource.getrusage(resource.RUSAGE_CHILDREN)[:2])
+self_cpu = sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
+self_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # before the check below reads the index
+worker_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if runs else 0
+digest = hashlib.sha256(repr(sorted(r.partitions for r in store.manifest())).encode())
+# the index holds every stored round's id, content hash (line_hash) and line: the rows, in line order
+index = store.index().sort_by([("source_line", "ascending")])
+for name in ("id_hash", "line_hash", "source_line"):
+    digest.update(index[name].to_numpy().tobytes())
+digest.update("\n".join(index["round_id"].to_pylist()).encode())
+digest.update(store.quarantine().to_csv().encode())
+print(json.dumps({{"wall": wall, "lines": report.total("lines_read"), "stored": report.total("stored"),
+                  "quarantined": report.total("quarantined"), "key": digest.hexdigest(),
+                  "waited": runs[0].waited if runs else 0.0, **spent,
+                  "cpu": cpu, "self_cpu": self_cpu,
+                  "self_rss_kib": self_rss, "worker_rss_kib": worker_rss}}))
+"""
+
+
+def run_ingest(log: Path, workers: int) -> dict:
+    """One ingest in its own child (a fresh store): its figures, CPU time with its workers' included."""
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryFile("w+") as out:
+        load = os.getloadavg()[0]
+        child = subprocess.Popen([sys.executable, "-c", INGEST_CHILD.format(root=str(ROOT)), str(log),
+                                  str(Path(tmp) / "store"), str(workers)], stdout=out, text=True)
+        if child.wait():
+            raise SystemExit(f"ingest with {workers} worker(s) failed")
+        out.seek(0)
+        result = json.loads(out.read().strip().splitlines()[-1])
+    result.update(load_before=load, load_after=os.getloadavg()[0])  # CPU: the child's and its workers' to the end of ingest
+    return result
+
+
+def ingest_main(log: Path, workers: int) -> None:
+    print(f"{log}: {log.stat().st_size / 2**20:,.0f} MiB; {os.cpu_count()} cores")
+    results = {w: run_ingest(log, w) for w in (1, workers)}
+    base = results[1]["wall"]
+    print(f"{'workers':<9}{'wall s':>8}{'CPU s':>8}{'speed-up':>10}{'lines/s':>11}{'client RSS':>12}{'worker RSS':>12}"
+          f"{'client waits':>14}{'dedup':>7}{'parts':>7}{'index+q':>9}{'load':>11}")
+    for w, r in results.items():
+        worker = f"{r['worker_rss_kib'] / 1024:.0f} MiB" if r["worker_rss_kib"] else "-"
+        print(f"{w:<9}{r['wall']:>8.1f}{r['cpu']:>8.1f}{base / r['wall']:>9.2f}x{r['lines'] / r['wall']:>11,.0f}"
+              f"{r['self_rss_kib'] / 1024:>8.0f} MiB{worker:>12}{r['waited']:>13.1f}s{r['dedup']:>6.1f}s"
+              f"{r['parts']:>6.1f}s{r['streams']:>8.1f}s{r['load_before']:>5.1f}->{r['load_after']:.1f}")
+    print(f"(workers 1: {results[1]['parse']:.1f} s parsing and hashing in the one process; "
+          f"client CPU with {workers} workers: {results[workers]['self_cpu']:.1f} s)")
+    same = len({r["key"] for r in results.values()}) == 1
+    print("same rows, index and quarantine" if same else "STORES DIFFER")
+
 
 def run(mode: str, store: Path, workers: int) -> dict:
     """One route in its own child: its findings digest, wall time, CPU time (its workers' included)
@@ -83,7 +175,11 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--no-dask", action="store_true", help="skip the Dask cluster")
     ap.add_argument("--store", type=Path, help="reuse (or keep) this store instead of a temporary one")
+    ap.add_argument("--ingest", type=Path, metavar="LOG", help="time the ingest of this log instead")
     args = ap.parse_args()
+    if args.ingest:
+        ingest_main(args.ingest, args.workers)
+        return
     sys.path.insert(0, str(ROOT))
     from auditkit.simulate import simulate_into_store
     from auditkit.store import Store

@@ -602,6 +602,7 @@ def run_with(folder: Path, *args: str) -> tuple[dict, dict[str, bytes]]:
 def test_findings_and_run_record_are_the_same_whatever_the_workers(tmp_path, monkeypatch):
     """Four days of logs (four partitions): one process, two, and the job file's workers give the same
     outputs, byte for byte, and the same run record apart from times and ids."""
+    import auditkit.ingest.parallel
     import auditkit.validate
 
     for day in range(4):
@@ -612,12 +613,20 @@ def test_findings_and_run_record_are_the_same_whatever_the_workers(tmp_path, mon
     pools = []
     real = auditkit.validate._parallel
     monkeypatch.setattr(auditkit.validate, "_parallel", lambda *a: pools.append(a[5]) or real(*a))
+    ingests = []  # the ingest step parses on the same workers
+
+    class Spy(auditkit.ingest.parallel.ParallelIngest):
+        def __init__(self, *a, **kw):
+            ingests.append(kw["workers"])
+            super().__init__(*a, **kw)
+
+    monkeypatch.setattr(auditkit.ingest.parallel, "ParallelIngest", Spy)
     one = run_with(tmp_path, "--workers", "1")
-    assert pools == []
+    assert pools == ingests == []
     two = run_with(tmp_path)  # the job's workers = 2
-    assert pools == [2]
+    assert pools == ingests == [2]
     three = run_with(tmp_path, "--workers", "3")  # the command line wins
-    assert pools == [2, 3]
+    assert pools == ingests == [2, 3]
     assert one[0]["counts"]["findings"] >= 4 and len(one[0]["partitions_validated"]) == 4
     assert one == two == three
 

@@ -26,16 +26,17 @@ def add_lock_timeout(parser: argparse.ArgumentParser, default: float | None) -> 
                         + ("" if default is not None else " (default: the job's lock_timeout)"))
 
 
-def add_engine(parser: argparse.ArgumentParser, workers_default: str) -> None:
+def add_engine(parser: argparse.ArgumentParser, workers_default: str,
+               work: str = "parse the logs and validate (game, day) partitions") -> None:
     """The ``--workers``, ``--engine`` and ``--scheduler`` options (docs/scaling.md); all default to None."""
     parser.add_argument("--workers", type=positive_int, metavar="N",
-                        help=f"validate (game, day) partitions in this many processes (default: {workers_default})")
+                        help=f"{work} in this many processes (default: {workers_default})")
     parser.add_argument("--engine", choices=["local", "dask"],
                         help="local: processes on this machine (--workers); dask: tasks on a dask.distributed "
                              "cluster (--scheduler; the dask extra)")
     parser.add_argument("--scheduler", metavar="ADDRESS",
                         help="the Dask cluster's scheduler (tcp://host:8786; implies --engine dask); every worker "
-                             "must see the store (a shared folder or an s3:// URI)")
+                             "must see the store (a shared folder or an s3:// URI) and the logs, at the same paths")
 
 
 def positive_int(text: str) -> int:
@@ -123,9 +124,11 @@ def require_logs(report: Any, paths: Sequence[str | Path]) -> None:
 
 
 def ingest_with_progress(paths: Sequence[str | Path], store: Any, *, follow_symlinks: bool, show: bool,
-                         max_line: int | None = None) -> Any:
+                         max_line: int | None = None, workers: int | None = None, scheduler: str | None = None) -> Any:
     """Ingest ``paths`` into ``store``, with a bar of each file's bytes and rounds per second on a
-    terminal; the ingest report."""
+    terminal; the ingest report. ``workers`` (None: the machine's cores) or a Dask ``scheduler``
+    parse the files (docs/scaling.md)."""
     from ..ingest.sources import MAX_LINE, ingest_paths
 
-    return ingest_paths(paths, store, follow_symlinks=follow_symlinks, progress=show, max_line=max_line or MAX_LINE)
+    return ingest_paths(paths, store, follow_symlinks=follow_symlinks, progress=show, max_line=max_line or MAX_LINE,
+                        workers=workers, scheduler=scheduler)

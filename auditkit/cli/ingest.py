@@ -8,6 +8,7 @@ from ..ingest import MAX_LINE
 from .common import (
     DEFAULT_LOCK_TIMEOUT,
     EXIT_CLEAN,
+    add_engine,
     add_lock_timeout,
     ingest_with_progress,
     positive_int,
@@ -27,18 +28,22 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
     s.add_argument("--max-line-bytes", type=positive_int, default=MAX_LINE, metavar="N",
                    help="longest line read (bytes); a longer one is quarantined as too long, never held in memory")
     add_lock_timeout(s, DEFAULT_LOCK_TIMEOUT)
+    add_engine(s, "the machine's cores; one process for less than 32 MiB of logs",
+               "parse the logs (files, and byte ranges of a big plain file)")
     s.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..report import write_csv
     from ..store import Store
+    from .validate import check_engine
 
+    check_engine(args)
     store = Store(args.store)
     prepare_outputs([args.quarantine_report])
     with store.lock(timeout=args.lock_timeout, command="ingest"):
         report = ingest_with_progress(args.paths, store, follow_symlinks=args.follow_symlinks, show=not args.quiet,
-                                      max_line=args.max_line_bytes)
+                                      max_line=args.max_line_bytes, workers=args.workers, scheduler=args.scheduler)
         require_logs(report, args.paths)
         print(report.summary())
         report_quarantine(report, store)

@@ -123,7 +123,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         with temporary_store() as tmp:
             store = Store(tmp)
-            report = ingest_with_progress(args.paths, store, follow_symlinks=args.follow_symlinks, show=show)
+            report = ingest_with_progress(args.paths, store, follow_symlinks=args.follow_symlinks, show=show,
+                                          workers=args.workers, scheduler=args.scheduler)
             require_logs(report, args.paths)
             print(report.summary(), file=sys.stderr)
             report_quarantine(report, store)

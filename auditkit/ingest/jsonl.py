@@ -76,12 +76,16 @@ def _block(pieces: list[bytes], first: int, errors: dict[int, tuple[bytes, str]]
     starts[1:] = ends[:-1] + 1
     too_long = f"line longer than {max_line:,} bytes"
     for i in np.flatnonzero(ends - starts > max_line):  # lines that met within a block
-        errors[int(i)] = (data[starts[i]:min(ends[i], starts[i] + RAW_KEPT)], too_long)
+        errors[int(i)] = (data[starts[i]:min(ends[i], starts[i] + RAW_KEPT)], too_long)  # its own bytes only
     return Lines(data, starts, ends, first, errors, done)
 
 
-def read_blocks(path: Path, *, max_line: int = MAX_LINE, block_bytes: int = BLOCK_BYTES) -> Iterator[Lines]:
+def read_blocks(path: Path, *, max_line: int = MAX_LINE, block_bytes: int = BLOCK_BYTES,
+                start: int = 0, stop: int | None = None) -> Iterator[Lines]:
     """Every line of a JSONL file (plain or gzip), about ``block_bytes`` at a time.
+
+    ``start`` and ``stop`` read only the bytes ``[start, stop)`` of a plain file (both at the
+    start of a line; the lines numbered from 1 there): a parallel ingest's share of a big file.
 
     A line longer than ``max_line`` bytes keeps only its first :data:`RAW_KEPT` bytes and
     the reason ``line longer than N bytes``; memory stays within ``max_line`` plus a read
@@ -96,6 +100,12 @@ def read_blocks(path: Path, *, max_line: int = MAX_LINE, block_bytes: int = BLOC
     with open(path, "rb") as raw_fh:
         fh = gzip.GzipFile(fileobj=raw_fh, mode="rb") if _is_gzip(path) else raw_fh
         read = fh.read1 if fh is not raw_fh else fh.read
+        if start or stop is not None:
+            if fh is not raw_fh:
+                raise ValueError(f"{path}: a gzip stream is read from its start only")
+            raw_fh.seek(start)
+            end = stop if stop is not None else float("inf")
+            read = lambda n: raw_fh.read(int(max(0, min(n, end - raw_fh.tell()))))  # noqa: E731
         while True:
             try:
                 chunk = read(_CHUNK)

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..schema import QUARANTINE, schema_for
-from ..store import INDEX, ROW_GROUP, ParquetStream, SourceRecord, Store
+from ..store import INDEX, ROW_GROUP, SourceRecord, Store
 from .blocks import Parsed, parse_block, parse_objects
 from .csv import ATTACHED, companions_of, is_companion, is_round_csv, read_csv_rounds
 from .dedup import ALREADY, DIFFERENT, NEW, SeenRounds
@@ -32,7 +32,8 @@ from .hashing import content_columns, id_hashes, row_hashes
 from .jsonl import MAX_LINE, RAW_KEPT, read_blocks
 
 __all__ = ["IngestReport", "SeenRounds", "discover", "orphan_companions", "ingest_paths", "ingest_source",
-           "source_sha256", "is_csv", "InputError", "MAX_LINE", "SUFFIXES", "RAW_LIMIT", "REASON_LIMIT", "cut"]
+           "source_sha256", "is_csv", "InputError", "Block", "hash_block", "SourceWriter", "open_source",
+           "MAX_LINE", "SUFFIXES", "RAW_LIMIT", "REASON_LIMIT", "cut"]
 
 log = logging.getLogger("auditkit.ingest")
 FLUSH_ROWS = 25_000  # CSV rows read as Python objects before they are checked and written
@@ -262,6 +263,161 @@ def _blocks(path: Path, name: str, bulk: bool, max_line: int) -> Iterator[tuple[
     yield parsed, lines, attached, other, path.stat().st_size
 
 
+@dataclass
+class Block:
+    """A parsed block of a source, its rows hashed: what a worker of a parallel ingest sends back
+    (picklable: Arrow tables and numpy arrays). ``tables`` are the rows per game in line order,
+    ``ids``, ``lines``, ``line_hash`` and ``id_hash`` every stored-to-be row of all games, in line
+    order; ``bad`` the lines quarantined by the readers (line, raw, reason, round id), ``other``
+    those of a CSV's companion files (file, line, raw, reason)."""
+
+    tables: dict[str, pa.Table]
+    ids: pa.Array
+    lines: np.ndarray
+    line_hash: np.ndarray
+    id_hash: np.ndarray
+    bad: list[tuple[int, bytes | str, str, str | None]]
+    other: list[tuple[str, int, Any, str]]
+    blank: int
+    renamed: list[tuple[str, str]]
+    lines_read: int
+    attached: int
+    done: int
+
+    def shifted(self, n: int) -> Block:
+        """The block with its line numbers ``n`` later (a worker numbers the lines of its byte range
+        from 1; the lines before the range are known only once the ranges before it are read)."""
+        if not n:
+            return self
+        tables = {}
+        for game, t in self.tables.items():
+            at = t.schema.get_field_index("source_line")
+            tables[game] = t.set_column(at, t.schema.field(at), pc.add(t["source_line"], n))
+        return Block(tables, self.ids, self.lines + n, self.line_hash, self.id_hash,
+                     [(line + n, raw, reason, rid) for line, raw, reason, rid in self.bad], self.other, self.blank,
+                     self.renamed, self.lines_read, self.attached, self.done)
+
+
+def hash_block(parsed: Parsed, lines_read: int, attached: int, other: list, done: int) -> Block:
+    """The rows of a parsed block hashed (row hash and round-id hash), in line order: all that the
+    duplicate check needs, computed where the block was parsed."""
+    tables = {g: t for g, t in parsed.tables.items() if t.num_rows}
+    if tables:
+        hashes = [row_hashes(t, content_columns(t.column_names)) for t in tables.values()]
+        ids = pa.concat_arrays([t["round_id"].combine_chunks() for t in tables.values()])
+        lines = np.concatenate([t["source_line"].to_numpy() for t in tables.values()])
+        order = np.argsort(lines, kind="stable")
+        ids, lines, line_hash = ids.take(pa.array(order)), lines[order], np.concatenate(hashes)[order]
+        id_hash = id_hashes(ids)
+    else:
+        ids, lines = pa.array([], pa.string()), np.zeros(0, np.int64)
+        line_hash = id_hash = np.zeros(0, np.uint64)
+    return Block(tables, ids, lines, line_hash, id_hash, list(parsed.bad), list(other), parsed.blank,
+                 parsed.renamed[:1], lines_read, attached, done)
+
+
+class SourceWriter:
+    """The commit of one source, block by block, in line order: the duplicate check against the
+    store and the run (:class:`SeenRounds`), then its parts, index and quarantine; its manifest
+    entry last (:meth:`commit`). The serial and the parallel ingest both write through it."""
+
+    def __init__(self, store: Store, seen: SeenRounds, sha: str, name: str, rec: SourceRecord):
+        self.store, self.seen, self.sha, self.name, self.rec = store, seen, sha, name, rec
+        self.parts = _Parts(store, sha, name)
+        self.index = store.index_stream(sha)
+        self.quarantine = store.quarantine_stream(sha)
+        self.renamed: list[tuple[str, str]] = []
+
+    def add(self, block: Block, raw: Callable[[int], bytes | str]) -> None:
+        """Store a block's new rows; ``raw(line)`` is the text of a line (for a duplicate's quarantine entry)."""
+        rec, name = self.rec, self.name
+        rec.lines_read += block.lines_read
+        rec.blank += block.blank
+        rec.attached += block.attached
+        self.renamed += block.renamed[:1]
+        bad = [(name, line, text, reason, rid) for line, text, reason, rid in block.bad]
+        if len(block.ids):
+            bad += self._store_rows(block, raw)
+        bad.sort(key=lambda b: b[1])  # line order, however the file was cut into blocks
+        bad += [(file, line, text, reason, None) for file, line, text, reason in block.other]
+        if bad:
+            self.quarantine.write(_quarantine_table(bad, self.sha))
+            rec.quarantined += len(bad)
+
+    def _store_rows(self, block: Block, raw: Callable[[int], bytes | str]) -> list:
+        """Check the block's rows for duplicate round ids and write the new ones (rows and index);
+        the quarantine entries of the duplicates with other content."""
+        rec, name = self.rec, self.name
+        ids, lines, id_hash, line_hash = block.ids, block.lines, block.id_hash, block.line_hash
+        status, first = self.seen.check(ids, id_hash, line_hash, lines, name)
+        rec.already_stored += int((status == ALREADY).sum())
+        bad = []
+        for k in np.flatnonzero(status == DIFFERENT):
+            rid = ids[int(k)].as_py()
+            file, line = first[int(k)]
+            bad.append((name, int(lines[k]), raw(int(lines[k])), f"duplicate round_id {rid!r} with different "
+                        f"content (first stored from {file} line {line})", rid))
+        new = status == NEW
+        keep_lines = lines[new]
+        for game, table in block.tables.items():
+            mask = pc.is_in(table["source_line"], value_set=pa.array(keep_lines))
+            rows = table if bool(new.all()) else table.filter(mask)
+            self.parts.add(game, rows)
+        self.index.write(pa.table({"id_hash": id_hash[new], "line_hash": line_hash[new],
+                                   "round_id": ids.filter(pa.array(new)),
+                                   "source_file": pa.array(np.full(int(new.sum()), name, object), pa.string()),
+                                   "source_line": keep_lines}, schema=INDEX))
+        rec.stored += int(new.sum())
+        return bad
+
+    def abort(self) -> None:
+        self.index.abort()
+        self.quarantine.abort()
+
+    def commit(self) -> SourceRecord:
+        """Write the last parts, the index and the quarantine, then the manifest entry."""
+        try:
+            self.parts.close()
+            self.index.close()
+            self.quarantine.close()
+        except BaseException:
+            self.abort()
+            raise
+        rec = self.rec
+        if self.renamed:
+            log.warning("%s: round ids normalised (Unicode NFC, edges trimmed of whitespace and zero-width "
+                        "characters), e.g. %r -> %r", self.name, *self.renamed[0])
+        rec.games, rec.partitions = dict(self.parts.games), sorted(self.parts.partitions)
+        self.store.commit_source(rec)
+        if not rec.balanced:  # a bug, never an input problem
+            raise AssertionError(f"line accounting does not balance for {self.name}: {rec}")
+        return rec
+
+
+def open_source(path: Path, store: Store, seen: SeenRounds, display: str | None = None
+                ) -> tuple[SourceRecord, SourceWriter | None]:
+    """``(the manifest entry of the identical content ingested before, None)``, or ``(a new entry,
+    the writer to commit it)`` after discarding what an interrupted ingest of it left."""
+    try:
+        sha = source_sha256(path)
+        size = path.stat().st_size
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    return open_known(path, store, seen, sha, size, display)
+
+
+def open_known(path: Path, store: Store, seen: SeenRounds, sha: str, size: int, display: str | None = None
+               ) -> tuple[SourceRecord, SourceWriter | None]:
+    """:func:`open_source` of a source whose hash and size are known."""
+    prior = store.source(sha)
+    if prior is not None:
+        return prior, None
+    store.discard_uncommitted(sha)
+    name = display or str(path)
+    rec = SourceRecord(sha256=sha, path=name, size=size, format="csv" if is_csv(path) else "jsonl")
+    return rec, SourceWriter(store, seen, sha, name, rec)
+
+
 def ingest_source(path: Path, store: Store, seen: SeenRounds | None = None, *, display: str | None = None,
                   bulk: bool = True, max_line: int = MAX_LINE,
                   progress: Callable[[int, int], None] | None = None) -> tuple[SourceRecord, bool]:
@@ -272,51 +428,18 @@ def ingest_source(path: Path, store: Store, seen: SeenRounds | None = None, *, d
     is tested against); ``max_line`` is the longest line read (bytes); ``progress(bytes
     read, rounds stored)`` is called after each block.
     """
+    rec, writer = open_source(path, store, seen or SeenRounds(store), display)
+    if writer is None:
+        return rec, False
     try:
-        sha = source_sha256(path)
-        size = path.stat().st_size
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    prior = store.source(sha)
-    if prior is not None:
-        return prior, False
-    store.discard_uncommitted(sha)
-    seen = seen or SeenRounds(store)
-    name = display or str(path)
-    rec = SourceRecord(sha256=sha, path=name, size=size, format="csv" if is_csv(path) else "jsonl")
-    parts = _Parts(store, sha, name)
-    index = store.index_stream(sha)
-    quarantine = store.quarantine_stream(sha)
-    renamed: list[tuple[str, str]] = []
-    try:
-        for parsed, lines, attached, other, done in _blocks(path, name, bulk, max_line):
-            rec.lines_read += lines
-            rec.blank += parsed.blank
-            rec.attached += attached
-            renamed += parsed.renamed[:1]
-            bad = [(name, line, raw, reason, rid) for line, raw, reason, rid in parsed.bad]
-            bad += [(file, line, raw, reason, None) for file, line, raw, reason in other]
-            _store_rows(parsed, seen, name, parts, index, bad, rec)
-            if bad:
-                quarantine.write(_quarantine_table(bad, sha))
-                rec.quarantined += len(bad)
+        for parsed, lines, attached, other, done in _blocks(path, writer.name, bulk, max_line):
+            writer.add(hash_block(parsed, lines, attached, other, done), parsed.raw)
             if progress:
                 progress(done, rec.stored)
-        parts.close()
-        index.close()
-        quarantine.close()
     except BaseException:
-        index.abort()
-        quarantine.abort()
+        writer.abort()
         raise
-    if renamed:
-        log.warning("%s: round ids normalised (Unicode NFC, edges trimmed of whitespace and zero-width "
-                    "characters), e.g. %r -> %r", name, *renamed[0])
-    rec.games, rec.partitions = dict(parts.games), sorted(parts.partitions)
-    store.commit_source(rec)
-    if not rec.balanced:  # a bug, never an input problem
-        raise AssertionError(f"line accounting does not balance for {name}: {rec}")
-    return rec, True
+    return writer.commit(), True
 
 
 def _quarantine_table(bad: list[tuple[str, int, Any, str, str | None]], sha: str) -> pa.Table:
@@ -326,39 +449,6 @@ def _quarantine_table(bad: list[tuple[str, int, Any, str, str | None]], sha: str
         rows.append({"source_file": file, "line": line, "round_id": rid, "reason": cut(reason, REASON_LIMIT),
                      "raw": cut(text, RAW_LIMIT), "sha256": sha})
     return pa.Table.from_pylist(rows, schema=QUARANTINE)
-
-
-def _store_rows(parsed: Parsed, seen: SeenRounds, name: str, parts: _Parts, index: ParquetStream,
-                bad: list, rec: SourceRecord) -> None:
-    """Check the block's rows for duplicate round ids and write the new ones (rows and index)."""
-    games = [g for g, t in parsed.tables.items() if t.num_rows]
-    if not games:
-        return
-    tables = [parsed.tables[g] for g in games]
-    hashes = [row_hashes(t, content_columns(t.column_names)) for t in tables]
-    ids = pa.concat_arrays([t["round_id"].combine_chunks() for t in tables])
-    lines = np.concatenate([t["source_line"].to_numpy() for t in tables])
-    line_hash = np.concatenate(hashes)
-    order = np.argsort(lines, kind="stable")
-    ids, lines, line_hash = ids.take(pa.array(order)), lines[order], line_hash[order]
-    id_hash = id_hashes(ids)
-    status, first = seen.check(ids, id_hash, line_hash, lines, name)
-    rec.already_stored += int((status == ALREADY).sum())
-    for k in np.flatnonzero(status == DIFFERENT):
-        rid = ids[int(k)].as_py()
-        file, line = first[int(k)]
-        bad.append((name, int(lines[k]), parsed.raw(int(lines[k])), f"duplicate round_id {rid!r} with different "
-                    f"content (first stored from {file} line {line})", rid))
-    new = status == NEW
-    keep_lines = lines[new]
-    for game, table in zip(games, tables, strict=True):
-        mask = pc.is_in(table["source_line"], value_set=pa.array(keep_lines))
-        rows = table if bool(new.all()) else table.filter(mask)
-        parts.add(game, rows)
-    index.write(pa.table({"id_hash": id_hash[new], "line_hash": line_hash[new], "round_id": ids.filter(pa.array(new)),
-                          "source_file": pa.array(np.full(int(new.sum()), name, object), pa.string()),
-                          "source_line": keep_lines}, schema=INDEX))
-    rec.stored += int(new.sum())
 
 
 class _FileProgress:
@@ -385,15 +475,22 @@ class _FileProgress:
 
 def ingest_paths(paths: Iterable[str | Path], store: Store, *, exclude: Iterable[Path] = (),
                  follow_symlinks: bool = False, on_file: Callable[[Path], None] | None = None,
-                 progress: bool = False, bulk: bool = True, max_line: int = MAX_LINE) -> IngestReport:
+                 progress: bool = False, bulk: bool = True, max_line: int = MAX_LINE,
+                 workers: int | None = 1, scheduler: Any = None) -> IngestReport:
     """Ingest every log under ``paths`` whose content the store has not seen; ``on_file`` is
     called after each file. Symbolic links out of the input folders are followed only with
     ``follow_symlinks``; special files are skipped with a warning. ``progress`` shows a bar of
     the current file's bytes and rounds per second on a terminal (never elsewhere); ``bulk``
-    and ``max_line`` as in :func:`ingest_source`."""
+    and ``max_line`` as in :func:`ingest_source`.
+
+    ``workers`` > 1 parses the files (and byte ranges of a big plain file) in that many
+    processes, ``None`` the machine's cores (one process for a small input); ``scheduler`` (a
+    ``dask.distributed`` address or ``Client``) on a Dask cluster whose workers see the files
+    at the same paths. The sources are still committed one by one, in order, by this process:
+    the store, its index and quarantine and the report are the same whatever parses them
+    (:mod:`auditkit.ingest.parallel`)."""
     paths = list(paths)
     report = IngestReport()
-    seen: SeenRounds | None = None
     for orphan in orphan_companions(paths):  # nothing to attach its rows to: say so, read nothing
         why = "CSV companion file without its main file (X.csv); not read"
         report.skipped.append((str(orphan), why))
@@ -405,6 +502,29 @@ def ingest_paths(paths: Iterable[str | Path], store: Store, *, exclude: Iterable
         report.skipped.append((path, why))
         report.files.append({"path": path, "status": f"skipped: {why}"})
         log.warning("skip %s: %s", path, why)
+    rounds = [p for p in files if not (is_csv(p) and not is_round_csv(p))]
+    workers = 1 if scheduler is not None else _workers(rounds, workers)
+    if scheduler is None and workers <= 1:
+        _ingest_files(files, store, report, None, on_file, progress, bulk, max_line)
+        return report
+    from .parallel import ParallelIngest
+
+    with ParallelIngest(rounds, store, workers=workers, scheduler=scheduler, bulk=bulk, max_line=max_line) as par:
+        _ingest_files(files, store, report, par, on_file, progress, bulk, max_line)
+    return report
+
+
+def _workers(paths: list[Path], workers: int | None) -> int:
+    from .parallel import default_ingest_workers
+
+    return default_ingest_workers(paths, workers)
+
+
+def _ingest_files(files: list[Path], store: Store, report: IngestReport, par: Any,
+                  on_file: Callable[[Path], None] | None, progress: bool, bulk: bool, max_line: int) -> None:
+    """Ingest ``files`` in order, one entry each in ``report``; ``par``: a :class:`ParallelIngest`
+    parsing them ahead, or None (this process reads each)."""
+    seen: SeenRounds | None = None
     for path in files:
         entry: dict[str, Any] = {"path": str(path)}
         if is_csv(path) and not is_round_csv(path):
@@ -416,7 +536,8 @@ def ingest_paths(paths: Iterable[str | Path], store: Store, *, exclude: Iterable
             seen = seen or SeenRounds(store)
             bar = _FileProgress(path, progress)
             try:
-                rec, new = ingest_source(path, store, seen, bulk=bulk, max_line=max_line, progress=bar)
+                rec, new = par.ingest(path, seen, bar) if par is not None else \
+                    ingest_source(path, store, seen, bulk=bulk, max_line=max_line, progress=bar)
             finally:
                 speed = bar.close()
             entry.update(sha256=rec.sha256, size=rec.size)
@@ -435,4 +556,3 @@ def ingest_paths(paths: Iterable[str | Path], store: Store, *, exclude: Iterable
         report.files.append(entry)
         if on_file:
             on_file(path)
-    return report

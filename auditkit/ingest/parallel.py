@@ -1,0 +1,291 @@
+"""Parallel ingest: sources parsed by worker processes (or Dask workers), committed one by one in order.
+
+The work of a source is cut into tasks: a plain JSONL file into byte ranges cut
+at line starts (so one big file uses every worker), a gzip file into the blocks
+this process decompresses (a gzip stream cannot be entered in the middle), a
+CSV file (with its companions) as a whole. A worker parses, checks and hashes
+the lines of its task (:func:`auditkit.ingest.sources.hash_block`) and sends
+back Arrow tables, hashes and the bad lines, numbered from the start of its
+range. This process takes the results in order, numbers the lines, checks the
+duplicates (:class:`~auditkit.ingest.dedup.SeenRounds`) and writes the parts,
+index, quarantine and manifest entry of each source as the serial ingest does
+(:class:`~auditkit.ingest.sources.SourceWriter`): the store is the same
+whatever the number of workers. At most :data:`IN_FLIGHT` tasks per worker are
+out at a time, so memory stays bounded whatever the size of the input.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..store import SourceRecord, Store
+from .blocks import parse_block
+from .dedup import SeenRounds
+from .jsonl import BLOCK_BYTES, MAX_LINE, Lines, _is_gzip, read_blocks
+from .sources import Block, InputError, _blocks, hash_block, is_csv, open_known, source_sha256
+
+__all__ = ["ParallelIngest", "IN_FLIGHT", "MIN_RANGE", "AUTO_MIN_BYTES", "cut_ranges"]
+
+log = logging.getLogger("auditkit.ingest")
+IN_FLIGHT = 2
+"""Tasks out at a time per worker: one being parsed, one waiting (its result in this process's memory)."""
+MIN_RANGE = 1 << 20
+"""The smallest byte range of a plain file given to a worker (a range is at most a block, 16 MiB)."""
+AUTO_MIN_BYTES = 32 << 20
+"""With the default (``workers=None``), inputs smaller than this are read by one process: starting a
+worker process (importing numpy, pandas and pyarrow) takes about a second."""
+
+
+# ---- the workers' tasks (module functions: they are pickled by name) -------------------------------------
+def parse_range(path: str, start: int, stop: int, bulk: bool, max_line: int) -> list[Block]:
+    """The blocks of bytes ``[start, stop)`` of a plain JSONL file, lines numbered from 1 there."""
+    return [hash_block(parse_block(b, bulk=bulk), len(b), 0, [], b.done)
+            for b in read_blocks(Path(path), max_line=max_line, start=start, stop=stop)]
+
+
+def parse_lines(block: Lines, bulk: bool) -> list[Block]:
+    """A block of lines read by the client (of a gzip file)."""
+    return [hash_block(parse_block(block, bulk=bulk), len(block), 0, [], block.done)]
+
+
+def parse_csv(path: str, name: str, bulk: bool, max_line: int) -> list[Block]:
+    """Every block of a CSV source (its main file and companions), read as the serial ingest reads it."""
+    return [hash_block(parsed, lines, attached, other, done)
+            for parsed, lines, attached, other, done in _blocks(Path(path), name, bulk, max_line)]
+
+
+def cut_ranges(path: Path, step: int) -> Iterator[tuple[int, int]]:
+    """Byte ranges of about ``step`` bytes covering a file, each ending just after a line break (or at
+    the end of the file)."""
+    size = path.stat().st_size
+    pos = 0
+    with open(path, "rb") as fh:
+        while pos < size:
+            stop = pos + step
+            if stop >= size:
+                stop = size
+            else:  # on to the end of the line that holds byte stop - 1
+                fh.seek(stop - 1)
+                while True:
+                    chunk = fh.read(1 << 16)
+                    at = chunk.find(b"\n")
+                    if at >= 0:
+                        stop = fh.tell() - len(chunk) + at + 1
+                        break
+                    if not chunk:
+                        stop = size
+                        break
+            yield pos, stop
+            pos = stop
+
+
+# ---- the client's side ------------------------------------------------------------------------------------
+@dataclass
+class _Task:
+    """One task of a source: its future, and how to get back the raw text of a line of it."""
+
+    future: Any
+    shift: bool  # lines numbered from 1 in a byte range: shifted by the lines read before it
+    raw: Callable[[int, int], bytes | str]  # (line number in the task, shift) -> the line as written
+
+
+@dataclass
+class _Source:
+    """A source met by the look-ahead: its hash, or why it cannot be read; its tasks as submitted."""
+
+    path: Path
+    sha: str | None = None
+    size: int = 0
+    error: InputError | None = None
+    tasks: collections.deque = field(default_factory=collections.deque)
+    submitted_all: bool = False
+
+
+class _Executor:
+    """``submit(fn, *args)`` on a process pool or a Dask client, and how many workers there are."""
+
+    def __init__(self, workers: int, scheduler: Any):
+        self.pool = self.client = None
+        self.own_client = False
+        if scheduler is not None:
+            try:
+                from distributed import Client
+            except ImportError:  # pragma: no cover - the optional extra
+                raise RuntimeError("the Dask engine needs the dask extra: pip install 'auditkit[dask]'") from None
+            self.own_client = not isinstance(scheduler, Client)
+            self.client = Client(scheduler) if self.own_client else scheduler
+            self.workers = max(1, sum(self.client.nthreads().values()))
+        else:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            # processes start on demand: a run with nothing new to read starts none
+            self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+            self.workers = workers
+
+    def submit(self, fn: Callable, *args: Any) -> Any:
+        if self.client is not None:
+            if any(isinstance(a, Lines) for a in args):  # a block of a gzip file: sent once, not in the graph
+                args = tuple(self.client.scatter(a, hash=False) if isinstance(a, Lines) else a for a in args)
+            return self.client.submit(fn, *args, pure=False)
+        return self.pool.submit(fn, *args)
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+        if self.own_client:
+            self.client.close()
+
+
+class ParallelIngest:
+    """Sources parsed ahead by workers, committed in the order :meth:`ingest` is called with them
+    (which must be the order of ``paths``)."""
+
+    def __init__(self, paths: list[Path], store: Store, *, workers: int = 2, scheduler: Any = None,
+                 bulk: bool = True, max_line: int = MAX_LINE):
+        self.store, self.bulk, self.max_line = store, bulk, max_line
+        self.executor = _Executor(workers, scheduler)
+        self.limit = IN_FLIGHT * self.executor.workers
+        self.pending = collections.deque(_Source(p) for p in paths)  # not yet looked at
+        self.ahead: collections.deque[_Source] = collections.deque()  # looked at, in order
+        self.tasks: Iterator[tuple[_Source, Callable, tuple, bool, Callable]] | None = None
+        self.in_flight = 0
+        self.waited = 0.0  # seconds this process waited for the workers' results (the rest: its own work)
+
+    def __enter__(self) -> ParallelIngest:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.executor.close()
+
+    # the look-ahead: sources hashed and their tasks submitted, up to the limit
+    def _all_tasks(self) -> Iterator[tuple[_Source, Callable, tuple, bool, Callable]]:
+        while self.pending:
+            src = self.pending.popleft()
+            self.ahead.append(src)
+            try:
+                src.sha, src.size = source_sha256(src.path), src.path.stat().st_size
+            except OSError as exc:
+                src.error = InputError(f"cannot read {src.path}: {exc.strerror or exc}")
+            if src.error is None and self.store.source(src.sha) is None:  # else nothing to read
+                yield from self._source_tasks(src)
+            src.submitted_all = True
+
+    def _source_tasks(self, src: _Source) -> Iterator[tuple[_Source, Callable, tuple, bool, Callable]]:
+        path, name = src.path, str(src.path)
+        where = str(path.resolve())  # a worker's working folder is not this one's
+        if is_csv(path):
+            raws: dict[int, Any] = {}
+            yield src, parse_csv, (where, name, self.bulk, self.max_line), False, lambda n, _s: _csv_raw(path, raws, n)
+        elif _is_gzip(path):
+            for block in read_blocks(path, max_line=self.max_line):  # read here, a block in flight at a time
+                yield src, parse_lines, (block, self.bulk), False, (lambda n, _s, b=block: b.raw(n - b.first))
+        else:
+            step = max(MIN_RANGE, min(BLOCK_BYTES, src.size // (2 * self.executor.workers) + 1))
+            for start, stop in cut_ranges(path, step):
+                yield src, parse_range, (where, start, stop, self.bulk, self.max_line), True, \
+                    (lambda n, s, a=start, b=stop: _range_raw(path, a, b, self.max_line, n - s))
+
+    def _fill(self) -> None:
+        if self.tasks is None:
+            self.tasks = self._all_tasks()
+        while self.in_flight < self.limit:
+            item = next(self.tasks, None)
+            if item is None:
+                return
+            src, fn, args, shift, raw = item
+            src.tasks.append(_Task(self.executor.submit(fn, *args), shift, raw))
+            self.in_flight += 1
+
+    def _next_task(self, src: _Source) -> _Task | None:
+        """The next task of ``src`` (submitting more as room frees up), None when it has no more."""
+        while not src.tasks and not src.submitted_all:
+            before = self.in_flight
+            self._fill()
+            if self.in_flight == before and not src.tasks and not src.submitted_all:
+                raise AssertionError("the look-ahead made no progress")  # pragma: no cover - a bug
+        if not src.tasks:
+            return None
+        self.in_flight -= 1
+        return src.tasks.popleft()
+
+    def _source(self, path: Path) -> _Source:
+        """The next source in order (looked at by the look-ahead: the sources before it are done, so
+        no task of theirs holds room and the look-ahead has reached it)."""
+        self._fill()
+        if not self.ahead:
+            raise ValueError(f"{path} was not given to the parallel ingest, or was already ingested")
+        src = self.ahead.popleft()
+        if src.path != path:
+            raise ValueError(f"sources ingested out of order: {path}, expected {src.path}")
+        return src
+
+    def ingest(self, path: Path, seen: SeenRounds,
+               progress: Callable[[int, int], None] | None = None) -> tuple[SourceRecord, bool]:
+        """:func:`auditkit.ingest.sources.ingest_source` of the next source, parsed by the workers."""
+        src = self._source(path)
+        if src.error is not None:
+            self._drop(src)
+            raise src.error
+        rec, writer = open_known(path, self.store, seen, src.sha, src.size)  # type: ignore[arg-type]
+        if writer is None:  # ingested before, or earlier in this run: its tasks (if any) are dropped
+            self._drop(src)
+            return rec, False
+        try:
+            while (task := self._next_task(src)) is not None:
+                shift = rec.lines_read if task.shift else 0
+                t0 = time.perf_counter()
+                blocks = task.future.result()
+                self.waited += time.perf_counter() - t0
+                for block in blocks:
+                    writer.add(block.shifted(shift), lambda n, t=task, s=shift: t.raw(n, s))
+                    if progress:
+                        progress(block.done, rec.stored)
+        except BaseException:
+            writer.abort()
+            raise
+        return writer.commit(), True
+
+    def _drop(self, src: _Source) -> None:
+        """Forget the tasks of a source not to be committed (parsed ahead before its turn)."""
+        while (task := self._next_task(src)) is not None:
+            task.future.cancel()
+
+
+def _range_raw(path: Path, start: int, stop: int, max_line: int, n: int) -> bytes:
+    """Line ``n`` (from 1) of the byte range, as written: read again (only for a duplicate's entry)."""
+    for block in read_blocks(path, max_line=max_line, start=start, stop=stop):
+        if n < block.first + len(block):
+            return block.raw(n - block.first)
+    raise IndexError(f"{path}: no line {n} in bytes {start}-{stop}")
+
+
+def _csv_raw(path: Path, raws: dict[int, Any], n: int) -> Any:
+    """Line ``n`` of a CSV main file as the serial reader keeps it (read again, once, when needed)."""
+    from .csv import read_csv_rounds
+
+    if not raws:
+        raws.update((line, raw) for file, line, raw, _obj, _err in read_csv_rounds(path) if file == str(path))
+    return raws[n]
+
+
+def default_ingest_workers(paths: list[Path], workers: int | None) -> int:
+    """``workers``, or with None the machine's cores, but one process for less than
+    :data:`AUTO_MIN_BYTES` of input."""
+    from ..validate import default_workers
+
+    if workers is not None:
+        return workers
+    size = 0
+    for p in paths:
+        with contextlib.suppress(OSError):
+            size += os.stat(p).st_size
+    return default_workers() if size >= AUTO_MIN_BYTES else 1

@@ -1,0 +1,203 @@
+"""Parallel ingest: files (and byte ranges of one file) parsed by worker processes give the store,
+index, quarantine, line accounting and findings of one process, whatever the cut."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from auditkit.ingest import parallel
+from auditkit.ingest.sources import ingest_paths
+from auditkit.simulate import simulate
+from auditkit.store import Store
+from auditkit.validate import collect
+
+ROOT = Path(__file__).resolve().parents[1]
+MAX_LINE = 4000  # so a long line is cheap to write
+
+
+def _records(game: str, n: int, seed: int) -> list[dict]:
+    from auditkit.ingest.jsonl import records_from_table
+
+    table, _faults = simulate(game, n, seed=seed, fault_rate=0.05)
+    return list(records_from_table(table, game))
+
+
+def _lines(records: list[dict]) -> list[bytes]:
+    return [json.dumps(r).encode() for r in records]
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory) -> tuple[Path, Path]:
+    return make_inputs(tmp_path_factory.mktemp("inputs"))
+
+
+def make_inputs(folder: Path) -> tuple[Path, Path]:
+    """An earlier file (ingested first, for duplicates against the store) and a folder of logs:
+    a plain file of 3,000 rounds with bad, blank, long and duplicate lines (within it, against the
+    earlier file, with the same and with other content) and no line break at its end; a second
+    plain file repeating some of its rounds; a gzip file; the sample CSV with its companion."""
+    bac = _records("baccarat", 3400, seed=21)
+    earlier = folder / "earlier.jsonl"
+    earlier.write_bytes(b"\n".join(_lines(bac[3000:3200])) + b"\n")
+    logs = folder / "logs"
+    logs.mkdir()
+    lines = _lines(bac[:3000])
+    changed = dict(bac[10], wagers=[dict(w, net=w["net"] + 5) for w in bac[10]["wagers"]])
+    other = dict(bac[3001], wagers=[dict(w, net=w["net"] + 1) for w in bac[3001]["wagers"]])
+    extras = {  # line index -> lines inserted before it
+        5: [b"{not json", b"", b"   "],
+        400: [json.dumps(bac[7]).encode()],            # the same round again: already stored
+        900: [json.dumps(changed).encode()],           # same id, other content: quarantined, with its raw
+        1500: [b'{"round_id": "x", "game": "baccarat"}', b"x" * (MAX_LINE + 10)],  # too few fields; too long
+        2100: [json.dumps(bac[3000]).encode(), json.dumps(other).encode()],  # against the store: same, other
+        2999: [b"[1, 2]", b"\x00"],
+    }
+    out = []
+    for i, line in enumerate(lines):
+        out += extras.get(i, [])
+        out.append(line)
+    (logs / "a_big.jsonl").write_bytes(b"\n".join(out))  # no line break at the end
+    again = _lines(bac[2500:2600]) + [json.dumps(dict(bac[2600], outcome="tie")).encode()]
+    (logs / "b_again.jsonl").write_bytes(b"\n".join(again) + b"\n")
+    tcp = _lines(_records("three_card_poker", 800, seed=22))
+    with gzip.open(logs / "c_tcp.jsonl.gz", "wb") as fh:
+        fh.write(b"\n".join(tcp[:400] + [b"{broken", json.dumps(bac[5]).encode()] + tcp[400:]) + b"\n")
+    shutil.copytree(ROOT / "sample_data" / "logs" / "csv", logs / "csv")
+    (logs / "d_same_as_b.jsonl").write_bytes((logs / "b_again.jsonl").read_bytes())  # one content, two names
+    return earlier, logs
+
+
+def _ingest(tmp: Path, inputs: tuple[Path, Path], **kw) -> tuple[Store, object]:
+    earlier, logs = inputs
+    store = Store(tmp / "store")
+    ingest_paths([earlier], store, max_line=MAX_LINE)
+    return store, ingest_paths([logs], store, max_line=MAX_LINE, **kw)
+
+
+def _rounds(store: Store) -> dict[tuple[str, str], pd.DataFrame]:
+    out = {}
+    for game in store.games():
+        for day in store.dates(game):
+            t = store.read(game, day).to_pandas()
+            out[game, day] = t.sort_values(["source_file", "source_line"], kind="stable").reset_index(drop=True)
+    return out
+
+
+def _manifest(store: Store) -> list[dict]:
+    return sorted(({k: v for k, v in vars(r).items() if k != "ingested_at"} for r in store.manifest()),
+                  key=lambda r: r["sha256"])
+
+
+def _index(store: Store) -> pd.DataFrame:
+    return store.index().to_pandas().sort_values(["source_file", "source_line"]).reset_index(drop=True)
+
+
+def _entries(report) -> list[dict]:
+    return [{k: v for k, v in e.items() if k != "first_ingested_at"} for e in report.files]
+
+
+def _assert_same(one: Store, other: Store, r1, r2) -> None:
+    assert _manifest(one) == _manifest(other)
+    assert _entries(r1) == _entries(r2) and r1.skipped == r2.skipped and r1.summary() == r2.summary()
+    a, b = _rounds(one), _rounds(other)
+    assert a.keys() == b.keys()
+    for key in a:
+        pd.testing.assert_frame_equal(a[key], b[key])
+    pd.testing.assert_frame_equal(_index(one), _index(other))
+    pd.testing.assert_frame_equal(one.quarantine(), other.quarantine())  # in order, too
+    f1, n1 = collect(one)
+    f2, n2 = collect(other)
+    assert n1 == n2
+    pd.testing.assert_frame_equal(f1, f2)
+
+
+@pytest.fixture(scope="module")
+def serial(tmp_path_factory, inputs):
+    return _ingest(tmp_path_factory.mktemp("serial"), inputs, workers=1)
+
+
+def test_serial_reference_holds_every_case(serial):
+    """The inputs do what the parallel test relies on (so that its comparison means something)."""
+    store, report = serial
+    by_name = {Path(r.path).name: r for r in report.sources}
+    big = by_name["a_big.jsonl"]
+    assert big.balanced and big.already_stored == 2 and big.blank == 2
+    q = store.quarantine()
+    big_q = q[q["source_file"].str.endswith("a_big.jsonl")]
+    reasons = " | ".join(big_q["reason"])
+    assert "duplicate round_id" in reasons and "longer than" in reasons and len(big_q) == big.quarantined == 7
+    dup = big_q[big_q["reason"].str.contains("with different content")]
+    assert len(dup) == 2 and dup["raw"].str.startswith("{").all()
+    assert big_q["line"].is_monotonic_increasing
+    (long,) = big_q[big_q["reason"].str.contains("longer than")]["raw"]
+    assert set(long) == {"x"}  # the long line's own head, never the lines after it
+    assert by_name["b_again.jsonl"].already_stored == 100 and by_name["b_again.jsonl"].quarantined == 1
+    assert any("already ingested" in why for _p, why in report.skipped)
+    assert by_name["c_tcp.jsonl.gz"].quarantined == 1 and by_name["c_tcp.jsonl.gz"].already_stored == 1
+    assert by_name["baccarat_table9.csv"].attached > 0
+
+
+@pytest.mark.parametrize("step", [1 << 16, None])
+def test_two_workers_give_the_serial_store(tmp_path, inputs, serial, monkeypatch, step):
+    """Byte ranges of 64 KiB (the big file cut into about 30, its lines numbered across them, its
+    duplicates and bad lines in several) and the default cut (1 MiB at least: two ranges of the big
+    file, a small file whole): the same store, index, quarantine, accounting and findings."""
+    if step:
+        monkeypatch.setattr(parallel, "MIN_RANGE", step)
+        monkeypatch.setattr(parallel, "BLOCK_BYTES", step)
+    store, report = _ingest(tmp_path, inputs, workers=2)
+    _assert_same(serial[0], store, serial[1], report)
+
+
+def test_the_command_line_ingests_on_workers(tmp_path, inputs, serial):
+    """``auditkit ingest LOGS --store S --workers 2``: the serial store, and the same summary."""
+    from auditkit.cli import main
+
+    earlier, logs = inputs
+    store = Store(tmp_path / "store")
+    ingest_paths([earlier], store, max_line=MAX_LINE)
+    assert main(["-q", "ingest", str(logs), "--store", str(store.root), "--workers", "2",
+                 "--max-line-bytes", str(MAX_LINE)]) == 0
+    assert _manifest(store) == _manifest(serial[0])
+    pd.testing.assert_frame_equal(store.quarantine(), serial[0].quarantine())
+    assert main(["-q", "ingest", str(logs), "--store", str(store.root), "--engine", "dask"]) == 2
+
+
+def test_cut_ranges_end_after_line_breaks(tmp_path):
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b"a\n" + b"b" * 50 + b"\nc\n\nd")
+    for step in (1, 2, 3, 7, 60, 100):
+        ranges = list(parallel.cut_ranges(path, step))
+        assert ranges[0][0] == 0 and ranges[-1][1] == path.stat().st_size
+        assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:], strict=False))
+        data = path.read_bytes()
+        assert all(data[stop - 1:stop] == b"\n" for _start, stop in ranges[:-1])
+
+
+def test_an_unreadable_file_fails_at_its_turn(tmp_path, inputs, monkeypatch):
+    """A file that cannot be read (met by the look-ahead while the one before it is parsed) fails the
+    ingest when its turn comes, as in one process: the file before it is committed."""
+    from auditkit.ingest.sources import InputError
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(inputs[1] / "b_again.jsonl", logs / "a.jsonl")
+    (logs / "b.jsonl").write_text("{}\n")
+    real = parallel.source_sha256
+
+    def sha(path: Path) -> str:
+        if path.name == "b.jsonl":
+            raise PermissionError(13, "Permission denied")
+        return real(path)
+
+    monkeypatch.setattr(parallel, "source_sha256", sha)
+    store = Store(tmp_path / "store")
+    with pytest.raises(InputError, match="cannot read .*b.jsonl: Permission denied"):
+        ingest_paths([logs], store, workers=2)
+    assert [Path(r.path).name for r in store.manifest()] == ["a.jsonl"]
