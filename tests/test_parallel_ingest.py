@@ -201,3 +201,21 @@ def test_an_unreadable_file_fails_at_its_turn(tmp_path, inputs, monkeypatch):
     with pytest.raises(InputError, match="cannot read .*b.jsonl: Permission denied"):
         ingest_paths([logs], store, workers=2)
     assert [Path(r.path).name for r in store.manifest()] == ["a.jsonl"]
+
+
+def test_a_ranges_lines_are_read_again_once_however_many_duplicates_ask(tmp_path, monkeypatch):
+    """A re-export whose every line conflicts with the store asks for each line's raw text: the byte
+    range is read once for all of them, not once each."""
+    path = tmp_path / "log.jsonl"
+    lines = [f'{{"n": {i}, "pad": "{"x" * 600}"}}'.encode() for i in range(5000)]  # 3 MB: blocks of 1 MiB
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    start = len(lines[0]) + 1  # the range starts at line 2 of the file
+    reads = []
+    real = parallel.read_blocks
+    monkeypatch.setattr(parallel, "read_blocks", lambda *a, **k: reads.append(1) or real(*a, **k, block_bytes=4096))
+    got = parallel._RangeLines(path, start, path.stat().st_size, MAX_LINE)
+    assert [got.raw(n) for n in range(1, 5000, 7)] == lines[1:5000:7]
+    assert len(reads) == 1
+    assert got.raw(3) == lines[3] and len(reads) == 2  # an earlier line: read from the start again
+    with pytest.raises(IndexError):
+        got.raw(6000)

@@ -191,8 +191,9 @@ class ParallelIngest:
         else:
             step = max(MIN_RANGE, min(BLOCK_BYTES, src.size // (2 * self.executor.workers) + 1))
             for start, stop in cut_ranges(path, step):
+                lines = _RangeLines(path, start, stop, self.max_line)
                 yield src, parse_range, (where, start, stop, self.bulk, self.max_line), True, \
-                    (lambda n, s, a=start, b=stop: _range_raw(path, a, b, self.max_line, n - s))
+                    (lambda n, s, lines=lines: lines.raw(n - s))
 
     def _fill(self) -> None:
         if self.tasks is None:
@@ -260,12 +261,27 @@ class ParallelIngest:
             task.future.cancel()
 
 
-def _range_raw(path: Path, start: int, stop: int, max_line: int, n: int) -> bytes:
-    """Line ``n`` (from 1) of the byte range, as written: read again (only for a duplicate's entry)."""
-    for block in read_blocks(path, max_line=max_line, start=start, stop=stop):
-        if n < block.first + len(block):
-            return block.raw(n - block.first)
-    raise IndexError(f"{path}: no line {n} in bytes {start}-{stop}")
+class _RangeLines:
+    """The lines of a byte range as written, read again only when a duplicate's entry needs one. They
+    are asked for in line order, so the range is read once however many are asked for."""
+
+    def __init__(self, path: Path, start: int, stop: int, max_line: int):
+        self.path, self.start, self.stop, self.max_line = path, start, stop, max_line
+        self._blocks: Iterator[Lines] | None = None
+        self._block: Lines | None = None
+
+    def raw(self, n: int) -> bytes:
+        """Line ``n`` (from 1) of the range."""
+        block = self._block
+        if block is None or n < block.first:  # the first asked for, or an earlier one: from the start
+            self._blocks = read_blocks(self.path, max_line=self.max_line, start=self.start, stop=self.stop)
+            block = None
+        while block is None or n >= block.first + len(block):
+            block = next(self._blocks, None)  # type: ignore[arg-type]
+            if block is None:
+                raise IndexError(f"{self.path}: no line {n} in bytes {self.start}-{self.stop}")
+        self._block = block
+        return block.raw(n - block.first)
 
 
 def _csv_raw(path: Path, raws: dict[int, Any], n: int) -> Any:
