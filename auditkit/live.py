@@ -52,7 +52,7 @@ from .ingest.hashing import content_columns, id_hashes, row_hashes
 from .ingest.jsonl import RAW_KEPT, read_blocks
 from .ingest.perline import decode_line, storable
 from .ingest.records import BadRecord, parse_record
-from .ingest.sources import RAW_LIMIT, REASON_LIMIT, SUFFIXES, InputError, cut, discover
+from .ingest.sources import SUFFIXES, InputError, discover, quarantine_entry
 from .paytables import Config
 from .report import spreadsheet_safe
 from .schema import FINDINGS, QUARANTINE, schema_for
@@ -817,9 +817,7 @@ class Watcher:
 
     def _bad(self, file: str, line: int, raw: bytes, reason: str, round_id: str | None = None,
              count_line: bool = True) -> None:
-        text = cut(raw.decode("utf-8", errors="replace"), RAW_LIMIT)
-        self.pending.quarantine.append({"source_file": file, "line": line, "round_id": round_id,
-                                        "reason": cut(reason, REASON_LIMIT), "raw": text, "sha256": None})
+        self.pending.quarantine.append(quarantine_entry(file, line, raw, reason, round_id, None))
         self.pending.counts["quarantined"] += 1
         if not count_line:  # an entry the caller did not count: it balances as a line read
             self.pending.counts["lines_read"] += 1

@@ -33,7 +33,7 @@ from .jsonl import MAX_LINE, RAW_KEPT, read_blocks
 
 __all__ = ["IngestReport", "SeenRounds", "discover", "orphan_companions", "ingest_paths", "ingest_source",
            "source_sha256", "is_csv", "InputError", "Block", "hash_block", "SourceWriter", "open_source",
-           "MAX_LINE", "SUFFIXES", "RAW_LIMIT", "REASON_LIMIT", "cut"]
+           "MAX_LINE", "SUFFIXES", "RAW_LIMIT", "REASON_LIMIT", "cut", "quarantine_entry"]
 
 log = logging.getLogger("auditkit.ingest")
 FLUSH_ROWS = 25_000  # CSV rows read as Python objects before they are checked and written
@@ -442,13 +442,16 @@ def ingest_source(path: Path, store: Store, seen: SeenRounds | None = None, *, d
     return writer.commit(), True
 
 
+def quarantine_entry(file: str, line: int, raw: bytes | str, reason: str, round_id: str | None,
+                     sha: str | None) -> dict[str, Any]:
+    """One row of the store's quarantine: the reason and the raw line cut to their limits."""
+    text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+    return {"source_file": file, "line": line, "round_id": round_id, "reason": cut(reason, REASON_LIMIT),
+            "raw": cut(text, RAW_LIMIT), "sha256": sha}
+
+
 def _quarantine_table(bad: list[tuple[str, int, Any, str, str | None]], sha: str) -> pa.Table:
-    rows = []
-    for file, line, raw, reason, rid in bad:
-        text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
-        rows.append({"source_file": file, "line": line, "round_id": rid, "reason": cut(reason, REASON_LIMIT),
-                     "raw": cut(text, RAW_LIMIT), "sha256": sha})
-    return pa.Table.from_pylist(rows, schema=QUARANTINE)
+    return pa.Table.from_pylist([quarantine_entry(*entry, sha) for entry in bad], schema=QUARANTINE)
 
 
 class _FileProgress:
