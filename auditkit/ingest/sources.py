@@ -359,10 +359,10 @@ class SourceWriter:
                         f"content (first stored from {file} line {line})", rid))
         new = status == NEW
         keep_lines = lines[new]
+        every = bool(new.all())  # the usual case: nothing to filter out
         for game, table in block.tables.items():
-            mask = pc.is_in(table["source_line"], value_set=pa.array(keep_lines))
-            rows = table if bool(new.all()) else table.filter(mask)
-            self.parts.add(game, rows)
+            self.parts.add(game, table if every else
+                           table.filter(pc.is_in(table["source_line"], value_set=pa.array(keep_lines))))
         self.index.write(pa.table({"id_hash": id_hash[new], "line_hash": line_hash[new],
                                    "round_id": ids.filter(pa.array(new)),
                                    "source_file": pa.array(np.full(int(new.sum()), name, object), pa.string()),
