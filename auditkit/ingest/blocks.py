@@ -95,14 +95,37 @@ class Parsed:
 
 
 def _read_json(data: bytes) -> pa.Table | None:
-    """The parsed lines, or None when the parser refuses them (``data`` must be a ``bytes``: the
+    """The parsed lines, with the schema's fields only (:func:`_declared`), or None when the parser
+    refuses them or makes arrays that are not valid Arrow (``data`` must be a ``bytes``: the
     parser reads up to a NUL after the end, which CPython keeps there)."""
     try:
-        return pj.read_json(pa.BufferReader(data),
-                            read_options=pj.ReadOptions(use_threads=False, block_size=len(data) + 1),
-                            parse_options=_parse_options())
+        table = pj.read_json(pa.BufferReader(data),
+                             read_options=pj.ReadOptions(use_threads=False, block_size=len(data) + 1),
+                             parse_options=_parse_options())
+        schema = json_schema()
+        table = pa.Table.from_arrays(
+            [pa.chunked_array([_declared(c, f.type) for c in table.column(f.name).chunks], f.type) for f in schema],
+            schema=schema)
+        table.validate()
     except (pa.ArrowInvalid, UnicodeDecodeError):
         return None
+    return table
+
+
+def _declared(arr: pa.Array, t: pa.DataType) -> pa.Array:
+    """``arr`` with only the fields of type ``t``: the fields the parser inferred are dropped
+    before anything reads the table. An inferred list whose first items are null is not valid
+    Arrow (its offsets span more items than it holds, apache/arrow#51305, pyarrow 25 and 26):
+    taking rows of it reads past its buffers."""
+    if arr.type == t:
+        return arr
+    if pa.types.is_struct(t):
+        children = [_declared(arr.field(f.name), f.type) for f in t]  # each at the struct's offset
+        return pa.StructArray.from_arrays(children, fields=list(t), mask=arr.is_null() if arr.null_count else None)
+    if pa.types.is_list(t):
+        return pa.Array.from_buffers(t, len(arr), arr.buffers()[:2], arr.null_count, arr.offset,
+                                     [_declared(arr.values, t.value_type)])
+    raise TypeError(f"parsed {arr.type}, declared {t}")  # the parser keeps a declared field's type
 
 
 def _bulk_parse(block: Lines, cand: np.ndarray, lo: int, hi: int, pieces: list[tuple[np.ndarray, pa.Table]],
