@@ -3,6 +3,7 @@
     pip install -e '.[bench]'            # DuckDB
     python bench/compare.py --rounds 200000 [--rounds 1000000] [--keep DIR]
     python bench/compare.py --store-only --rounds 10000000 --keep DIR   # the store routes alone
+    python bench/compare.py --ingest-games [--rounds 200000] [--keep DIR]   # ingest of every game
 
 Simulates one baccarat log (JSON Lines, 1% of rounds with a planted fault),
 then runs each route in its own process, on the same file, in one run:
@@ -181,18 +182,26 @@ def row_route(source: str, out: str) -> None:
 
 
 # ---- floors ---------------------------------------------------------------------------------------
-def arrow_json_route(source: str) -> None:
-    """A bare pyarrow.json.read_json of the file, with the bulk reader's explicit schema."""
+def arrow_json_route(source: str, schema: str) -> None:
+    """A bare pyarrow.json.read_json of the file with an explicit schema (read from the file
+    ``schema``, written by :func:`_schema_file`: this process imports pyarrow only)."""
     import pyarrow as pa
     import pyarrow.json as pj
 
-    from auditkit.ingest.blocks import json_schema
-
+    with open(schema, "rb") as fh:
+        explicit = pa.ipc.read_schema(pa.py_buffer(fh.read()))
     with open(source, "rb") as fh:
         pj.read_json(fh, read_options=pj.ReadOptions(use_threads=False, block_size=16 << 20),
-                     parse_options=pj.ParseOptions(explicit_schema=json_schema(),
-                                                   unexpected_field_behavior="ignore"))
-    del pa
+                     parse_options=pj.ParseOptions(explicit_schema=explicit, unexpected_field_behavior="ignore"))
+
+
+def _schema_file(work: Path, game: str | None) -> str:
+    """The bulk reader's explicit schema for a block of ``game`` (None: of several games), in a file."""
+    from auditkit.ingest.blocks import json_schema
+
+    path = work / f"schema-{game or 'every-game'}.arrow"
+    path.write_bytes(json_schema(game).serialize().to_pybytes())
+    return str(path)
 
 
 def arrow_store_route(source: str) -> None:
@@ -247,7 +256,8 @@ def run(rounds: int, work: Path) -> None:
         ("DuckDB SQL over the store, 2 threads", [*me, "duckdb-store", str(store), str(work / "ds2.csv"), "2"],
          work / "ds2.csv"),
         ("row-by-row Python checker", [*me, "rows", str(log), str(work / "r.csv")], work / "r.csv"),
-        ("floor: pyarrow.json.read_json, explicit schema", [*me, "arrow-json", str(log)], None),
+        ("floor: pyarrow.json.read_json, explicit schema", [*me, "arrow-json", str(log), _schema_file(work, "baccarat")],
+         None),
         ("floor: pyarrow read of the needed store columns", [*me, "arrow-store", str(store)], None),
     ]
     results = []
@@ -303,12 +313,36 @@ def _report(rounds: int, results: list[tuple[str, float, float, float, Path | No
               f"{sorted(found ^ reference)[:3]})"))
 
 
+def ingest_games(rounds: int, work: Path) -> None:
+    """``auditkit ingest`` of a log of each game beside the parsing floor, in one run."""
+    py, auditkit = sys.executable, [sys.executable, "-m", "auditkit", "-q"]
+    me = [py, str(Path(__file__).resolve()), "--route"]
+    print(f"\n{rounds:,} rounds a game; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"{'game':18} {'ingest CPU s':>12} {'floor CPU s':>12} {'ratio':>6} {'every game':>11} "
+          f"{'rounds/s/core':>14} {'peak MiB':>9}")
+    from auditkit import games
+
+    for g in games.games():
+        log = work / f"{g.name}.jsonl"
+        if not log.exists():
+            subprocess.run([*auditkit, "simulate", g.name, "--rounds", str(rounds), "--fault-rate", "0.01",
+                            "--seed", "7", "--out", str(log)], check=True)
+        store = work / f"store-{g.name}"
+        subprocess.run(["rm", "-rf", str(store)], check=True)
+        cpu, _, rss, _ = _measure([*auditkit, "ingest", str(log), "--store", str(store)], (0,))
+        floor, *_ = _measure([*me, "arrow-json", str(log), _schema_file(work, g.name)], (0,))
+        every, *_ = _measure([*me, "arrow-json", str(log), _schema_file(work, None)], (0,))
+        print(f"{g.name:18} {cpu:12.2f} {floor:12.2f} {cpu / floor:6.2f} {every:11.2f} {rounds / cpu:14,.0f} {rss:9.0f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, action="append", help="rounds per run (repeatable; default 200000)")
     ap.add_argument("--keep", type=Path, help="work folder to keep (logs are reused between runs)")
     ap.add_argument("--store-only", action="store_true",
                     help="only the store routes, on a store simulated without a log (for 10M rounds)")
+    ap.add_argument("--ingest-games", action="store_true",
+                    help="time auditkit ingest of each game's log beside the parsing floor instead")
     ap.add_argument("--route", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.route:
@@ -320,18 +354,19 @@ def main() -> None:
         elif kind == "rows":
             row_route(rest[0], rest[1])
         elif kind == "arrow-json":
-            arrow_json_route(rest[0])
+            arrow_json_route(rest[0], rest[1])
         elif kind == "arrow-store":
             arrow_store_route(rest[0])
         return
+    bench = store_run if args.store_only else ingest_games if args.ingest_games else run
     for rounds in args.rounds or [200_000]:
         if args.keep:
             work = args.keep / str(rounds)
             work.mkdir(parents=True, exist_ok=True)
-            (store_run if args.store_only else run)(rounds, work)
+            bench(rounds, work)
         else:
             with tempfile.TemporaryDirectory() as tmp:
-                (store_run if args.store_only else run)(rounds, Path(tmp))
+                bench(rounds, Path(tmp))
 
 
 if __name__ == "__main__":

@@ -47,7 +47,9 @@ class Game:
     * ``bulk``: the module of its bulk reader, if any: ``FIELDS`` (its top-level fields as
       ``pyarrow.json`` parses them) and ``read(columns) -> (stored columns, ok)``, vectorized
       field checks that vouch for the rows ``parse`` would read to exactly those values
-      (others are read line by line). A game without one is read line by line.
+      (others are read line by line); for a game whose events carry fields, ``EVENT_FIELDS``
+      (as parsed) and ``read_events(types, fields) -> (stored event fields, ok)``, the same
+      for its event readers. A game without one is read line by line.
     * ``simulate``: ``"module:function"`` of its simulator, ``(n_rounds, *, seed, fault_rate,
       **kw) -> (table, truth)``; ``notebook``: the name of its notebook, if any.
     * ``theory``: the module of its analysis helpers: ``STAKE_COLUMNS`` and

@@ -1,10 +1,12 @@
 """The bulk reader: a block of JSONL lines to stored rows per game, and the bad lines with reasons.
 
 The lines of a block are parsed at once by ``pyarrow.json`` with an explicit
-schema (the common fields plus every bulk game's fields; other fields are
-inferred and never read, which also makes the parser refuse a key named twice
-in any object), then checked column by column (:mod:`auditkit.ingest.fields`,
-and each game's bulk reader in its package, see :attr:`auditkit.games.Game.bulk`).
+schema (the common fields plus the fields of the game of the block's first line,
+its events' included; a block holding rows of another bulk game is parsed again
+with every bulk game's fields, merged; other fields are inferred and never read,
+which also makes the parser refuse a key named twice in any object), then checked
+column by column (:mod:`auditkit.ingest.fields`, and each game's bulk reader in its
+package, see :attr:`auditkit.games.Game.bulk`).
 A block the parser refuses
 as a whole (one malformed line, a value of another type) is split in halves
 until the refused lines are found. Every line the bulk path does not vouch for
@@ -48,33 +50,72 @@ _BOM = b"\xef\xbb\xbf"  # pyarrow skips a BOM that json.loads refuses: such line
 _MAX_OPENERS = 1000  # a line with more '[' and '{' may nest deeper than the bulk parser's stack allows
 
 
+Reader = Callable[[dict[str, pa.Array]], tuple[dict[str, pa.Array], np.ndarray]]
+
+
 @functools.cache
-def bulk_readers() -> dict[str, Callable[[dict[str, pa.Array]], tuple[dict[str, pa.Array], np.ndarray]]]:
-    """``game`` value -> the vectorized reader of its own fields, for every game that has one."""
+def bulk_readers() -> dict[str, Reader]:
+    """``game`` value -> the vectorized reader of its own fields and its events, for every game that has one."""
     readers = {}
     for g in registry.games():
         if g.bulk:
-            if g.events:  # the common part reads an event's type only
-                raise TypeError(f"game {g.name}: a bulk reader for a game with typed events is not supported")
-            readers.update(dict.fromkeys(g.names, g.bulk_reader().read))
+            readers.update(dict.fromkeys(g.names, _game_reader(g)))
     return readers
 
 
-@functools.cache
-def json_schema() -> pa.Schema:
-    """What ``pyarrow.json`` parses: the common fields and every bulk game's own."""
-    merged: dict[str, pa.Field] = {f.name: f for f in COMMON_FIELDS}
-    for g in registry.games():
-        for f in g.bulk_reader().FIELDS if g.bulk else ():
-            if merged.setdefault(f.name, f).type != f.type:
-                raise TypeError(f"bulk field {f.name} of {g.name} has another type in another game")
-    return pa.schema(list(merged.values()))
+def _game_reader(g: registry.Game) -> Reader:
+    """A game's bulk ``read``, plus its ``events`` (their types and, for a game with typed
+    events, its ``read_events``)."""
+    module = g.bulk_reader()
+    kinds = tuple(g.events)
+    read_events = getattr(module, "read_events", None)
+    if any(g.events.values()) and read_events is None:
+        raise TypeError(f"game {g.name}: its events carry fields, but its bulk reader has no read_events")
+
+    def read(cols: dict[str, pa.Array]) -> tuple[dict[str, pa.Array], np.ndarray]:
+        own, ok = module.read(cols)
+        events, ok_events = F.events(cols["events"], kinds, read_events)
+        return {**own, "events": events}, ok & ok_events
+
+    return read
+
+
+def _merge(a: pa.DataType, b: pa.DataType, where: str) -> pa.DataType:
+    """One parsed type for a field two games declare: structs merge their fields (recursively),
+    lists their items; anything else must be the same type."""
+    if pa.types.is_struct(a) and pa.types.is_struct(b):
+        fields = {f.name: f.type for f in a}
+        for f in b:
+            fields[f.name] = _merge(fields[f.name], f.type, f"{where}.{f.name}") if f.name in fields else f.type
+        return pa.struct(list(fields.items()))
+    if pa.types.is_list(a) and pa.types.is_list(b):
+        return pa.list_(_merge(a.value_type, b.value_type, f"{where}[]"))
+    if a != b:
+        raise TypeError(f"bulk field {where} is {a} in one game and {b} in another")
+    return a
 
 
 @functools.cache
-def _parse_options() -> pj.ParseOptions:
+def json_schema(game: str | None = None) -> pa.Schema:
+    """What ``pyarrow.json`` parses: the common fields and every bulk game's own (or only
+    ``game``'s), its event fields in the ``events`` items (a field two games name is merged, see
+    :func:`_merge`). A block of one game is parsed with its own schema: the parser then makes no
+    column of another game's fields (the whole schema costs a third more on a pai gow block)."""
+    merged: dict[str, pa.DataType] = {f.name: f.type for f in COMMON_FIELDS}
+    for g in registry.games() if game is None else (registry.get(game),):
+        module = g.bulk_reader() if g.bulk else None
+        if module is None:
+            continue
+        own = [*module.FIELDS, pa.field("events", pa.list_(pa.struct(getattr(module, "EVENT_FIELDS", []))))]
+        for f in own:
+            merged[f.name] = _merge(merged[f.name], f.type, f.name) if f.name in merged else f.type
+    return pa.schema(list(merged.items()))
+
+
+@functools.cache
+def _parse_options(game: str | None) -> pj.ParseOptions:
     # "infer", not "ignore": the parser then refuses a key named twice in any object, known or not
-    return pj.ParseOptions(explicit_schema=json_schema(), unexpected_field_behavior="infer")
+    return pj.ParseOptions(explicit_schema=json_schema(game), unexpected_field_behavior="infer")
 
 
 def staged_schema(game: str) -> pa.Schema:
@@ -94,15 +135,15 @@ class Parsed:
     raw: Callable[[int], bytes | str] = bytes  # the raw text of a line of the block, by number
 
 
-def _read_json(data: bytes) -> pa.Table | None:
-    """The parsed lines, with the schema's fields only (:func:`_declared`), or None when the parser
-    refuses them or makes arrays that are not valid Arrow (``data`` must be a ``bytes``: the
-    parser reads up to a NUL after the end, which CPython keeps there)."""
+def _read_json(data: bytes, game: str | None) -> pa.Table | None:
+    """The parsed lines, with the fields of :func:`json_schema` of ``game`` only (:func:`_declared`),
+    or None when the parser refuses them or makes arrays that are not valid Arrow (``data`` must be
+    a ``bytes``: the parser reads up to a NUL after the end, which CPython keeps there)."""
     try:
         table = pj.read_json(pa.BufferReader(data),
                              read_options=pj.ReadOptions(use_threads=False, block_size=len(data) + 1),
-                             parse_options=_parse_options())
-        schema = json_schema()
+                             parse_options=_parse_options(game))
+        schema = json_schema(game)
         table = pa.Table.from_arrays(
             [pa.chunked_array([_declared(c, f.type) for c in table.column(f.name).chunks], f.type) for f in schema],
             schema=schema)
@@ -129,33 +170,32 @@ def _declared(arr: pa.Array, t: pa.DataType) -> pa.Array:
 
 
 def _bulk_parse(block: Lines, cand: np.ndarray, lo: int, hi: int, pieces: list[tuple[np.ndarray, pa.Table]],
-                refused: list[int]) -> None:
+                refused: list[int], game: str | None) -> None:
     """Parse the lines ``cand[lo:hi]`` (candidates, blank lines between them allowed) at once, or
     its halves, down to :data:`_SMALLEST` lines."""
     if hi - lo <= _SMALLEST:
         refused.extend(int(i) for i in cand[lo:hi])
         return
-    table = _read_json(block.data[block.starts[cand[lo]]:block.ends[cand[hi - 1]]])
+    table = _read_json(block.data[block.starts[cand[lo]]:block.ends[cand[hi - 1]]], game)
     if table is not None and table.num_rows == hi - lo:  # one row per line (never two objects on a line)
         pieces.append((cand[lo:hi], table))
         return
     mid = (lo + hi) // 2
-    _bulk_parse(block, cand, lo, mid, pieces, refused)
-    _bulk_parse(block, cand, mid, hi, pieces, refused)
+    _bulk_parse(block, cand, lo, mid, pieces, refused, game)
+    _bulk_parse(block, cand, mid, hi, pieces, refused, game)
 
 
 def _common(t: dict[str, pa.Array]) -> tuple[dict[str, pa.Array], np.ndarray]:
     started, offset, date, ok_ts = F.timestamps(t["started_at"])
     status, ok_status = F.status(t["status"])
     wagers, ok_w = F.wagers(t["wagers"])
-    events, ok_e = F.events_types(t["events"])
     # a round id is stored in NFC: only an ASCII one is sure to be NFC as written
-    ok = (F.text(t["round_id"]) & F.np_mask(pc.string_is_ascii(t["round_id"])) & F.text(t["table_id"]) & ok_ts & ok_status & ok_w & ok_e
+    ok = (F.text(t["round_id"]) & F.np_mask(pc.string_is_ascii(t["round_id"])) & F.text(t["table_id"]) & ok_ts & ok_status & ok_w
           & F.integer(t["round_seq"], 1, None, False))
     return {"round_id": t["round_id"], "table_id": t["table_id"], "dealer_id": t["dealer_id"],
             "started_at": started, "utc_offset": offset, "shoe_id": t["shoe_id"],
             "round_seq": t["round_seq"].cast(pa.int32(), safe=False), "status": status,
-            "wagers": wagers, "events": events, "date": date}, ok
+            "wagers": wagers, "date": date}, ok
 
 
 def _bulk_rows(table: pa.Table, lines: np.ndarray, parsed: Parsed) -> np.ndarray:
@@ -230,14 +270,18 @@ def _classify(block: Lines, parsed: Parsed) -> tuple[np.ndarray, np.ndarray]:
             todo[i] = False
             barrier[i] = bool(raw.strip(b" \t\r"))  # \x0b or \x0c: blank to bytes.strip, not to JSON
     barrier |= data[np.minimum(block.starts, len(data) - 1)] != ord("{")  # a top-level null crashes the parser
-    for i in np.flatnonzero(lengths > _MAX_OPENERS):  # only a long line can nest that deep
-        line = data[block.starts[i]:block.ends[i]]
-        barrier[i] |= int(np.count_nonzero((line == ord("[")) | (line == ord("{")))) > _MAX_OPENERS
-    barrier[np.unique(np.searchsorted(block.ends, np.flatnonzero(data == 0)))] = True  # NUL ends the parser's text
-    barrier[_not_utf8(block)] = True  # the parser does not check UTF-8 in strings
-    for at in np.flatnonzero(data == _BOM[0]):
-        if block.data[at:at + 3] == _BOM:
-            barrier[np.searchsorted(block.ends, at)] = True
+    long = np.flatnonzero(lengths > _MAX_OPENERS)  # only a long line can nest that deep
+    if len(long):
+        openers = np.flatnonzero((data == ord("[")) | (data == ord("{")))
+        count = np.searchsorted(openers, block.ends[long]) - np.searchsorted(openers, block.starts[long])
+        barrier[long[count > _MAX_OPENERS]] = True
+    if b"\0" in block.data:  # NUL ends the parser's text
+        barrier[np.unique(np.searchsorted(block.ends, np.flatnonzero(data == 0)))] = True
+    if not block.data.isascii():
+        barrier[_not_utf8(block)] = True  # the parser does not check UTF-8 in strings
+        for at in np.flatnonzero(data == _BOM[0]):
+            if block.data[at:at + 3] == _BOM:
+                barrier[np.searchsorted(block.ends, at)] = True
     return todo, barrier
 
 
@@ -261,12 +305,12 @@ def parse_block(block: Lines, *, bulk: bool = True) -> Parsed:
     parsed = Parsed(raw=lambda n: block.raw(n - block.first))
     todo, barrier = _classify(block, parsed)
     if bulk:
-        slow: list[int] = []
-        pieces: list[tuple[np.ndarray, pa.Table]] = []
         run = np.cumsum(barrier)  # lines between two barriers form a run
         cand = np.flatnonzero(todo & ~barrier)
-        for part in np.split(cand, np.flatnonzero(np.diff(run[cand])) + 1):
-            _bulk_parse(block, part, 0, len(part), pieces, slow)
+        game = _main_game(block, cand)
+        pieces, slow = _parse_runs(block, cand, run, game)
+        if game is not None and _other_games(pieces, game):  # another game's fields may be misread
+            pieces, slow = _parse_runs(block, cand, run, None)
         slow += [int(i) for i in np.flatnonzero(todo & barrier)]
         for at, table in pieces:  # one by one: each holds the unknown fields of its own lines
             slow += [int(i) for i in at[_bulk_rows(table, at + block.first, parsed)]]
@@ -276,6 +320,32 @@ def parse_block(block: Lines, *, bulk: bool = True) -> Parsed:
     _line_by_line(parsed, [(block.first + i, block.raw(i)) for i in slow], decoded=False)
     _in_line_order(parsed)
     return parsed
+
+
+def _parse_runs(block: Lines, cand: np.ndarray, run: np.ndarray, game: str | None,
+                ) -> tuple[list[tuple[np.ndarray, pa.Table]], list[int]]:
+    """The parsed pieces of the candidate lines, run by run, and the lines the parser refused."""
+    pieces: list[tuple[np.ndarray, pa.Table]] = []
+    refused: list[int] = []
+    for part in np.split(cand, np.flatnonzero(np.diff(run[cand])) + 1):
+        _bulk_parse(block, part, 0, len(part), pieces, refused, game)
+    return pieces, refused
+
+
+def _main_game(block: Lines, cand: np.ndarray) -> str | None:
+    """The bulk game of the block's first candidate line (its schema is tried for the block), or
+    None (the schema of every game)."""
+    if not len(cand):
+        return None
+    obj, _ = decode_line(block.raw(int(cand[0])))
+    game = obj.get("game") if isinstance(obj, dict) else None
+    return registry.get(game).name if isinstance(game, str) and game in bulk_readers() else None
+
+
+def _other_games(pieces: list[tuple[np.ndarray, pa.Table]], game: str) -> bool:
+    """Whether rows of another bulk game than ``game`` were parsed (with ``game``'s schema)."""
+    others = pa.array([n for n in bulk_readers() if n not in registry.get(game).names], pa.string())
+    return any(pc.any(pc.is_in(t["game"], value_set=others)).as_py() for _, t in pieces)
 
 
 def parse_objects(items: list[tuple[int, Any]], raws: dict[int, str]) -> Parsed:

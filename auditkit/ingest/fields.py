@@ -12,6 +12,8 @@ looser.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -21,7 +23,7 @@ from ..schema import CARDS, EVENT, STATUSES, WAGER
 from .records import MAX_AMOUNT
 
 __all__ = ["Col", "np_mask", "valid", "text", "integer", "money", "flag", "choice", "cards", "timestamps", "status",
-           "wagers", "events_types", "struct_items", "rebuild_list", "any_per_row", "child"]
+           "wagers", "events", "struct_items", "rebuild_list", "any_per_row", "child", "only", "dice"]
 
 Col = pa.Array
 INT32 = 2**31
@@ -67,10 +69,12 @@ def integer(arr: Col, lo: int | None, hi: int | None, required: bool) -> np.ndar
 
 
 def money(arr: Col, signed: bool, required: bool) -> np.ndarray:
-    """Rows an amount reads well on: finite, at most 10**13 in size, not negative unless ``signed``."""
+    """Rows an amount reads well on: finite, at most 10**13 in size, not negative unless ``signed``;
+    not -0.0, which ``json.loads`` reads as 0 when written ``-0`` (``-0.0`` is rare enough to be
+    left to the per-line reader)."""
     v = pc.fill_null(arr, 0.0).to_numpy(zero_copy_only=False)
     with np.errstate(invalid="ignore"):
-        ok = np.abs(v) <= MAX_AMOUNT  # False for NaN and infinities
+        ok = (np.abs(v) <= MAX_AMOUNT) & ~((v == 0) & np.signbit(v))  # False for NaN and infinities
         if not signed:
             ok &= ~(v < 0)
     present = valid(arr)
@@ -142,13 +146,42 @@ def wagers(arr: Col) -> tuple[pa.ListArray, np.ndarray]:
     return rebuild_list(lengths, values), ~any_per_row(~good, lengths)
 
 
-def events_types(arr: Col) -> tuple[pa.ListArray, np.ndarray]:
-    """``events`` of a game whose events carry only a ``type`` (text, required): absent is none."""
+def events(arr: Col, kinds: tuple[str, ...] = (),
+           read: Callable[[Col, dict[str, Col]], tuple[dict[str, Col], np.ndarray]] | None = None,
+           ) -> tuple[pa.ListArray, np.ndarray]:
+    """``events``: absent is none; each an object with a ``type`` (text, required). A game that
+    lists its event types (``kinds``) refuses other types, and ``read(types, fields)`` gives the
+    stored fields of its events by name (null where a type has no such field) and the events
+    it vouches for (as the game's per-line event readers would read them)."""
     lengths, f, is_obj = struct_items(arr)
-    good = is_obj & text(f["type"])
-    n = len(f["type"])
-    children = [f["type"] if fld.name == "type" else pa.nulls(n, fld.type) for fld in EVENT]
+    kind = f["type"]
+    good = is_obj & (choice(kind, kinds) if kinds else text(kind))
+    own: dict[str, Col] = {}
+    if read is not None:
+        own, ok = read(kind, f)
+        good &= ok
+    if set(own) - set(EVENT.names):
+        raise TypeError(f"event fields {sorted(set(own) - set(EVENT.names))} are not stored event fields")
+    n = len(kind)
+    children = [kind if fld.name == "type" else own[fld.name].cast(fld.type, safe=False) if fld.name in own
+                else pa.nulls(n, fld.type) for fld in EVENT]
     return rebuild_list(lengths, pa.StructArray.from_arrays(children, fields=list(EVENT))), ~any_per_row(~good, lengths)
+
+
+def only(where: np.ndarray, arr: Col) -> Col:
+    """``arr`` where ``where``, null elsewhere (a field read for some event types only)."""
+    return pc.if_else(pa.array(where), arr, pa.nulls(len(arr), arr.type))
+
+
+def dice(arr: Col) -> tuple[pa.ListArray, np.ndarray]:
+    """``dice`` (required): exactly three integers from 1 to 6, stored as int8."""
+    lengths = _lengths(arr)
+    values = pc.list_flatten(arr)
+    v = pc.fill_null(values, 0).to_numpy(zero_copy_only=False)
+    bad = (v < 1) | (v > 6) | ~valid(values)
+    present = valid(arr)
+    ok = present & (lengths == 3) & ~any_per_row(bad, lengths)
+    return rebuild_list(lengths, pa.array(np.where(bad, 0, v).astype(np.int8)), present), ok
 
 
 def status(arr: Col) -> tuple[Col, np.ndarray]:

@@ -11,6 +11,8 @@ lines' JSON text: :mod:`auditkit.ingest.dedup` recomputes theirs.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -26,11 +28,12 @@ _NULL = np.uint64(0x5BD1E9955BD1E995)
 
 def _mix(x: np.ndarray) -> np.ndarray:
     """splitmix64 finaliser, elementwise on uint64 (wrapping)."""
-    x = x ^ (x >> np.uint64(30))
-    x = x * np.uint64(0xBF58476D1CE4E5B9)
-    x = x ^ (x >> np.uint64(27))
-    x = x * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
+    x = x ^ (x >> np.uint64(30))  # a new array: the rest is done in place
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return x
 
 
 def id_hashes(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -53,13 +56,36 @@ def _text_hashes(arr: pa.Array) -> np.ndarray:
     data = arr.buffers()[2]
     data = np.frombuffer(data, np.uint8)[offsets[0]:offsets[-1]] if data is not None else np.zeros(0, np.uint8)
     lengths = np.diff(offsets)
-    return _fold(_mix(data.astype(np.uint64) + (_positions(lengths) << np.uint64(8)) + _K), lengths)
+    return _fold(_byte_hashes((_positions(lengths) << np.uint64(8)) + data), lengths)
+
+
+_NEAR = 64
+_NEAR_BYTES = None  # the hashes of the bytes at the first _NEAR positions, made on first use
+
+
+def _byte_hashes(keys: np.ndarray) -> np.ndarray:
+    """``_mix(key + _K)`` of each ``position << 8 | byte`` key: looked up in a table for the first
+    :data:`_NEAR` positions of a text (the same values, computed once)."""
+    global _NEAR_BYTES
+    if _NEAR_BYTES is None:
+        _NEAR_BYTES = _mix(np.arange(_NEAR << 8, dtype=np.uint64) + _K)
+    near = keys < np.uint64(_NEAR << 8)
+    if near.all():
+        return _NEAR_BYTES[keys]
+    out = _mix(keys + _K)
+    out[near] = _NEAR_BYTES[keys[near]]
+    return out
 
 
 def _positions(lengths: np.ndarray) -> np.ndarray:
-    """The position of each item in its run, for runs of ``lengths`` items laid end to end."""
-    starts = np.cumsum(lengths) - lengths
-    return np.arange(int(lengths.sum()), dtype=np.uint64) - np.repeat(starts, lengths).astype(np.uint64)
+    """The position of each item in its run, for runs of ``lengths`` items laid end to end: a
+    running count of ones that steps back to 0 where a run starts."""
+    lengths = lengths[lengths > 0]
+    steps = np.ones(int(lengths.sum()), np.int64)
+    if len(steps):
+        steps[0] = 0
+        steps[np.cumsum(lengths[:-1])] = 1 - lengths[:-1]
+    return np.cumsum(steps, out=steps).view(np.uint64)
 
 
 def _fold(items: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -67,6 +93,23 @@ def _fold(items: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     ends = np.cumsum(lengths)
     sums = np.concatenate([np.zeros(1, np.uint64), np.cumsum(items, dtype=np.uint64)])
     return _mix((sums[ends] - sums[ends - lengths]) ^ lengths.astype(np.uint64))
+
+
+def _small(lo: int, hi: int) -> tuple[np.ndarray, int]:
+    """The hashes of the integers from ``lo`` to ``hi`` (as the integer branch of :func:`_hash_array`
+    makes them), by value - lo."""
+    return _mix(np.arange(lo, hi + 1, dtype=np.int64).view(np.uint64) + _K), -lo
+
+
+_SMALL = {pa.int8(): _small(-128, 127), pa.uint8(): _small(0, 255), pa.bool_(): _small(0, 1)}
+
+
+@functools.cache
+def _small_items(t: pa.DataType) -> np.ndarray:
+    """The item hashes of a list of small values (the list branch of :func:`_hash_array`), by
+    position * (values + 1) + value - lo, a null at value - lo = values."""
+    values = np.append(_SMALL[t][0], _NULL)
+    return _mix(values[None, :] + np.arange(_NEAR, dtype=np.uint64)[:, None] * _K).ravel()
 
 
 def _valid(arr: pa.Array) -> np.ndarray | None:
@@ -91,14 +134,28 @@ def _hash_array(arr: pa.Array) -> np.ndarray:
     elif pa.types.is_list(t):
         lengths = pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False).astype(np.int64)
         child = pc.list_flatten(arr)
-        items = _mix(_hash_array(child) + _positions(lengths) * _K) if len(child) else np.empty(0, np.uint64)
+        if not len(child):
+            items = np.empty(0, np.uint64)
+        elif child.type in _SMALL and lengths.max() <= _NEAR:  # cards: each (position, value) looked up
+            table, offset = _SMALL[child.type]
+            v = pc.fill_null(child, pa.scalar(0 if child.type != pa.bool_() else False, child.type))
+            at = v.to_numpy(zero_copy_only=False).astype(np.int64) + offset
+            if child.null_count:
+                at[~child.is_valid().to_numpy(zero_copy_only=False)] = len(table)
+            items = _small_items(child.type)[_positions(lengths).view(np.int64) * (len(table) + 1) + at]
+        else:
+            items = _mix(_hash_array(child) + _positions(lengths) * _K)
         h = _fold(items, lengths)
     elif pa.types.is_floating(t):
         v = pc.fill_null(arr, 0.0).to_numpy(zero_copy_only=False).astype(np.float64) + 0.0  # -0.0 == 0.0
         h = _mix(v.view(np.uint64))
     elif pa.types.is_timestamp(t):
         h = _mix(pc.fill_null(arr.cast(pa.int64()), 0).to_numpy(zero_copy_only=False).view(np.uint64))
-    else:  # integers and booleans
+    elif t in _SMALL:  # cards, positions, flags: each value's hash looked up
+        table, offset = _SMALL[t]
+        v = pc.fill_null(arr, pa.scalar(0 if t != pa.bool_() else False, t)).to_numpy(zero_copy_only=False)
+        h = table[v.astype(np.int64) + offset]
+    else:  # integers
         v = pc.fill_null(arr.cast(pa.int64()), 0).to_numpy(zero_copy_only=False)
         h = _mix(v.view(np.uint64) + _K)
     valid = _valid(arr)
