@@ -342,14 +342,28 @@ def _check_partition(store: Store, part: Partition, config: Config, citations: S
                      batch_size: int, prior: pa.Table | None, progress: Callable[[int], None] | None
                      ) -> tuple[pa.Table | None, int, pa.Table | None]:
     """:func:`validate_partition` with the findings as one sorted Arrow table (None: no finding)."""
+    found, checked, day, _small = _read_partition(store, part, config, citations, batch_size, prior, progress,
+                                                  defer=False)
+    return _sorted(found), checked, day
+
+
+def _read_partition(store: Store, part: Partition, config: Config, citations: Sequence[str] | None,
+                    batch_size: int, prior: pa.Table | None, progress: Callable[[int], None] | None, *,
+                    defer: bool) -> tuple[list[pa.Table | None], int, pa.Table | None, pa.Table | None]:
+    """A partition's findings (unsorted), rounds checked, shoe columns, and, with ``defer``, the
+    day's rounds unchecked by the round rules when the day is one batch smaller than ``batch_size``
+    (the caller checks several such days at once: see :func:`_serial`)."""
     game, date = part.game, part.date
     round_rules = select_rules(game, "round", citations)
     shoe_rules = select_rules(game, "shoe", citations)
-    found, checked = [], 0
+    found, checked, small = [], 0, None
     cols = shoe_columns(shoe_rules)
     shoe_parts = []  # the shoe pass's narrow columns, kept from the batches already read
     for batch in store.scan(game, date, batch_size=batch_size, columns=read_columns(round_rules, shoe_rules)):
-        found.append(_round_findings(batch, game, config, round_rules, date))
+        if defer and not checked and batch.num_rows < batch_size:  # the first batch is short: the only one
+            small = batch
+        else:
+            found.append(_round_findings(batch, game, config, round_rules, date))
         if shoe_rules:
             shoe_parts.append(batch.select(cols))
         checked += batch.num_rows
@@ -366,7 +380,7 @@ def _check_partition(store: Store, part: Partition, config: Config, citations: S
         both = pa.concat_tables([prior, day]) if part.previous is not None else day
         emit = np.concatenate([np.zeros(both.num_rows - day.num_rows, bool), np.ones(day.num_rows, bool)])
         found.append(_shoe_findings(both, game, config, shoe_rules, emit, date))
-    return _sorted(found), checked, day
+    return found, checked, day, small
 
 
 CHUNKS_PER_WORKER = 8
@@ -385,14 +399,50 @@ def _chunks(parts: list[Partition], workers: int) -> list[list[Partition]]:
 def _serial(store: Store, parts: Sequence[Partition], config: Config, citations: Sequence[str] | None,
             batch_size: int, progress: Callable[[int], None] | None = None
             ) -> Iterator[tuple[Partition, pa.Table | None, int]]:
-    """Partitions one after another; a day whose previous stored day was just checked reuses its shoe columns."""
+    """Partitions one after another, in order; a day whose previous stored day was just checked
+    reuses its shoe columns. Days of one game smaller than a batch are checked by the round rules
+    together, up to ``batch_size`` rounds at once (a round rule reads each round alone, so its
+    findings are the same; a run of small days then costs what one batch costs)."""
     previous: tuple[Partition, pa.Table | None] | None = None
+    waiting: list[tuple[Partition, list[pa.Table | None], int, pa.Table]] = []  # small days, round rules to run
+
+    def flush() -> Iterator[tuple[Partition, pa.Table | None, int]]:
+        yield from _round_rules_of_days(waiting, config, citations)
+        waiting.clear()
+
     for part in parts:
         prior = previous[1] if previous and previous[0].game == part.game and previous[0].date == part.previous \
             else None
-        findings, checked, day = _check_partition(store, part, config, citations, batch_size, prior, progress)
+        found, checked, day, small = _read_partition(store, part, config, citations, batch_size, prior, progress,
+                                                     defer=True)
         previous = (part, day)
-        yield part, findings, checked
+        if waiting and (small is None or part.game != waiting[0][0].game
+                        or sum(w[3].num_rows for w in waiting) + small.num_rows > batch_size):
+            yield from flush()
+        if small is None:
+            yield part, _sorted(found), checked
+        else:
+            waiting.append((part, found, checked, small))
+    yield from flush()
+
+
+def _round_rules_of_days(days: list[tuple[Partition, list[pa.Table | None], int, pa.Table]], config: Config,
+                         citations: Sequence[str] | None) -> Iterator[tuple[Partition, pa.Table | None, int]]:
+    """The round rules over several small days of one game at once (each round stamped with its
+    day), then each day with its findings, in order."""
+    if not days:
+        return
+    game = days[0][0].game
+    if len(days) == 1:
+        rounds = days[0][3]
+    else:
+        rounds = pa.concat_tables([t for *_, t in days])
+        day_of_row = np.repeat(np.arange(len(days)), [t.num_rows for *_, t in days])
+        rounds = rounds.append_column("date", pa.array([p.date for p, *_ in days]).take(pa.array(day_of_row)))
+    found = _round_findings(rounds, game, config, select_rules(game, "round", citations), days[0][0].date)
+    for part, other, checked, _t in days:
+        mine = found if found is None or len(days) == 1 else found.filter(pc.equal(found["date"], part.date))
+        yield part, _sorted([mine if mine is None or mine.num_rows else None, *other]), checked
 
 
 def _run_chunk(store: Store, chunk: list[Partition], config: Config, citations: Sequence[str] | None,

@@ -78,3 +78,24 @@ def test_workers_give_the_same_findings_row_for_row(tmp_path):
     assert n1 == n2 == 12000 and len(one) > 100
     pd.testing.assert_frame_equal(one, two)
     assert (one["rule_id"] == "baccarat.e").any()  # a cut-card finding: the shoe rules ran in each worker
+
+
+def test_small_days_checked_together_give_each_days_findings(tmp_path):
+    """Days smaller than a batch go through the round rules together (each round stamped with its
+    day): the same findings, day by day and row for row, as each day checked alone; whatever the
+    batch size that cuts the run of small days into groups."""
+    from auditkit.simulate import simulate_into_store
+    from auditkit.validate import Config, plan, sort_findings, validate_partition
+
+    store = Store(tmp_path / "store")
+    for game, seed in (("baccarat", 5), ("three_card_poker", 6), ("blackjack", 7)):
+        simulate_into_store(store, game, 3000, seed=seed, fault_rate=0.05, chunk=1000)
+    parts = plan(store)
+    alone = [validate_partition(store, p, Config(), batch_size=1_000_000)[0] for p in parts]
+    expected = sort_findings(pd.concat(alone, ignore_index=True))  # as collect orders a run's findings
+    assert len(parts) > 6 and expected["date"].nunique() >= 3 and (expected["rule_id"] == "baccarat.e").any()
+    day_rounds = max(store.count(p.game, p.date) for p in parts)
+    for batch_size in (1_000_000, day_rounds + 1, 2 * day_rounds + 1):
+        together, checked = collect(store, batch_size=batch_size)
+        assert checked == 9000
+        pd.testing.assert_frame_equal(together, expected)

@@ -8,6 +8,8 @@ all read this registry.
 
 from __future__ import annotations
 
+import functools
+
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -127,12 +129,21 @@ def _ordered() -> list[Rule]:
     by game (as :func:`auditkit.games.games` lists them), then as registered."""
     from .. import games
 
-    rank = {}
-    for i, g in enumerate(games.games()):
+    found = games.games()
+    for g in found:
         g.load_rules()
-        rank.update(dict.fromkeys(g.names, i))
-    position = {rule_id: i for i, rule_id in enumerate(RULES)}
-    return sorted(RULES.values(), key=lambda r: (min(rank.get(g, len(rank)) for g in r.games), position[r.rule_id]))
+    return _sorted_rules(tuple(tuple(g.names) for g in found), tuple(RULES))
+
+
+@functools.lru_cache(maxsize=8)
+def _sorted_rules(names: tuple[tuple[str, ...], ...], rule_ids: tuple[str, ...]) -> list[Rule]:
+    """:func:`_ordered` for these games and registered rules (each partition of a run asks again)."""
+    rank = {}
+    for i, game_names in enumerate(names):
+        rank.update(dict.fromkeys(game_names, i))
+    position = {rule_id: i for i, rule_id in enumerate(rule_ids)}
+    return sorted((RULES[r] for r in rule_ids),
+                  key=lambda r: (min(rank.get(g, len(rank)) for g in r.games), position[r.rule_id]))
 
 
 def catalog(game: str | None = None, config: Any = None):
