@@ -491,7 +491,7 @@ def _partition_tables(store: Store, config: Config | None, *, games: Sequence[st
         return
     if workers is None:
         workers = default_workers()
-        if workers > 1 and sum(store.count(p.game, p.date) for p in parts) < AUTO_MIN_ROUNDS:
+        if workers > 1 and not _at_least(store, parts, AUTO_MIN_ROUNDS):
             workers = 1
     workers = min(workers, len(parts))
     if workers > 1:
@@ -499,6 +499,17 @@ def _partition_tables(store: Store, config: Config | None, *, games: Sequence[st
         return
     for part, findings, _n in _serial(store, parts, config, citations, batch_size, progress):
         yield part.game, part.date, findings
+
+
+def _at_least(store: Store, parts: list[Partition], rounds: int) -> bool:
+    """Whether the partitions hold at least ``rounds`` rounds (their files' metadata is read until
+    they do: a large store's every footer took seconds)."""
+    total = 0
+    for p in parts:
+        total += store.count(p.game, p.date)
+        if total >= rounds:
+            return True
+    return False
 
 
 def _parallel(store: Store, parts: list[Partition], config: Config, citations: Sequence[str] | None,
@@ -509,9 +520,16 @@ def _parallel(store: Store, parts: list[Partition], config: Config, citations: S
     from concurrent.futures import ProcessPoolExecutor
 
     chunks = _chunks(parts, workers)
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_one_arrow_thread) as pool:
         futures = [pool.submit(_run_chunk, store, c, config, citations, batch_size) for c in chunks]
         yield from _in_order(chunks, futures, progress)
+
+
+def _one_arrow_thread() -> None:
+    """A pool worker is one of several processes that share the cores: Arrow's thread pool (a thread
+    per core in each of them) would oversubscribe them (2 workers on 2 cores: 7% slower)."""
+    pa.set_cpu_count(1)
 
 
 def _in_order(chunks: list[list[Partition]], futures: list[Any],

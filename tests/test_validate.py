@@ -99,3 +99,21 @@ def test_small_days_checked_together_give_each_days_findings(tmp_path):
         together, checked = collect(store, batch_size=batch_size)
         assert checked == 9000
         pd.testing.assert_frame_equal(together, expected)
+
+
+def test_the_automatic_worker_count_reads_footers_only_until_it_knows(tmp_path, monkeypatch):
+    """``workers=None`` runs one process under AUTO_MIN_ROUNDS rounds; the rounds are counted from
+    the part files' metadata only until the threshold is reached."""
+    from auditkit.simulate import simulate_into_store
+    from auditkit.validate import _at_least, plan
+
+    store = Store(tmp_path / "store")
+    simulate_into_store(store, "baccarat", 3000, seed=5, chunk=1000)
+    parts = plan(store)
+    first = store.count(parts[0].game, parts[0].date)
+    assert len(parts) == 3 and 0 < first < 3000
+    assert _at_least(store, parts, 3000) and not _at_least(store, parts, 3001)
+    counted = []
+    real = Store.count
+    monkeypatch.setattr(Store, "count", lambda self, g=None, d=None: (counted.append(d), real(self, g, d))[1])
+    assert _at_least(store, parts, first) and counted == [parts[0].date]
