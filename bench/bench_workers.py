@@ -11,11 +11,11 @@ its own:
     processes (needs the ``dask`` extra).
 
 With ``--ingest LOG`` it times the ingest of a log instead (``ingest_paths``
-with ``workers=1`` and ``workers=W``, each into an empty store, in its own
-child): wall and CPU seconds, peak RSS of the client and of the largest worker,
-where the client's time went (waiting for workers, the duplicate check, Parquet
-writes), and a check that the two stores hold the same rows, index and
-quarantine.
+with ``workers=1``, ``workers=W`` and, unless ``--no-dask``, on a ``LocalCluster``
+of W processes; each into an empty store, in its own child): wall and CPU
+seconds, peak RSS of the client and of the largest worker, where the client's
+time went (waiting for workers, the duplicate check, Parquet writes), and a
+check that the stores hold the same rows, index and quarantine.
 
 Prints wall and CPU seconds (the children's CPU included), the speed-up over
 (a), peak RSS of the client process and of the largest worker, the machine's
@@ -75,8 +75,14 @@ from pathlib import Path
 from auditkit.ingest import dedup, parallel, sources
 from auditkit.store import ParquetStream, Store
 
-log, root, workers = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+log, root, workers, mode = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 spent = {{"dedup": 0.0, "parts": 0.0, "streams": 0.0, "parse": 0.0}}
+cluster = client = None
+if mode == "dask":
+    from distributed import Client, LocalCluster
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                           host="127.0.0.1")
+    client = Client(cluster)
 
 def timed(owner, name, key):
     real = getattr(owner, name)
@@ -101,12 +107,17 @@ def init(self, *a, **kw):
 parallel.ParallelIngest.__init__ = init
 store = Store(root)
 t0 = time.perf_counter()
-report = sources.ingest_paths([log], store, workers=workers)
+report = sources.ingest_paths([log], store, workers=workers, scheduler=client)
 wall = time.perf_counter() - t0
-cpu = sum(resource.getrusage(resource.RUSAGE_SELF)[:2]) + sum(resource.getrusage(resource.RUSAGE_CHILDREN)[:2])
 self_cpu = sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
 self_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # before the check below reads the index
-worker_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if runs else 0
+if client is not None:  # the Dask workers' own figures (their processes outlive this point)
+    usage = client.run(lambda: __import__("resource").getrusage(0)[:3]).values()  # utime, stime, maxrss
+    worker_rss, cpu = max(u[2] for u in usage), self_cpu + sum(u[0] + u[1] for u in usage)
+    client.close(); cluster.close()
+else:
+    cpu = self_cpu + sum(resource.getrusage(resource.RUSAGE_CHILDREN)[:2])
+    worker_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if runs else 0
 digest = hashlib.sha256(repr(sorted(r.partitions for r in store.manifest())).encode())
 # the index holds every stored round's id, content hash (line_hash) and line: the rows, in line order
 index = store.index().sort_by([("source_line", "ascending")])
@@ -122,23 +133,27 @@ print(json.dumps({{"wall": wall, "lines": report.total("lines_read"), "stored": 
 """
 
 
-def run_ingest(log: Path, workers: int) -> dict:
-    """One ingest in its own child (a fresh store): its figures, CPU time with its workers' included."""
+def run_ingest(log: Path, workers: int, mode: str = "pool") -> dict:
+    """One ingest in its own child (a fresh store): its figures, CPU time with its workers' included
+    (``mode`` "dask": on a LocalCluster of ``workers`` processes)."""
     with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryFile("w+") as out:
         load = os.getloadavg()[0]
         child = subprocess.Popen([sys.executable, "-c", INGEST_CHILD.format(root=str(ROOT)), str(log),
-                                  str(Path(tmp) / "store"), str(workers)], stdout=out, text=True)
+                                  str(Path(tmp) / "store"), str(workers), mode], stdout=out,
+                                 stderr=subprocess.DEVNULL if mode == "dask" else None, text=True)
         if child.wait():
-            raise SystemExit(f"ingest with {workers} worker(s) failed")
+            raise SystemExit(f"ingest with {workers} worker(s) ({mode}) failed")
         out.seek(0)
         result = json.loads(out.read().strip().splitlines()[-1])
     result.update(load_before=load, load_after=os.getloadavg()[0])  # CPU: the child's and its workers' to the end of ingest
     return result
 
 
-def ingest_main(log: Path, workers: int) -> None:
+def ingest_main(log: Path, workers: int, dask: bool) -> None:
     print(f"{log}: {log.stat().st_size / 2**20:,.0f} MiB; {os.cpu_count()} cores")
     results = {w: run_ingest(log, w) for w in (1, workers)}
+    if dask:
+        results[f"dask {workers}"] = run_ingest(log, workers, "dask")
     base = results[1]["wall"]
     print(f"{'workers':<9}{'wall s':>8}{'CPU s':>8}{'speed-up':>10}{'lines/s':>11}{'client RSS':>12}{'worker RSS':>12}"
           f"{'client waits':>14}{'dedup':>7}{'parts':>7}{'index+q':>9}{'load':>11}")
@@ -178,7 +193,7 @@ def main() -> None:
     ap.add_argument("--ingest", type=Path, metavar="LOG", help="time the ingest of this log instead")
     args = ap.parse_args()
     if args.ingest:
-        ingest_main(args.ingest, args.workers)
+        ingest_main(args.ingest, args.workers, not args.no_dask)
         return
     sys.path.insert(0, str(ROOT))
     from auditkit.simulate import simulate_into_store

@@ -8,8 +8,10 @@
 Simulates one baccarat log (JSON Lines, 1% of rounds with a planted fault),
 then runs each route in its own process, on the same file, in one run:
 
-- ``auditkit validate LOG --out F``: the one-shot route, log in, CSV out;
-- ``auditkit ingest LOG --store S``, then ``auditkit validate S --out F``;
+- ``auditkit validate LOG --out F``: the one-shot route, log in, CSV out (the default workers,
+  then ``--workers 1``);
+- ``auditkit ingest LOG --store S`` (the default workers, then ``--workers 1``), then
+  ``auditkit validate S --out F``;
 - the same draw, outcome and payout checks written as one DuckDB SQL query
   over the JSONL (``read_json`` with a column list), on 1 and on 2 threads,
   and over the Parquet store auditkit wrote;
@@ -241,12 +243,16 @@ def run(rounds: int, work: Path) -> None:
     print(f"\n{rounds:,} baccarat rounds, {size / 2**20:,.0f} MiB of JSONL ({size / rounds:,.0f} bytes a line); "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     store = work / "store"
-    subprocess.run(["rm", "-rf", str(store)], check=True)
+    subprocess.run(["rm", "-rf", str(store), str(work / "store1")], check=True)
     me = [py, str(Path(__file__).resolve()), "--route"]
     routes = [
         ("auditkit validate LOG --out (one-shot)", [*auditkit, "validate", str(log), "--out", str(work / "a.csv")],
          work / "a.csv"),
+        ("auditkit validate LOG --out --workers 1", [*auditkit, "validate", str(log), "--out", str(work / "a1.csv"),
+                                                     "--workers", "1"], work / "a1.csv"),
         ("auditkit ingest LOG", [*auditkit, "ingest", str(log), "--store", str(store)], None),
+        ("auditkit ingest LOG --workers 1", [*auditkit, "ingest", str(log), "--store", str(work / "store1"),
+                                             "--workers", "1"], None),
         ("auditkit validate STORE --out", [*auditkit, "validate", str(store), "--out", str(work / "s.csv")],
          work / "s.csv"),
         ("DuckDB SQL over the JSONL, 1 thread", [*me, "duckdb", str(log), str(work / "d1.csv"), "1"], work / "d1.csv"),
@@ -329,7 +335,7 @@ def ingest_games(rounds: int, work: Path) -> None:
                             "--seed", "7", "--out", str(log)], check=True)
         store = work / f"store-{g.name}"
         subprocess.run(["rm", "-rf", str(store)], check=True)
-        cpu, _, rss, _ = _measure([*auditkit, "ingest", str(log), "--store", str(store)], (0,))
+        cpu, _, rss, _ = _measure([*auditkit, "ingest", str(log), "--store", str(store), "--workers", "1"], (0,))
         floor, *_ = _measure([*me, "arrow-json", str(log), _schema_file(work, g.name)], (0,))
         every, *_ = _measure([*me, "arrow-json", str(log), _schema_file(work, None)], (0,))
         print(f"{g.name:18} {cpu:12.2f} {floor:12.2f} {cpu / floor:6.2f} {every:11.2f} {rounds / cpu:14,.0f} {rss:9.0f}")

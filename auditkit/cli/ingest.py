@@ -28,7 +28,7 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
     s.add_argument("--max-line-bytes", type=positive_int, default=MAX_LINE, metavar="N",
                    help="longest line read (bytes); a longer one is quarantined as too long, never held in memory")
     add_lock_timeout(s, DEFAULT_LOCK_TIMEOUT)
-    add_engine(s, "the machine's cores; one process for less than 32 MiB of logs",
+    add_engine(s, "the machine's cores; one process for less than 128 MiB of logs",
                "parse the logs (files, and byte ranges of a big plain file)")
     s.set_defaults(func=run)
 
