@@ -9,7 +9,6 @@ all read this registry.
 from __future__ import annotations
 
 import functools
-
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
