@@ -88,7 +88,7 @@ def test_small_days_checked_together_give_each_days_findings(tmp_path):
     from auditkit.validate import Config, plan, sort_findings, validate_partition
 
     store = Store(tmp_path / "store")
-    for game, seed in (("baccarat", 5), ("three_card_poker", 6), ("blackjack", 7)):
+    for game, seed in (("baccarat", 5), ("three_card_poker", 6), ("blackjack", 7), ("pai_gow_poker", 8)):
         simulate_into_store(store, game, 3000, seed=seed, fault_rate=0.05, chunk=1000)
     parts = plan(store)
     alone = [validate_partition(store, p, Config(), batch_size=1_000_000)[0] for p in parts]
@@ -97,7 +97,7 @@ def test_small_days_checked_together_give_each_days_findings(tmp_path):
     day_rounds = max(store.count(p.game, p.date) for p in parts)
     for batch_size in (1_000_000, day_rounds + 1, 2 * day_rounds + 1):
         together, checked = collect(store, batch_size=batch_size)
-        assert checked == 9000
+        assert checked == 12000
         pd.testing.assert_frame_equal(together, expected)
 
 
