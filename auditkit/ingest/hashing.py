@@ -60,20 +60,23 @@ def _text_hashes(arr: pa.Array) -> np.ndarray:
 
 
 _NEAR = 64
-_NEAR_BYTES = None  # the hashes of the bytes at the first _NEAR positions, made on first use
+
+
+@functools.cache
+def _near_bytes() -> np.ndarray:
+    """The hashes of the bytes at the first :data:`_NEAR` positions of a text, by ``position << 8 | byte``."""
+    return _mix(np.arange(_NEAR << 8, dtype=np.uint64) + _K)
 
 
 def _byte_hashes(keys: np.ndarray) -> np.ndarray:
     """``_mix(key + _K)`` of each ``position << 8 | byte`` key: looked up in a table for the first
     :data:`_NEAR` positions of a text (the same values, computed once)."""
-    global _NEAR_BYTES
-    if _NEAR_BYTES is None:
-        _NEAR_BYTES = _mix(np.arange(_NEAR << 8, dtype=np.uint64) + _K)
+    table = _near_bytes()
     near = keys < np.uint64(_NEAR << 8)
     if near.all():
-        return _NEAR_BYTES[keys]
+        return table[keys]
     out = _mix(keys + _K)
-    out[near] = _NEAR_BYTES[keys[near]]
+    out[near] = table[keys[near]]
     return out
 
 
