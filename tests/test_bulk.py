@@ -153,8 +153,8 @@ def test_the_bulk_path_reads_plain_records_without_the_per_line_reader(game, tmp
     path = tmp_path / "b.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     calls: list[int] = []
-    real = blocks._line_by_line
-    monkeypatch.setattr(blocks, "_line_by_line", lambda parsed, items, decoded: (calls.append(len(items)),
+    real = blocks.line_by_line
+    monkeypatch.setattr(blocks, "line_by_line", lambda parsed, items, decoded: (calls.append(len(items)),
                                                                                real(parsed, items, decoded)))
     plain = _blocks_of(path, 1 << 24, False)
     calls.clear()
@@ -335,9 +335,9 @@ def test_row_and_id_hashes_are_their_definition(game):
     records += [dict(records[0], round_id="é" * 70 + "-x", dealer_id=None), dict(records[1], round_id="y" * 130)]
     path_lines = [(i + 1, json.dumps(r).encode()) for i, r in enumerate(records)]
     parsed = Parsed()
-    from auditkit.ingest.blocks import _line_by_line
+    from auditkit.ingest.blocks import line_by_line
 
-    _line_by_line(parsed, path_lines, decoded=False)
+    line_by_line(parsed, path_lines, decoded=False)
     for table in parsed.tables.values():
         columns = content_columns(table.column_names)
         expected = []

@@ -35,7 +35,8 @@ from . import fields as F
 from .jsonl import Lines
 from .perline import decode_line, from_object
 
-__all__ = ["Parsed", "parse_block", "parse_objects", "staged_schema", "bulk_readers", "json_schema"]
+__all__ = ["Parsed", "parse_block", "parse_objects", "staged_schema", "bulk_readers", "json_schema", "bulk_rows",
+           "line_by_line", "in_line_order"]
 
 COMMON_FIELDS = [
     pa.field("round_id", pa.string()), pa.field("game", pa.string()), pa.field("table_id", pa.string()),
@@ -198,7 +199,7 @@ def _common(t: dict[str, pa.Array]) -> tuple[dict[str, pa.Array], np.ndarray]:
             "wagers": wagers, "date": date}, ok
 
 
-def _bulk_rows(table: pa.Table, lines: np.ndarray, parsed: Parsed) -> np.ndarray:
+def bulk_rows(table: pa.Table, lines: np.ndarray, parsed: Parsed) -> np.ndarray:
     """Store the rows the field checks vouch for; the positions (in ``table``) of the others."""
     readers = bulk_readers()
     games = table["game"].combine_chunks()
@@ -228,7 +229,7 @@ def _add_rows(parsed: Parsed, game: str, rows: pa.Table) -> None:
         parsed.tables[game] = rows if prior is None else pa.concat_tables([prior, rows])
 
 
-def _line_by_line(parsed: Parsed, items: list[tuple[int, Any]], decoded: bool) -> None:
+def line_by_line(parsed: Parsed, items: list[tuple[int, Any]], decoded: bool) -> None:
     """Read ``(line, raw bytes)`` items (or ``(line, decoded record)`` ones) one by one."""
     rows: dict[str, list[dict[str, Any]]] = {}
     for line, value in items:
@@ -313,12 +314,12 @@ def parse_block(block: Lines, *, bulk: bool = True) -> Parsed:
             pieces, slow = _parse_runs(block, cand, run, None)
         slow += [int(i) for i in np.flatnonzero(todo & barrier)]
         for at, table in pieces:  # one by one: each holds the unknown fields of its own lines
-            slow += [int(i) for i in at[_bulk_rows(table, at + block.first, parsed)]]
+            slow += [int(i) for i in at[bulk_rows(table, at + block.first, parsed)]]
         slow.sort()
     else:
         slow = [int(i) for i in np.flatnonzero(todo)]
-    _line_by_line(parsed, [(block.first + i, block.raw(i)) for i in slow], decoded=False)
-    _in_line_order(parsed)
+    line_by_line(parsed, [(block.first + i, block.raw(i)) for i in slow], decoded=False)
+    in_line_order(parsed)
     return parsed
 
 
@@ -352,12 +353,12 @@ def parse_objects(items: list[tuple[int, Any]], raws: dict[int, str]) -> Parsed:
     """:func:`parse_block` of records already decoded (the CSV layout's rows, with their raw
     lines by number), line by line."""
     parsed = Parsed(raw=raws.__getitem__)
-    _line_by_line(parsed, items, decoded=True)
-    _in_line_order(parsed)
+    line_by_line(parsed, items, decoded=True)
+    in_line_order(parsed)
     return parsed
 
 
-def _in_line_order(parsed: Parsed) -> None:
+def in_line_order(parsed: Parsed) -> None:
     for game, t in parsed.tables.items():
         lines = t["source_line"].to_numpy()
         if len(lines) > 1 and (np.diff(lines) < 0).any():

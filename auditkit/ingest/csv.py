@@ -19,7 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ATTACHED", "write_csv_rounds", "is_round_csv", "COMPANIONS", "companions_of", "is_companion", "read_csv_rounds", "CsvLine"]
+__all__ = ["ATTACHED", "write_csv_rounds", "is_round_csv", "COMPANIONS", "companions_of", "is_companion", "read_csv_rounds", "CsvLine",
+           "csv_line", "csv_row", "nest_row", "orphan_reason", "read_text", "TEXT", "CARD_LISTS", "INT_LISTS"]
 
 COMPANIONS = ("hands", "wagers", "events")
 ATTACHED = "attached"
@@ -79,7 +80,8 @@ def _number(text: str) -> Any:
         return text  # left as text: the record parser reports the wrong type
 
 
-def _row(header: list[str], cells: list[str]) -> dict[str, Any]:
+def csv_row(header: list[str], cells: list[str]) -> dict[str, Any]:
+    """The fields of a row by its header (an empty cell is an absent field); ValueError for a row of another width."""
     if len(cells) != len(header):
         raise ValueError(f"{len(cells)} cells where the header has {len(header)}")
     return {k: _value(k, v) for k, v in zip(header, cells, strict=True) if k and v.strip() != ""}
@@ -94,22 +96,28 @@ class CsvLine:
         self.line, self.raw, self.cells, self.error = line, raw, cells, error
 
 
+def read_text(path: Path) -> bytes:
+    """A CSV file's bytes, without the BOM it may start with."""
+    return path.read_bytes().removeprefix(codecs.BOM_UTF8)
+
+
 def _lines(path: Path) -> Iterator[CsvLine]:
-    data = path.read_bytes().removeprefix(codecs.BOM_UTF8)
-    for n, raw_bytes in enumerate(data.splitlines(), start=1):
-        try:
-            raw = raw_bytes.decode("utf-8")
-        except UnicodeDecodeError as exc:  # that line alone, as in a JSONL file
-            yield CsvLine(n, raw_bytes.decode("utf-8", errors="replace"), None, f"line is not UTF-8: {exc}")
-            continue
-        if not raw.strip():
-            yield CsvLine(n, raw, None, None)
-            continue
-        try:
-            cells = next(csv.reader(io.StringIO(raw)))
-            yield CsvLine(n, raw, cells, None)
-        except (csv.Error, StopIteration) as exc:
-            yield CsvLine(n, raw, None, f"not a CSV row: {exc}")
+    for n, raw_bytes in enumerate(read_text(path).splitlines(), start=1):
+        yield csv_line(n, raw_bytes)
+
+
+def csv_line(n: int, raw_bytes: bytes) -> CsvLine:
+    """Line ``n`` of a CSV file (its bytes, without the line break) read on its own."""
+    try:
+        raw = raw_bytes.decode("utf-8")
+    except UnicodeDecodeError as exc:  # that line alone, as in a JSONL file
+        return CsvLine(n, raw_bytes.decode("utf-8", errors="replace"), None, f"line is not UTF-8: {exc}")
+    if not raw.strip():
+        return CsvLine(n, raw, None, None)
+    try:
+        return CsvLine(n, raw, next(csv.reader(io.StringIO(raw))), None)
+    except (csv.Error, StopIteration) as exc:
+        return CsvLine(n, raw, None, f"not a CSV row: {exc}")
 
 
 def read_csv_rounds(path: Path) -> Iterator[tuple[str, int, str, dict[str, Any] | None, str | None]]:
@@ -134,7 +142,7 @@ def read_csv_rounds(path: Path) -> Iterator[tuple[str, int, str, dict[str, Any] 
                 child_lines.append((str(cpath), ln.line, ln.raw, None, None, kind))
                 continue
             try:
-                row = _row(header, ln.cells)
+                row = csv_row(header, ln.cells)
             except ValueError as exc:
                 child_lines.append((str(cpath), ln.line, ln.raw, str(exc), None, kind))
                 continue
@@ -156,11 +164,11 @@ def read_csv_rounds(path: Path) -> Iterator[tuple[str, int, str, dict[str, Any] 
             yield str(path), ln.line, ln.raw, None, None
             continue
         try:
-            rec = _row(header, ln.cells)
+            rec = csv_row(header, ln.cells)
         except ValueError as exc:
             yield str(path), ln.line, ln.raw, None, str(exc)
             continue
-        _nest(rec)
+        nest_row(rec)
         rid = rec.get("round_id")
         if isinstance(rid, str) and rid in children and rid not in seen:
             for kind, rows in children[rid].items():
@@ -171,11 +179,16 @@ def read_csv_rounds(path: Path) -> Iterator[tuple[str, int, str, dict[str, Any] 
 
     for cfile, line, raw, error, rid, kind in child_lines:
         if error is None and rid is not None and rid not in seen:
-            error = f"{kind} row for round_id {rid!r}, which is not in {path.name}"
+            error = orphan_reason(kind, rid, path)
         yield cfile, line, raw, (ATTACHED if error is None and rid is not None else None), error
 
 
-def _nest(rec: dict[str, Any]) -> None:
+def orphan_reason(kind: str, round_id: str, main: Path) -> str:
+    """Why a companion row whose round is not in the main file is quarantined."""
+    return f"{kind} row for round_id {round_id!r}, which is not in {main.name}"
+
+
+def nest_row(rec: dict[str, Any]) -> None:
     """Main-row columns back to the spec's nested objects."""
     announced = {k: rec.pop(f"announced_{k}") for k in ("player", "banker") if f"announced_{k}" in rec}
     if announced:
