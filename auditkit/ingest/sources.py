@@ -27,6 +27,7 @@ from ..schema import QUARANTINE, schema_for
 from ..store import INDEX, ROW_GROUP, SourceRecord, Store
 from .blocks import Parsed, parse_block, parse_objects
 from .csv import ATTACHED, companions_of, is_companion, is_round_csv, read_csv_rounds
+from .csvblocks import read_csv_blocks
 from .dedup import ALREADY, DIFFERENT, NEW, SeenRounds
 from .hashing import content_columns, id_hashes, row_hashes
 from .jsonl import MAX_LINE, RAW_KEPT, read_blocks
@@ -232,6 +233,9 @@ def _blocks(path: Path, name: str, bulk: bool, max_line: int) -> Iterator[tuple[
     if not is_csv(path):
         for block in read_blocks(path, max_line=max_line):
             yield parse_block(block, bulk=bulk), len(block), 0, [], block.done
+        return
+    if bulk and (blocks := read_csv_blocks(path, name)) is not None:
+        yield from blocks
         return
     items: list[tuple[int, Any]] = []
     raws: dict[int, str] = {}
