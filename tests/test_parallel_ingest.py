@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from auditkit.ingest import parallel
+from auditkit.ingest.csv import write_csv_rounds
 from auditkit.ingest.sources import ingest_paths
 from auditkit.simulate import simulate
 from auditkit.store import Store
@@ -69,6 +70,8 @@ def make_inputs(folder: Path) -> tuple[Path, Path]:
     with gzip.open(logs / "c_tcp.jsonl.gz", "wb") as fh:
         fh.write(b"\n".join(tcp[:400] + [b"{broken", json.dumps(bac[5]).encode()] + tcp[400:]) + b"\n")
     shutil.copytree(ROOT / "sample_data" / "logs" / "csv", logs / "csv")
+    dup = [dict(r, round_id=f"E-{i}") for i, r in enumerate(_records("baccarat", 3, seed=23))]
+    write_csv_rounds(dup + [dict(dup[0], outcome="tie")], logs / "csv" / "e_dup.csv")  # its raw line read back
     (logs / "d_same_as_b.jsonl").write_bytes((logs / "b_again.jsonl").read_bytes())  # one content, two names
     return earlier, logs
 
@@ -141,6 +144,9 @@ def test_serial_reference_holds_every_case(serial):
     assert any("already ingested" in why for _p, why in report.skipped)
     assert by_name["c_tcp.jsonl.gz"].quarantined == 1 and by_name["c_tcp.jsonl.gz"].already_stored == 1
     assert by_name["baccarat_table9.csv"].attached > 0
+    assert by_name["e_dup.csv"].quarantined == 1
+    (raw,) = q[q["source_file"].str.endswith("e_dup.csv")]["raw"]
+    assert raw.startswith("E-0,") and ",tie," in raw
 
 
 @pytest.mark.parametrize("step", [1 << 16, None])

@@ -185,8 +185,8 @@ class ParallelIngest:
         path, name = src.path, str(src.path)
         where = str(path.resolve())  # a worker's working folder is not this one's
         if is_csv(path):
-            raws: dict[int, Any] = {}
-            yield src, parse_csv, (where, name, self.bulk, self.max_line), False, lambda n, _s: _csv_raw(path, raws, n)
+            lines: list[bytes] = []
+            yield src, parse_csv, (where, name, self.bulk, self.max_line), False, lambda n, _s: _csv_raw(path, lines, n)
         elif _is_gzip(path):
             for block in read_blocks(path, max_line=self.max_line):  # read here, a block in flight at a time
                 yield src, parse_lines, (block, self.bulk), False, (lambda n, _s, b=block: b.raw(n - b.first))
@@ -286,13 +286,13 @@ class _RangeLines:
         return block.raw(n - block.first)
 
 
-def _csv_raw(path: Path, raws: dict[int, Any], n: int) -> Any:
-    """Line ``n`` of a CSV main file as the serial reader keeps it (read again, once, when needed)."""
-    from .csv import read_csv_rounds
+def _csv_raw(path: Path, lines: list[bytes], n: int) -> str:
+    """Line ``n`` of a CSV main file as the serial reader keeps it (its lines read again, once, when needed)."""
+    from .csv import csv_line, read_text
 
-    if not raws:
-        raws.update((line, raw) for file, line, raw, _obj, _err in read_csv_rounds(path) if file == str(path))
-    return raws[n]
+    if not lines:
+        lines.extend(read_text(path).splitlines())
+    return csv_line(n, lines[n - 1]).raw
 
 
 def default_ingest_workers(paths: list[Path], workers: int | None) -> int:
