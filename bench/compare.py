@@ -5,6 +5,10 @@
     python bench/compare.py --store-only --rounds 10000000 --keep DIR   # the store routes alone
     python bench/compare.py --ingest-games [--rounds 200000] [--keep DIR]   # ingest of every game
 
+``--ingest-games`` times ``auditkit ingest --workers 1`` of a log of each game, as JSON Lines
+beside a bare ``pyarrow.json.read_json`` with the same schema, and in the CSV layout (written
+from the same records) beside a bare ``pyarrow.csv.read_csv`` of its files, every cell as text.
+
 Simulates one baccarat log (JSON Lines, 1% of rounds with a planted fault),
 then runs each route in its own process, on the same file, in one run:
 
@@ -197,6 +201,31 @@ def arrow_json_route(source: str, schema: str) -> None:
                      parse_options=pj.ParseOptions(explicit_schema=explicit, unexpected_field_behavior="ignore"))
 
 
+def arrow_csv_route(main: str) -> None:
+    """A bare pyarrow.csv read of a CSV layout's main file and its companions, every cell as text."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    for path in [main, *(main[:-4] + f".{kind}.csv" for kind in ("hands", "wagers", "events"))]:
+        if Path(path).exists():
+            with open(path, "rb") as fh:
+                names = fh.readline().decode().strip().split(",")
+            pcsv.read_csv(path, read_options=pcsv.ReadOptions(use_threads=False),
+                          convert_options=pcsv.ConvertOptions(column_types=dict.fromkeys(names, pa.string())))
+
+
+def _csv_layout(log: Path, folder: Path) -> Path:
+    """The CSV layout of a JSONL log (written once)."""
+    from auditkit.ingest.csv import write_csv_rounds
+
+    main = folder / (log.name.removesuffix(".jsonl") + ".csv")
+    if not main.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(log, encoding="utf-8") as fh:
+            write_csv_rounds([json.loads(line) for line in fh], main)
+    return main
+
+
 def _schema_file(work: Path, game: str | None) -> str:
     """The bulk reader's explicit schema for a block of ``game`` (None: of several games), in a file."""
     from auditkit.ingest.blocks import json_schema
@@ -325,7 +354,7 @@ def ingest_games(rounds: int, work: Path) -> None:
     me = [py, str(Path(__file__).resolve()), "--route"]
     print(f"\n{rounds:,} rounds a game; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"{'game':18} {'ingest CPU s':>12} {'floor CPU s':>12} {'ratio':>6} {'every game':>11} "
-          f"{'rounds/s/core':>14} {'peak MiB':>9}")
+          f"{'rounds/s/core':>14} {'peak MiB':>9} {'CSV layout: ingest':>19} {'floor':>6} {'ratio':>6} {'peak MiB':>9}")
     from auditkit import games
 
     for g in games.games():
@@ -338,7 +367,12 @@ def ingest_games(rounds: int, work: Path) -> None:
         cpu, _, rss, _ = _measure([*auditkit, "ingest", str(log), "--store", str(store), "--workers", "1"], (0,))
         floor, *_ = _measure([*me, "arrow-json", str(log), _schema_file(work, g.name)], (0,))
         every, *_ = _measure([*me, "arrow-json", str(log), _schema_file(work, None)], (0,))
-        print(f"{g.name:18} {cpu:12.2f} {floor:12.2f} {cpu / floor:6.2f} {every:11.2f} {rounds / cpu:14,.0f} {rss:9.0f}")
+        main = _csv_layout(log, work / f"csv-{g.name}")
+        subprocess.run(["rm", "-rf", str(store)], check=True)
+        csv_cpu, _, csv_rss, _ = _measure([*auditkit, "ingest", str(main), "--store", str(store), "--workers", "1"], (0,))
+        csv_floor, *_ = _measure([*me, "arrow-csv", str(main)], (0,))
+        print(f"{g.name:18} {cpu:12.2f} {floor:12.2f} {cpu / floor:6.2f} {every:11.2f} {rounds / cpu:14,.0f} {rss:9.0f} "
+              f"{csv_cpu:19.2f} {csv_floor:6.2f} {csv_cpu / csv_floor:6.2f} {csv_rss:9.0f}")
 
 
 def main() -> None:
@@ -348,7 +382,8 @@ def main() -> None:
     ap.add_argument("--store-only", action="store_true",
                     help="only the store routes, on a store simulated without a log (for 10M rounds)")
     ap.add_argument("--ingest-games", action="store_true",
-                    help="time auditkit ingest of each game's log beside the parsing floor instead")
+                    help="time auditkit ingest of each game's log (JSONL, and in the CSV layout) beside the "
+                         "parsing floors instead")
     ap.add_argument("--route", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.route:
@@ -361,6 +396,8 @@ def main() -> None:
             row_route(rest[0], rest[1])
         elif kind == "arrow-json":
             arrow_json_route(rest[0], rest[1])
+        elif kind == "arrow-csv":
+            arrow_csv_route(rest[0])
         elif kind == "arrow-store":
             arrow_store_route(rest[0])
         return
