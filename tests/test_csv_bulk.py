@@ -12,6 +12,8 @@ cell counts, junk, BOMs, bytes that are not UTF-8).
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import random
 import tempfile
@@ -33,8 +35,10 @@ from auditkit.store import Store
 
 SOURCES = settings(_settings(250), phases=[Phase.explicit, Phase.generate])
 SPELLINGS = ["+5", "05", "-0", "1e3", "1.", ".5", "1_0", " 7 ", "nan", "inf", "True", "TRUE", "1.0000000000000002",
-             "123456789012345678901", "9" * 19, "0.1", "-0.0", "10000000000000.002"]
-"""Cells the conversion must leave to the per-line reader, or read as it does."""
+             "123456789012345678901", "9" * 19, "0.1", "-0.0", "10000000000000.002",
+             '"7"', '""', '"a,b"', 'x"y', '"x"y', ' "x"', '"x" ', '"a""b"', '"Kh Ks"', '"', '"true"']
+"""Cells the conversion must leave to the per-line reader, or read as it does (numbers, booleans,
+quotes that enclose a cell and quotes that do not)."""
 
 
 def _read(path: Path, bulk: bool, rows: int) -> dict:
@@ -74,6 +78,22 @@ def _writable(records: list[dict], folder: Path) -> list[dict]:
     return ok
 
 
+def _quoted(text: str) -> str:
+    """Every cell of every line quoted, as ``csv.QUOTE_ALL`` writes them (lines the csv module
+    cannot read are left alone)."""
+    out = []
+    for line in text.split("\n"):
+        try:
+            cells = next(csv.reader([line]))
+        except (csv.Error, StopIteration):
+            out.append(line)
+            continue
+        buf = io.StringIO()
+        csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="").writerow(cells)
+        out.append(buf.getvalue())
+    return "\n".join(out)
+
+
 def _spelled(data: st.DataObject, text: str) -> str:
     """One cell of a data line respelled as a number or boolean might be written."""
     lines = text.split("\n")
@@ -110,6 +130,8 @@ def test_bulk_csv_reader_reads_every_line_as_the_per_line_reader(data: st.DataOb
             text = path.read_text(encoding="utf-8")
             if data.draw(st.booleans(), label="respell"):
                 text = _spelled(data, text)
+            if data.draw(st.booleans(), label="quote every cell"):
+                text = _quoted(text)
             if data.draw(st.booleans(), label="break"):
                 text = _csv_mutations(data, text)
             raw = text.encode("utf-8", errors="surrogatepass")
@@ -119,14 +141,18 @@ def test_bulk_csv_reader_reads_every_line_as_the_per_line_reader(data: st.DataOb
         _same(written["rounds"], data.draw(st.sampled_from([1, 2, 5, csvblocks.ROWS]), label="rows"))
 
 
+@pytest.mark.parametrize("quoted", [False, True])
 @pytest.mark.parametrize("game", GAMES)
-def test_the_bulk_csv_path_reads_plain_rounds_without_the_per_line_reader(game, tmp_path):
-    """Clean rounds are vouched for by the bulk path (the property above would also hold if every
-    line fell back to the per-line reader)."""
+def test_the_bulk_csv_path_reads_plain_rounds_without_the_per_line_reader(game, quoted, tmp_path):
+    """Clean rounds, their cells quoted or not, are vouched for by the bulk path (the property
+    above would also hold if every line fell back to the per-line reader)."""
     from auditkit.ingest import blocks
 
     records = [r for r in example_records(game) if r["game"] in (game, "mini_baccarat")]
     written = write_csv_rounds(records, tmp_path / "r.csv")
+    if quoted:
+        for path in written.values():
+            path.write_text(_quoted(path.read_text()))
     calls: list[int] = []
     real = csvblocks.line_by_line
     with mock.patch.object(csvblocks, "line_by_line", lambda parsed, items, decoded: (calls.append(len(items)),

@@ -1,7 +1,8 @@
 """The bulk reader of the CSV layout: a main file and its companions to stored rows, column by column.
 
 pyarrow's CSV reader reads at once the lines that Python's ``csv`` module reads as plain text
-between commas (printable ASCII without a quote, as many cells as the header), and their cells
+between commas (printable ASCII, as many cells as the header, any quote enclosing a whole cell
+without a comma: ``"Ac Jd"``), and their cells
 become, column by column, the values :func:`auditkit.ingest.csv.csv_row` gives them: text
 trimmed, card lists split, numbers and booleans in the spellings whose value is certain (a cell
 such as ``+5``, ``1e3`` or ``nan`` is left to the per-line reader). Companion rows become their
@@ -56,13 +57,14 @@ _INT = r"^-?[0-9]{1,18}$"  # int() and the JSON reader read these alike
 _DECIMAL = r"^-?[0-9]{1,18}\.[0-9]{1,17}$"  # float() too (both round correctly)
 _PAI_GOW = "pai_gow_poker"  # whose dealer_cards, dealer_high and dealer_low are its `dealer`
 _MISSING_ID = "missing round_id"
-_PLAIN = bytes(sorted({*range(32, 127), 10, 13} - {ord('"')}))  # and line breaks
+_PLAIN = bytes(sorted({*range(32, 127), 10, 13}))  # and line breaks
 
 
 @dataclass
 class _Text:
-    """A CSV file cut into lines as ``bytes.splitlines`` cuts them; ``plain``: printable ASCII
-    without a quote (Python's csv module then reads the text between commas as the cells)."""
+    """A CSV file cut into lines as ``bytes.splitlines`` cuts them; ``plain``: printable ASCII,
+    each quote enclosing a whole cell without a comma (Python's csv module then reads the text
+    between commas, quotes removed, as the cells)."""
 
     data: bytes
     starts: np.ndarray
@@ -88,16 +90,21 @@ class _Text:
         tail = int(breaks[-1]) + 1 if len(breaks) else 0
         if tail < len(d):  # a last line without a line break
             starts, ends = np.append(starts, tail), np.append(ends, len(d))
-        if data.translate(None, _PLAIN):  # a byte that is not plain, or a quote, somewhere
-            odd = np.flatnonzero(((d < 32) & (d != 10) & (d != 13)) | (d > 126) | (d == ord('"')))
-            plain = (np.searchsorted(odd, ends) - np.searchsorted(odd, starts)) == 0
-        else:
-            plain = np.ones(len(starts), bool)
         commas = np.flatnonzero(d == ord(","))
+        plain = np.ones(len(starts), bool)
+        if data.translate(None, _PLAIN):  # a byte that is not plain somewhere
+            odd = np.flatnonzero(((d < 32) & (d != 10) & (d != 13)) | (d > 126))
+            plain = (np.searchsorted(odd, ends) - np.searchsorted(odd, starts)) == 0
+        if b'"' in data:
+            plain[_odd_quotes(d, starts, ends, commas)] = False
         return cls(data, starts, ends, plain, np.searchsorted(commas, ends) - np.searchsorted(commas, starts))
 
     def __len__(self) -> int:
         return len(self.starts)
+
+    def split(self, i: int) -> list[str]:
+        """The cells of plain line ``i``, as Python's csv module reads them."""
+        return self.line(i).decode("ascii").replace('"', "").split(",")
 
     def line(self, i: int) -> bytes:
         return self.data[self.starts[i]:self.ends[i]]
@@ -137,6 +144,7 @@ class _Text:
             buf = self.data[starts[0]:ends[-1]]
         else:
             buf = b"\n".join(self.data[s:e] for s, e in zip(starts.tolist(), ends.tolist(), strict=True))
+        buf = buf.translate(None, b'"')  # each quote a plain line holds encloses a whole cell
         names = [f"c{i}" for i in range(width)]
         table = pcsv.read_csv(
             pa.py_buffer(buf),
@@ -149,6 +157,25 @@ class _Text:
         if table.num_rows != len(lines):
             raise AssertionError(f"pyarrow read {table.num_rows} CSV rows of {len(lines)} lines")
         return {name: table.column(names[i]).combine_chunks() for name, i in columns.items()}
+
+
+def _odd_quotes(d: np.ndarray, starts: np.ndarray, ends: np.ndarray, commas: np.ndarray) -> np.ndarray:
+    """The lines whose quotes do not each enclose a whole cell without a comma (``"Ac Jd",5``: the
+    csv module reads such a line as the text between commas once the quotes are removed)."""
+    quotes = np.flatnonzero(d == ord('"'))
+    line = np.searchsorted(starts, quotes, side="right") - 1
+    rank = np.arange(len(quotes)) - np.searchsorted(quotes, starts[line])
+    opening = rank % 2 == 0
+    prev = d[np.maximum(quotes - 1, 0)]
+    after = d[np.minimum(quotes + 1, len(d) - 1)]
+    good = np.where(opening, (quotes == starts[line]) | (prev == ord(",")),
+                    (quotes + 1 == ends[line]) | (after == ord(",")))
+    closing = np.minimum(np.arange(len(quotes)) + 1, len(quotes) - 1)  # of an opening quote: the next one
+    inside = np.searchsorted(commas, quotes[closing]) - np.searchsorted(commas, quotes)
+    good &= ~opening | ((line[closing] == line) & (closing > np.arange(len(quotes))) & (inside == 0))
+    odd = line[~good]
+    counts = np.bincount(line, minlength=len(starts))
+    return np.union1d(odd, np.flatnonzero(counts % 2 == 1))
 
 
 def _convert(cells: pa.Array, key: str, t: pa.DataType) -> tuple[pa.Array, np.ndarray]:
@@ -202,7 +229,7 @@ class _Main:
     bulk: np.ndarray  # lines pyarrow reads
     blank: np.ndarray
     bad: dict[int, tuple[str, str]]  # line index -> (raw, reason)
-    slow: dict[int, dict[str, Any]]  # line index -> row read one by one
+    slow: dict[int, str | None]  # line index of a row read one by one -> its round id
     rec_lines: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     rec_ids: pa.Array | None = None
 
@@ -278,6 +305,7 @@ def _read(path: Path, name: str, text: _Text, first: int, header: list[str], bef
     pre_bad = [(name, ln.line, ln.raw, ln.error) for ln in before if ln.error is not None]
     pre_blank = sum(ln.error is None for ln in before) + 1  # and the header
     lines_from = 0
+    slow_lines, bad_lines = np.array(sorted(main.slow), np.int64), np.array(sorted(main.bad), np.int64)
     for lo in range(first, max(len(text), first + 1), ROWS):
         hi = min(lo + ROWS, len(text))
         parsed = Parsed(raw=raw)
@@ -293,11 +321,11 @@ def _read(path: Path, name: str, text: _Text, first: int, header: list[str], bef
         vouched[~ok] = False
         later = bulk_rows(table, bulk[ok] + 1, parsed)
         vouched[np.flatnonzero(ok)[later]] = False
-        slow = sorted([*bulk[~vouched].tolist(), *(i for i in main.slow if lo <= i < hi)])
+        slow = sorted([*bulk[~vouched].tolist(), *_within(slow_lines, lo, hi)])
         line_by_line(parsed, [(i + 1, _record(main, kids, i, rec_at[i])) for i in slow], decoded=True)
         in_line_order(parsed)
         parsed.blank += int(((main.blank >= lo) & (main.blank < hi)).sum())
-        other = [(name, i + 1, r, why) for i, (r, why) in sorted(main.bad.items()) if lo <= i < hi]
+        other = [(name, i + 1, *main.bad[i]) for i in _within(bad_lines, lo, hi)]
         if lo == first:
             parsed.blank += pre_blank
             other = pre_bad + other
@@ -312,6 +340,11 @@ def _read(path: Path, name: str, text: _Text, first: int, header: list[str], bef
                 other += [(str(c.path), i + 1, r, why) for i, r, why in c.other]
             done = path.stat().st_size
         yield parsed, lines, attached, other, done
+
+
+def _within(lines: np.ndarray, lo: int, hi: int) -> list[int]:
+    """The sorted ``lines`` in [lo, hi)."""
+    return lines[np.searchsorted(lines, lo):np.searchsorted(lines, hi)].tolist()
 
 
 def _main(text: _Text, first: int, header: list[str]) -> _Main:
@@ -330,13 +363,12 @@ def _main(text: _Text, first: int, header: list[str]) -> _Main:
         except ValueError as exc:
             bad[i] = (ln.raw, str(exc))
             continue
-        nest_row(rec)
-        slow[i] = rec
+        slow[i] = rec.get("round_id")  # its record is made again when its block is checked
     main = _Main(text, header, first, bulk, blank, bad, slow)
     ids = text.cells(bulk, len(header), {"round_id": header.index("round_id")} if "round_id" in header else {})
     bulk_ids = (_convert(ids["round_id"], "round_id", pa.string())[0] if ids else pa.nulls(len(bulk), pa.string()))
     lines = np.concatenate([bulk, np.array(sorted(slow), np.int64)])
-    slow_ids = [slow[i].get("round_id") for i in sorted(slow)]
+    slow_ids = [slow[i] for i in sorted(slow)]
     order = np.argsort(lines, kind="stable")
     main.rec_lines = lines[order]
     main.rec_ids = pa.concat_arrays([bulk_ids, pa.array(slow_ids, pa.string())]).take(pa.array(order))
@@ -459,11 +491,9 @@ def _main_columns(cells: dict[str, pa.Array], n: int) -> tuple[dict[str, pa.Arra
 
 def _record(main: _Main, kids: list[_Companion], i: int, rec: int) -> dict[str, Any]:
     """The record the per-line reader makes of main line ``i`` (rec position ``rec``)."""
-    if i in main.slow:
-        row = main.slow[i]
-    else:
-        row = csv_row(main.header, main.text.line(i).decode("ascii").split(","))
-        nest_row(row)
+    cells = csv_line(i + 1, main.text.line(i)).cells if i in main.slow else main.text.split(i)
+    row = csv_row(main.header, cells)
+    nest_row(row)
     for c in kids:
         mine = c.rows_of(rec)
         if len(mine):
@@ -475,6 +505,6 @@ def _child(c: _Companion, k: int) -> dict[str, Any]:
     line = int(c.lines[k])
     if line in c.slow:
         return c.slow[line]
-    row = csv_row(c.header, c.text.line(line).decode("ascii").split(","))
+    row = csv_row(c.header, c.text.split(line))
     row.pop("round_id", None)
     return row
