@@ -57,6 +57,8 @@ _INT = r"^-?[0-9]{1,18}$"  # int() and the JSON reader read these alike
 _DECIMAL = r"^-?[0-9]{1,18}\.[0-9]{1,17}$"  # float() too (both round correctly)
 _PAI_GOW = "pai_gow_poker"  # whose dealer_cards, dealer_high and dealer_low are its `dealer`
 _MISSING_ID = "missing round_id"
+_FIELD = r'(?:"[^",\r\n]*"|[^"\r\n]*)'  # a quote encloses a whole cell, without a comma
+_QUOTED = rf"^{_FIELD}(?:,{_FIELD})*(?:\r\n|\r|\n)?$"
 _PLAIN = bytes(sorted({*range(32, 127), 10, 13}))  # and line breaks
 
 
@@ -76,16 +78,14 @@ class _Text:
     def read(cls, path: Path) -> _Text:
         data = read_text(path)
         d = np.frombuffer(data, np.uint8)
-        if b"\r" in data:
-            nl, cr = d == 10, d == 13
-            lone_cr = cr.copy()
-            lone_cr[:-1] &= ~nl[1:]
-            breaks = np.flatnonzero(nl | lone_cr)
-            after_cr = np.zeros(len(d), bool)
-            after_cr[1:] = cr[:-1]
-            ends = breaks - (nl & after_cr)[breaks]
-        else:
-            breaks = ends = np.flatnonzero(d == 10)
+        breaks = ends = np.flatnonzero(d == 10)
+        if b"\r" in data:  # \r\n ends a line at the \r; a lone \r ends one too
+            cr = np.flatnonzero(d == 13)
+            lone = cr[d[np.minimum(cr + 1, len(d) - 1)] != 10]
+            ends = breaks - (d[np.maximum(breaks - 1, 0)] == 13) * (breaks > 0)
+            breaks, ends = np.concatenate([breaks, lone]), np.concatenate([ends, lone])
+            order = np.argsort(breaks, kind="stable")
+            breaks, ends = breaks[order], ends[order]
         starts = np.concatenate([[0], breaks[:-1] + 1]) if len(breaks) else np.zeros(0, np.int64)
         tail = int(breaks[-1]) + 1 if len(breaks) else 0
         if tail < len(d):  # a last line without a line break
@@ -96,7 +96,9 @@ class _Text:
             odd = np.flatnonzero(((d < 32) & (d != 10) & (d != 13)) | (d > 126))
             plain = (np.searchsorted(odd, ends) - np.searchsorted(odd, starts)) == 0
         if b'"' in data:
-            plain[_odd_quotes(d, starts, ends, commas)] = False
+            lines = pa.LargeStringArray.from_buffers(len(starts), pa.py_buffer(np.append(starts, len(d))),
+                                                    pa.py_buffer(data))  # each line with its break
+            plain &= F.np_mask(pc.match_substring_regex(lines, _QUOTED))
         return cls(data, starts, ends, plain, np.searchsorted(commas, ends) - np.searchsorted(commas, starts))
 
     def __len__(self) -> int:
@@ -157,25 +159,6 @@ class _Text:
         if table.num_rows != len(lines):
             raise AssertionError(f"pyarrow read {table.num_rows} CSV rows of {len(lines)} lines")
         return {name: table.column(names[i]).combine_chunks() for name, i in columns.items()}
-
-
-def _odd_quotes(d: np.ndarray, starts: np.ndarray, ends: np.ndarray, commas: np.ndarray) -> np.ndarray:
-    """The lines whose quotes do not each enclose a whole cell without a comma (``"Ac Jd",5``: the
-    csv module reads such a line as the text between commas once the quotes are removed)."""
-    quotes = np.flatnonzero(d == ord('"'))
-    line = np.searchsorted(starts, quotes, side="right") - 1
-    rank = np.arange(len(quotes)) - np.searchsorted(quotes, starts[line])
-    opening = rank % 2 == 0
-    prev = d[np.maximum(quotes - 1, 0)]
-    after = d[np.minimum(quotes + 1, len(d) - 1)]
-    good = np.where(opening, (quotes == starts[line]) | (prev == ord(",")),
-                    (quotes + 1 == ends[line]) | (after == ord(",")))
-    closing = np.minimum(np.arange(len(quotes)) + 1, len(quotes) - 1)  # of an opening quote: the next one
-    inside = np.searchsorted(commas, quotes[closing]) - np.searchsorted(commas, quotes)
-    good &= ~opening | ((line[closing] == line) & (closing > np.arange(len(quotes))) & (inside == 0))
-    odd = line[~good]
-    counts = np.bincount(line, minlength=len(starts))
-    return np.union1d(odd, np.flatnonzero(counts % 2 == 1))
 
 
 def _convert(cells: pa.Array, key: str, t: pa.DataType) -> tuple[pa.Array, np.ndarray]:
