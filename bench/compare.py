@@ -214,15 +214,22 @@ def arrow_csv_route(main: str) -> None:
                           convert_options=pcsv.ConvertOptions(column_types=dict.fromkeys(names, pa.string())))
 
 
-def _csv_layout(log: Path, folder: Path) -> Path:
-    """The CSV layout of a JSONL log (written once)."""
+def csv_layout_route(log: str, main: str) -> None:
+    """Write the CSV layout of a JSONL log (in a process of its own: a child forked from a
+    process that grew reports that size as its own peak RSS)."""
     from auditkit.ingest.csv import write_csv_rounds
 
+    with open(log, encoding="utf-8") as fh:
+        write_csv_rounds([json.loads(line) for line in fh], Path(main))
+
+
+def _csv_layout(log: Path, folder: Path) -> Path:
+    """The CSV layout of a JSONL log (written once)."""
     main = folder / (log.name.removesuffix(".jsonl") + ".csv")
     if not main.exists():
         folder.mkdir(parents=True, exist_ok=True)
-        with open(log, encoding="utf-8") as fh:
-            write_csv_rounds([json.loads(line) for line in fh], main)
+        subprocess.run([sys.executable, str(Path(__file__).resolve()), "--route", "csv-layout", str(log), str(main)],
+                       check=True)
     return main
 
 
@@ -396,6 +403,8 @@ def main() -> None:
             row_route(rest[0], rest[1])
         elif kind == "arrow-json":
             arrow_json_route(rest[0], rest[1])
+        elif kind == "csv-layout":
+            csv_layout_route(rest[0], rest[1])
         elif kind == "arrow-csv":
             arrow_csv_route(rest[0])
         elif kind == "arrow-store":

@@ -14,9 +14,9 @@ the per-line reader), and the rounds are checked by the JSONL bulk reader's fiel
 it). A file whose header names a column twice, or a nested field (``wagers``, ``announced``...),
 is read line by line whole.
 
-Memory: the bytes of the main file and its companions, and the companions' cells, are held while
-the source is read (a companion row may name any round of the main file); the main file's rounds
-are checked :data:`ROWS` lines at a time.
+Memory: the bytes of the main file and its companions, and the companions' cells as text, are
+held while the source is read (a companion row may name any round of the main file); rounds are
+converted and checked :data:`ROWS` main-file lines at a time.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from .csv import (
 
 __all__ = ["read_csv_blocks", "ROWS"]
 
-ROWS = 131_072
+ROWS = 16384
 """Main-file lines checked at a time."""
 NESTED = frozenset({"announced", "dealer", *COMPANIONS})
 """Fields the layout writes in other columns or files: a main file naming one is read line by line."""
@@ -228,9 +228,9 @@ class _Companion:
     header: list[str]
     lines: np.ndarray  # line index of each row with a round id
     owner: np.ndarray  # its round's rec position, -1: none
-    items: pa.StructArray  # of the rows pyarrow read (``bulk`` True), in order
-    bulk: np.ndarray  # per row: read by pyarrow, its cells certain
-    item_of: np.ndarray  # per row: its position in ``items`` (-1: read one by one)
+    item_type: pa.StructType
+    cells: dict[str, pa.Array]  # the cells of the rows pyarrow read, by column (converted a block at a time)
+    cell_of: np.ndarray  # per row: its position in ``cells`` (-1: read one by one)
     slow: dict[int, dict[str, Any]]  # line index -> fields of a row read one by one
     other: list[tuple[int, str, str]]  # (line index, raw, reason) of bad and orphan lines
     blank: int
@@ -246,6 +246,26 @@ class _Companion:
         if rec + 2 >= len(self.starts):
             return self.by_owner[:0]
         return self.by_owner[self.starts[rec + 1]:self.starts[rec + 2]]
+
+    def lists(self, recs: np.ndarray) -> tuple[pa.ListArray, np.ndarray]:
+        """The items of rounds ``recs``' rows, as lists (null: no row), and the rounds whose every
+        row reads as the per-line reader reads it (pyarrow read it, its cells are certain)."""
+        known = recs + 2 < len(self.starts)
+        first = np.where(known, self.starts[np.minimum(recs + 1, len(self.starts) - 1)], 0)
+        lengths = np.where(known, self.starts[np.minimum(recs + 2, len(self.starts) - 1)], 0) - first
+        ends = np.cumsum(lengths)
+        rows = self.by_owner[np.repeat(first - (ends - lengths), lengths) + np.arange(int(ends[-1]) if len(ends) else 0)]
+        at = self.cell_of[rows]
+        take = pa.array(np.maximum(at, 0))
+        values, good = [], at >= 0
+        for f in self.item_type:
+            if f.name in self.cells:
+                v, ok = _convert(self.cells[f.name].take(take), f.name, f.type)
+                values.append((f, v))
+                good &= ok
+            else:
+                values.append((f, pa.nulls(len(rows), f.type)))
+        return F.rebuild_list(lengths, _struct(values), lengths > 0), ~F.any_per_row(~good, lengths)
 
 
 def read_csv_blocks(path: Path, name: str) -> Iterator[tuple[Parsed, int, int, list, int]] | None:
@@ -275,10 +295,6 @@ def _read(path: Path, name: str, text: _Text, first: int, header: list[str], bef
           companions: dict[str, tuple]) -> Iterator[tuple[Parsed, int, int, list, int]]:
     main = _main(text, first, header)
     kids = [_companion(kind, *args, main, path) for kind, args in companions.items()]
-    deferred = np.zeros(len(main.rec_lines), bool)  # rounds read one by one whatever their cells
-    for c in kids:
-        deferred[c.owner[(c.owner >= 0) & ~c.bulk]] = True
-    lists = {c.kind: _lists(c, len(main.rec_lines)) for c in kids}
     rec_at = np.full(len(text), -1, np.int64)
     rec_at[main.rec_lines] = np.arange(len(main.rec_lines))
     schema = json_schema()
@@ -295,9 +311,9 @@ def _read(path: Path, name: str, text: _Text, first: int, header: list[str], bef
         bulk = main.bulk[(main.bulk >= lo) & (main.bulk < hi)]
         cols, ok = _main_columns(text.cells(bulk, len(header), wanted), len(bulk))
         pos = rec_at[bulk]
-        for kind, arr in lists.items():
-            cols[kind] = arr.take(pa.array(pos))
-        ok &= ~deferred[pos]
+        for c in kids:
+            cols[c.kind], certain = c.lists(pos)
+            ok &= certain
         table = pa.Table.from_arrays([cols[f.name] if f.name in cols else pa.nulls(len(bulk), f.type)
                                       for f in schema], schema=schema).filter(pa.array(ok))
         vouched = np.ones(len(bulk), bool)
@@ -377,21 +393,13 @@ def _companion(kind: str, path: Path, text: _Text, first: int, header: list[str]
     item_type = json_schema().field(kind).type.value_type
     if header is None:
         none = np.zeros(0, np.int64)
-        return _Companion(kind, path, text, [], none, none, pa.array([], item_type), np.zeros(0, bool), none, {}, other,
-                          blank)
+        return _Companion(kind, path, text, [], none, none, item_type, {}, none, {}, other, blank)
     bulk, blanks, others = text.rows(first, len(header))
     blank += len(blanks)
     wanted = {h: i for i, h in enumerate(header) if h and (h == "round_id" or item_type.get_field_index(h) >= 0)}
     cells = text.cells(bulk, len(header), wanted)
-    rid = _convert(cells["round_id"], "round_id", pa.string())[0] if "round_id" in cells else pa.nulls(len(bulk), pa.string())
-    values, ok = [], np.ones(len(bulk), bool)
-    for f in item_type:
-        if f.name in cells:
-            v, good = _convert(cells[f.name], f.name, f.type)
-            values.append((f, v))
-            ok &= good
-        else:
-            values.append((f, pa.nulls(len(bulk), f.type)))
+    rid = _convert(cells.pop("round_id"), "round_id", pa.string())[0] if "round_id" in cells \
+        else pa.nulls(len(bulk), pa.string())
     has_id = F.valid(rid)
     other += [(int(i), text.line(int(i)).decode("ascii"), _MISSING_ID) for i in bulk[~has_id]]
     slow, slow_ids, slow_lines = {}, [], []
@@ -415,30 +423,16 @@ def _companion(kind: str, path: Path, text: _Text, first: int, header: list[str]
         slow[i] = row
         slow_ids.append(round_id)
         slow_lines.append(i)
-    items = _struct(values).filter(pa.array(has_id & ok))
-    item_of = np.full(len(bulk), -1, np.int64)
-    item_of[has_id & ok] = np.arange(int((has_id & ok).sum()))
     lines = np.concatenate([bulk[has_id], np.array(slow_lines, np.int64)])
     ids = pa.concat_arrays([rid.filter(pa.array(has_id)), pa.array(slow_ids, pa.string())])
-    is_bulk = np.concatenate([ok[has_id], np.zeros(len(slow_lines), bool)])
-    item_at = np.concatenate([item_of[has_id], np.full(len(slow_lines), -1, np.int64)])
+    cell_of = np.concatenate([np.flatnonzero(has_id), np.full(len(slow_lines), -1, np.int64)])
     order = np.argsort(lines, kind="stable")
-    lines, ids, is_bulk, item_at = lines[order], ids.take(pa.array(order)), is_bulk[order], item_at[order]
+    lines, ids, cell_of = lines[order], ids.take(pa.array(order)), cell_of[order]
     owner = _owners(main, ids)
     for k in np.flatnonzero(owner < 0):
         other.append((int(lines[k]), text.line(int(lines[k])).decode("utf-8"), orphan_reason(kind, ids[int(k)].as_py(), main_path)))
     other.sort(key=lambda o: o[0])
-    return _Companion(kind, path, text, header, lines, owner, items, is_bulk, item_at, slow, other, blank)
-
-
-def _lists(c: _Companion, rounds: int) -> pa.ListArray:
-    """Per main round (rec position): the items of its companion rows of this kind, in line order
-    (null: none; a round with a row read one by one is read one by one too, its list unused)."""
-    take = (c.owner >= 0) & c.bulk
-    owners, at = c.owner[take], c.item_of[take]
-    order = np.argsort(owners, kind="stable")
-    lengths = np.bincount(owners, minlength=rounds)
-    return F.rebuild_list(lengths, c.items.take(pa.array(at[order])), lengths > 0)
+    return _Companion(kind, path, text, header, lines, owner, item_type, cells, cell_of, slow, other, blank)
 
 
 def _main_columns(cells: dict[str, pa.Array], n: int) -> tuple[dict[str, pa.Array], np.ndarray]:
