@@ -2,9 +2,8 @@
 
 pyarrow's CSV reader reads at once the lines that Python's ``csv`` module reads as plain text
 between commas (printable ASCII, as many cells as the header, any quote enclosing a whole cell
-without a comma: ``"Ac Jd"``), and their cells
-become, column by column, the values :func:`auditkit.ingest.csv.csv_row` gives them: text
-trimmed, card lists split, numbers and booleans in the spellings whose value is certain (a cell
+without a comma: ``"Ac Jd"``), and their cells become, column by column, the values
+:func:`auditkit.ingest.csv.csv_row` gives them: text trimmed, card lists split, numbers and booleans in the spellings whose value is certain (a cell
 such as ``+5``, ``1e3`` or ``nan`` is left to the per-line reader). Companion rows become their
 round's ``hands``, ``wagers`` and ``events`` lists (the first round of that id takes them, as in
 the per-line reader), and the rounds are checked by the JSONL bulk reader's field checks
@@ -287,6 +286,7 @@ def read_csv_blocks(path: Path, name: str) -> Iterator[tuple[Parsed, int, int, l
 
 
 def _odd(header: list[str], nested: frozenset[str]) -> bool:
+    """Whether a header names a column twice, or one of ``nested``."""
     names = [h for h in header if h]
     return len(set(names)) != len(names) or bool(nested & set(names))
 
@@ -299,16 +299,20 @@ def _read(path: Path, name: str, text: _Text, first: int, header: list[str], bef
     rec_at[main.rec_lines] = np.arange(len(main.rec_lines))
     schema = json_schema()
     wanted = {h: i for i, h in enumerate(header) if h and (h in schema.names or h.startswith(("announced_", "dealer_")))}
-    raw = lambda n: text.line(n - 1).decode("utf-8", errors="replace")  # noqa: E731
+
+    def raw(n: int) -> str:
+        return text.line(n - 1).decode("utf-8", errors="replace")
+
     bom = path.stat().st_size - len(text.data)
     pre_bad = [(name, ln.line, ln.raw, ln.error) for ln in before if ln.error is not None]
     pre_blank = sum(ln.error is None for ln in before) + 1  # and the header
     lines_from = 0
     slow_lines, bad_lines = np.array(sorted(main.slow), np.int64), np.array(sorted(main.bad), np.int64)
+    blank_lines = np.sort(main.blank)
     for lo in range(first, max(len(text), first + 1), ROWS):
         hi = min(lo + ROWS, len(text))
         parsed = Parsed(raw=raw)
-        bulk = main.bulk[(main.bulk >= lo) & (main.bulk < hi)]
+        bulk = _within(main.bulk, lo, hi)
         cols, ok = _main_columns(text.cells(bulk, len(header), wanted), len(bulk))
         pos = rec_at[bulk]
         for c in kids:
@@ -320,11 +324,11 @@ def _read(path: Path, name: str, text: _Text, first: int, header: list[str], bef
         vouched[~ok] = False
         later = bulk_rows(table, bulk[ok] + 1, parsed)
         vouched[np.flatnonzero(ok)[later]] = False
-        slow = sorted([*bulk[~vouched].tolist(), *_within(slow_lines, lo, hi)])
+        slow = sorted([*bulk[~vouched].tolist(), *_within(slow_lines, lo, hi).tolist()])
         line_by_line(parsed, [(i + 1, _record(main, kids, i, rec_at[i])) for i in slow], decoded=True)
         in_line_order(parsed)
-        parsed.blank += int(((main.blank >= lo) & (main.blank < hi)).sum())
-        other = [(name, i + 1, *main.bad[i]) for i in _within(bad_lines, lo, hi)]
+        parsed.blank += len(_within(blank_lines, lo, hi))
+        other = [(name, i + 1, *main.bad[i]) for i in _within(bad_lines, lo, hi).tolist()]
         if lo == first:
             parsed.blank += pre_blank
             other = pre_bad + other
@@ -341,9 +345,9 @@ def _read(path: Path, name: str, text: _Text, first: int, header: list[str], bef
         yield parsed, lines, attached, other, done
 
 
-def _within(lines: np.ndarray, lo: int, hi: int) -> list[int]:
+def _within(lines: np.ndarray, lo: int, hi: int) -> np.ndarray:
     """The sorted ``lines`` in [lo, hi)."""
-    return lines[np.searchsorted(lines, lo):np.searchsorted(lines, hi)].tolist()
+    return lines[np.searchsorted(lines, lo):np.searchsorted(lines, hi)]
 
 
 def _main(text: _Text, first: int, header: list[str]) -> _Main:
