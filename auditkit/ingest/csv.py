@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["ATTACHED", "write_csv_rounds", "is_round_csv", "COMPANIONS", "companions_of", "is_companion", "read_csv_rounds", "CsvLine",
-           "csv_line", "csv_row", "nest_row", "orphan_reason", "read_text", "TEXT", "CARD_LISTS", "INT_LISTS"]
+           "csv_line", "csv_row", "nest_row", "orphan_reason", "read_text", "MISSING_ID", "TEXT", "CARD_LISTS", "INT_LISTS"]
 
 COMPANIONS = ("hands", "wagers", "events")
 ATTACHED = "attached"
+MISSING_ID = "missing round_id"
+"""Why a companion row without a round id is quarantined."""
 """The record yielded for a companion row that was read into its round."""
 TEXT = {"round_id", "game", "table_id", "started_at", "dealer_id", "shoe_id", "status", "outcome",
         "deal_order", "bet", "decision", "type", "action"}
@@ -148,7 +150,7 @@ def read_csv_rounds(path: Path) -> Iterator[tuple[str, int, str, dict[str, Any] 
                 continue
             rid = row.pop("round_id", None)
             if not isinstance(rid, str) or not rid:
-                child_lines.append((str(cpath), ln.line, ln.raw, "missing round_id", None, kind))
+                child_lines.append((str(cpath), ln.line, ln.raw, MISSING_ID, None, kind))
                 continue
             children.setdefault(rid, {}).setdefault(kind, []).append((ln.line, row))
             child_lines.append((str(cpath), ln.line, ln.raw, None, rid, kind))

@@ -36,6 +36,7 @@ from .csv import (
     CARD_LISTS,
     COMPANIONS,
     INT_LISTS,
+    MISSING_ID,
     TEXT,
     CsvLine,
     companions_of,
@@ -55,7 +56,6 @@ NESTED = frozenset({"announced", "dealer", *COMPANIONS})
 _INT = r"^-?[0-9]{1,18}$"  # int() and the JSON reader read these alike
 _DECIMAL = r"^-?[0-9]{1,18}\.[0-9]{1,17}$"  # float() too (both round correctly)
 _PAI_GOW = "pai_gow_poker"  # whose dealer_cards, dealer_high and dealer_low are its `dealer`
-_MISSING_ID = "missing round_id"
 _FIELD = r'(?:"[^",\r\n]*"|[^"\r\n]*)'  # a quote encloses a whole cell, without a comma
 _QUOTED = rf"^{_FIELD}(?:,{_FIELD})*(?:\r\n|\r|\n)?$"
 _PLAIN = bytes(sorted({*range(32, 127), 10, 13}))  # and line breaks
@@ -207,7 +207,6 @@ class _Main:
 
     text: _Text
     header: list[str]
-    first: int
     bulk: np.ndarray  # lines pyarrow reads
     blank: np.ndarray
     bad: dict[int, tuple[str, str]]  # line index -> (raw, reason)
@@ -352,22 +351,15 @@ def _within(lines: np.ndarray, lo: int, hi: int) -> np.ndarray:
 
 def _main(text: _Text, first: int, header: list[str]) -> _Main:
     bulk, blank, others = text.rows(first, len(header))
-    bad, slow = {}, {}
-    for i in others.tolist():
-        ln = csv_line(i + 1, text.line(i))
-        if ln.cells is None:
-            if ln.error is not None:
-                bad[i] = (ln.raw, ln.error)
-            else:
-                blank = np.append(blank, i)
-            continue
-        try:
-            rec = csv_row(header, ln.cells)
-        except ValueError as exc:
-            bad[i] = (ln.raw, str(exc))
-            continue
-        slow[i] = rec.get("round_id")  # its record is made again when its block is checked
-    main = _Main(text, header, first, bulk, blank, bad, slow)
+    bad, slow, blanks = {}, {}, []
+    for i, raw, row, reason in _one_by_one(text, header, others):
+        if reason is not None:
+            bad[i] = (raw, reason)
+        elif row is None:
+            blanks.append(i)
+        else:
+            slow[i] = row.get("round_id")  # its record is made again when its block is checked
+    main = _Main(text, header, bulk, np.concatenate([blank, np.array(blanks, np.int64)]), bad, slow)
     ids = text.cells(bulk, len(header), {"round_id": header.index("round_id")} if "round_id" in header else {})
     bulk_ids = (_convert(ids["round_id"], "round_id", pa.string())[0] if ids else pa.nulls(len(bulk), pa.string()))
     lines = np.concatenate([bulk, np.array(sorted(slow), np.int64)])
@@ -376,6 +368,21 @@ def _main(text: _Text, first: int, header: list[str]) -> _Main:
     main.rec_lines = lines[order]
     main.rec_ids = pa.concat_arrays([bulk_ids, pa.array(slow_ids, pa.string())]).take(pa.array(order))
     return main
+
+
+def _one_by_one(text: _Text, header: list[str], lines: np.ndarray
+                ) -> Iterator[tuple[int, str, dict[str, Any] | None, str | None]]:
+    """``(line index, raw, fields, reason)`` of lines read by the row reader: fields, or the
+    reason the line is bad, or neither for a blank line."""
+    for i in lines.tolist():
+        ln = csv_line(i + 1, text.line(i))
+        if ln.cells is None:
+            yield i, ln.raw, None, ln.error
+            continue
+        try:
+            yield i, ln.raw, csv_row(header, ln.cells), None
+        except ValueError as exc:
+            yield i, ln.raw, None, str(exc)
 
 
 def _owners(main: _Main, ids: pa.Array) -> np.ndarray:
@@ -405,24 +412,18 @@ def _companion(kind: str, path: Path, text: _Text, first: int, header: list[str]
     rid = _convert(cells.pop("round_id"), "round_id", pa.string())[0] if "round_id" in cells \
         else pa.nulls(len(bulk), pa.string())
     has_id = F.valid(rid)
-    other += [(int(i), text.line(int(i)).decode("ascii"), _MISSING_ID) for i in bulk[~has_id]]
+    other += [(int(i), text.line(int(i)).decode("ascii"), MISSING_ID) for i in bulk[~has_id]]
     slow, slow_ids, slow_lines = {}, [], []
-    for i in others.tolist():
-        ln = csv_line(i + 1, text.line(i))
-        if ln.cells is None:
-            if ln.error is not None:
-                other.append((i, ln.raw, ln.error))
+    for i, raw, row, reason in _one_by_one(text, header, others):
+        if row is None:
+            if reason is not None:
+                other.append((i, raw, reason))
             else:
                 blank += 1
             continue
-        try:
-            row = csv_row(header, ln.cells)
-        except ValueError as exc:
-            other.append((i, ln.raw, str(exc)))
-            continue
         round_id = row.pop("round_id", None)
         if not isinstance(round_id, str) or not round_id:
-            other.append((i, ln.raw, _MISSING_ID))
+            other.append((i, raw, MISSING_ID))
             continue
         slow[i] = row
         slow_ids.append(round_id)
