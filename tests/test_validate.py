@@ -80,6 +80,25 @@ def test_workers_give_the_same_findings_row_for_row(tmp_path):
     assert (one["rule_id"] == "baccarat.e").any()  # a cut-card finding: the shoe rules ran in each worker
 
 
+def test_workers_give_each_partition_its_own_findings(tmp_path, monkeypatch):
+    """Partition by partition, two processes yield what one yields: a task returns the findings of its
+    run of partitions as one table, cut back into partitions, days without findings among them."""
+    import auditkit.validate
+    from auditkit.simulate import simulate_into_store
+    from auditkit.validate import validate_partitions
+
+    store = Store(tmp_path / "store")
+    simulate_into_store(store, "baccarat", 20000, seed=11, fault_rate=0.0003, chunk=2000)
+    monkeypatch.setattr(auditkit.validate, "CHUNKS_PER_WORKER", 1)  # a task runs five of the ten days
+    one = list(validate_partitions(store, workers=1))
+    two = list(validate_partitions(store, workers=2))
+    assert [(g, d) for g, d, _ in one] == [(g, d) for g, d, _ in two]
+    sizes = [len(f) for *_, f in one]
+    assert 0 in sizes[1:-1] and sum(n > 0 for n in sizes) >= 2, sizes  # empty days between days with findings
+    for (_g, _d, a), (*_, b) in zip(one, two, strict=True):
+        pd.testing.assert_frame_equal(a, b)
+
+
 def test_small_days_checked_together_give_each_days_findings(tmp_path):
     """Days smaller than a batch go through the round rules together (each round stamped with its
     day): the same findings, day by day and row for row, as each day checked alone; whatever the
