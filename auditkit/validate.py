@@ -9,6 +9,7 @@ Findings are one row per round and rule (see :data:`auditkit.schema.FINDINGS`).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -470,9 +471,10 @@ def validate_partitions(store: Store, config: Config | None = None, *, games: Se
     Shoe rules see the day's rounds plus those of the previous stored day (a shoe
     may cross midnight); findings land on the day of the round they concern.
     ``only`` limits the run to some (game, date) partitions. ``workers`` > 1 runs
-    partitions in that many processes (never more than there are partitions);
-    ``None`` is the machine's cores (:func:`default_workers`), but one process for
-    fewer than :data:`AUTO_MIN_ROUNDS` rounds. ``scheduler`` (a
+    partitions in that many processes, started before the plan is made so that
+    they import while it is (a plan of one partition runs in this process);
+    ``None`` is the machine's cores (:func:`default_workers`), started once the
+    plan holds :data:`AUTO_MIN_ROUNDS` rounds (one process for fewer). ``scheduler`` (a
     ``dask.distributed`` scheduler address, or a ``Client``) runs them as tasks on
     a Dask cluster whose workers all see the store (a shared folder or an
     ``s3://`` URI). Either way the findings are the same, row for row, and only
@@ -492,21 +494,24 @@ def _partition_tables(store: Store, config: Config | None, *, games: Sequence[st
                       progress: Callable[[int], None] | None) -> Iterator[tuple[str, str, pa.Table | None]]:
     """:func:`validate_partitions` with each partition's findings as a sorted Arrow table (None: none)."""
     config = config or Config()
-    store = store.pinned()  # one commit point for the whole run; the manifest listed once
-    parts = plan(store, games=games, dates=dates, only=only, citations=citations)
-    if scheduler is not None:
-        yield from _dask(store, parts, config, citations, batch_size, scheduler, progress)
-        return
-    if workers is None:
-        workers = default_workers()
-        if workers > 1 and not _at_least(store, parts, AUTO_MIN_ROUNDS):
-            workers = 1
-    workers = min(workers, len(parts))
-    if workers > 1:
-        yield from _parallel(store, parts, config, citations, batch_size, workers, progress)
-        return
-    for part, findings, _n in _serial(store, parts, config, citations, batch_size, progress):
-        yield part.game, part.date, findings
+    with contextlib.ExitStack() as stack:
+        # workers asked for are started first: they import while this process plans
+        pool = stack.enter_context(_pool(workers)) if scheduler is None and workers and workers > 1 else None
+        store = store.pinned()  # one commit point for the whole run; the manifest listed once
+        parts = plan(store, games=games, dates=dates, only=only, citations=citations)
+        if scheduler is not None:
+            yield from _dask(store, parts, config, citations, batch_size, scheduler, progress)
+            return
+        if workers is None:
+            workers = default_workers()
+            if workers > 1 and _at_least(store, parts, AUTO_MIN_ROUNDS):
+                pool = stack.enter_context(_pool(workers))
+        if pool is not None and len(parts) > 1:
+            yield from _parallel(pool, store, parts, config, citations, batch_size, min(workers, len(parts)),
+                                 progress)
+            return
+        for part, findings, _n in _serial(store, parts, config, citations, batch_size, progress):
+            yield part.game, part.date, findings
 
 
 def _at_least(store: Store, parts: list[Partition], rounds: int) -> bool:
@@ -520,18 +525,26 @@ def _at_least(store: Store, parts: list[Partition], rounds: int) -> bool:
     return False
 
 
-def _parallel(store: Store, parts: list[Partition], config: Config, citations: Sequence[str] | None,
+def _parallel(pool: Any, store: Store, parts: list[Partition], config: Config, citations: Sequence[str] | None,
               batch_size: int, workers: int,
               progress: Callable[[int], None] | None) -> Iterator[tuple[str, str, pa.Table | None]]:
     """Runs of partitions on a pool of processes, yielded in plan order as they complete in turn."""
+    chunks = _chunks(parts, workers)
+    futures = [pool.submit(_run_chunk, store, c, config, citations, batch_size) for c in chunks]
+    yield from _in_order(chunks, futures, progress)
+
+
+@contextlib.contextmanager
+def _pool(workers: int) -> Iterator[Any]:
+    """A pool of ``workers`` processes, each started at once (not at its first task)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    chunks = _chunks(parts, workers)
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
                              initializer=_one_arrow_thread) as pool:
-        futures = [pool.submit(_run_chunk, store, c, config, citations, batch_size) for c in chunks]
-        yield from _in_order(chunks, futures, progress)
+        for _ in range(workers):  # the pool starts a process for each task that waits, up to max_workers
+            pool.submit(int)
+        yield pool
 
 
 def _one_arrow_thread() -> None:

@@ -612,7 +612,7 @@ def test_findings_and_run_record_are_the_same_whatever_the_workers(tmp_path, mon
     write_job(tmp_path, workers=2)
     pools = []
     real = auditkit.validate._parallel
-    monkeypatch.setattr(auditkit.validate, "_parallel", lambda *a: pools.append(a[5]) or real(*a))
+    monkeypatch.setattr(auditkit.validate, "_parallel", lambda *a: pools.append(a[6]) or real(*a))
     ingests = []  # the ingest step parses on the same workers
 
     class Spy(auditkit.ingest.parallel.ParallelIngest):
