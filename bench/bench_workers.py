@@ -8,7 +8,11 @@ its own:
 (a) ``collect(store, workers=1)``, the serial engine;
 (b) ``collect(store, workers=W)``, partitions on a process pool;
 (c) ``collect(store, scheduler=client)`` on a ``LocalCluster`` of W worker
-    processes (needs the ``dask`` extra).
+    processes (needs the ``dask`` extra), as Dask starts them, then with
+    ``MALLOC_MMAP_THRESHOLD_`` set (16 MiB) in their environment: Dask's nanny
+    sets ``MALLOC_TRIM_THRESHOLD_`` (64 KiB), which also fixes glibc's mmap
+    threshold at 128 KiB, so that each numpy array of a batch is mapped and
+    faulted in afresh (docs/scaling.md, "Starting a cluster").
 
 With ``--ingest LOG`` it times the ingest of a log instead (``ingest_paths``
 with ``workers=1``, ``workers=W`` and, unless ``--no-dask``, on a ``LocalCluster``
@@ -47,25 +51,28 @@ from auditkit.validate import collect
 
 mode, store, workers = sys.argv[1], Store(sys.argv[2]), int(sys.argv[3])
 cluster = client = None
-if mode == "dask":
+worker_rss = worker_cpu = worker_sys = 0
+if mode.startswith("dask"):
     from distributed import Client, LocalCluster
+    if mode == "dask-mmap":  # the workers inherit it (the nanny adds Dask's MALLOC_TRIM_THRESHOLD_)
+        __import__("os").environ["MALLOC_MMAP_THRESHOLD_"] = str(16 * 2**20)
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
                            host="127.0.0.1")
     client = Client(cluster)
 t0 = time.perf_counter()
 findings, checked = collect(store, workers=workers if mode == "pool" else 1, scheduler=client)
 wall = time.perf_counter() - t0
-worker_rss = worker_cpu = 0
 if client is not None:
     usage = client.run(lambda: __import__("resource").getrusage(0)[:3]).values()  # utime, stime, maxrss
     worker_rss, worker_cpu = max(u[2] for u in usage), sum(u[0] + u[1] for u in usage)
+    worker_sys = sum(u[1] for u in usage)
     client.close(); cluster.close()
 elif mode == "pool":  # the pool's processes have ended: the largest of them
     worker_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
 key = sorted(zip(findings["round_id"], findings["rule_id"], findings["discrepancy"].round(2)))
 digest = __import__("hashlib").sha256(json.dumps(key).encode()).hexdigest()
 print(json.dumps({{"wall": wall, "checked": checked, "findings": len(findings), "key": digest,
-                  "worker_rss_kib": worker_rss, "worker_cpu": worker_cpu, "self_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}}))
+                  "worker_rss_kib": worker_rss, "worker_cpu": worker_cpu, "worker_sys": worker_sys, "self_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}}))
 """
 
 INGEST_CHILD = r"""
@@ -207,7 +214,8 @@ def main() -> None:
         simulate_into_store(store, "baccarat", args.rounds, seed=11, fault_rate=0.0001)
         print(f"simulated {store.count():,} rounds over {len(store.dates('baccarat'))} days "
               f"in {time.perf_counter() - t0:.0f} s")
-    modes = [("serial", 1), ("pool", args.workers)] + ([] if args.no_dask else [("dask", args.workers)])
+    modes = [("serial", 1), ("pool", args.workers)] + ([] if args.no_dask else [("dask", args.workers),
+                                                                                ("dask-mmap", args.workers)])
     load = os.getloadavg()
     results = {m: run(m, root, w) for m, w in modes}
     print(f"load average (1, 5, 15 min) before: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; "
@@ -216,16 +224,19 @@ def main() -> None:
     print(f"{'route':<28}{'wall s':>8}{'CPU s':>8}{'speed-up':>10}{'client RSS MiB':>16}{'worker RSS MiB':>16}"
           f"{'findings':>10}")
     for (mode, w), r in zip(modes, results.values(), strict=True):
-        label = {"serial": "workers 1", "pool": f"workers {w}", "dask": f"dask, {w} local workers"}[mode]
+        label = {"serial": "workers 1", "pool": f"workers {w}", "dask": f"dask, {w} local workers",
+                 "dask-mmap": "dask, MALLOC_MMAP_THRESHOLD_"}[mode]
         worker = f"{r['worker_rss_kib'] / 1024:.0f}" if r["worker_rss_kib"] else "-"
         print(f"{label:<28}{r['wall']:>8.1f}{r['cpu']:>8.1f}{base / r['wall']:>9.2f}x{r['self_rss_kib'] / 1024:>16.0f}"
               f"{worker:>16}{r['findings']:>10,}")
-    if "dask" in results:
-        print(f"(dask workers' own CPU, from getrusage in each: {results['dask']['worker_cpu']:.1f} s)")
+    for mode in ("dask", "dask-mmap"):
+        if mode in results:
+            r = results[mode]
+            print(f"({mode}: the workers' own CPU, from getrusage in each: {r['worker_cpu']:.1f} s, "
+                  f"{r['worker_sys']:.1f} s of it in the kernel; {r['wall'] / results['pool']['wall']:.2f}x "
+                  f"the time of workers {args.workers})")
     same = len({r["key"] for r in results.values()}) == 1
     print("same findings on every route" if same else "FINDINGS DIFFER between routes")
-    if "dask" in results:
-        print(f"dask / workers {args.workers}: {results['dask']['wall'] / results['pool']['wall']:.2f}x the time")
 
 
 if __name__ == "__main__":
