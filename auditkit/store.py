@@ -68,23 +68,21 @@ def _temp_sibling(path: Path) -> Path:
     return Path(tmp)
 
 
-def _publish(tmp: Path, path: Path, sync: bool = True) -> None:
-    """fsync ``tmp`` (unless not ``sync``) and rename it to ``path``."""
-    if sync:
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
+def _publish(tmp: Path, path: Path) -> None:
+    """fsync ``tmp`` and rename it to ``path``."""
+    with open(tmp, "rb") as fh:
+        os.fsync(fh.fileno())
     os.replace(tmp, path)
 
 
 @contextlib.contextmanager
-def atomic_path(path: Path, sync: bool = True) -> Iterator[Path]:
-    """Yield a temporary sibling of ``path``; on success fsync it (unless not ``sync``) and rename it
-    into place."""
+def atomic_path(path: Path) -> Iterator[Path]:
+    """Yield a temporary sibling of ``path``; on success fsync and rename it into place."""
     path = Path(path)
     tmp_path = _temp_sibling(path)
     try:
         yield tmp_path
-        _publish(tmp_path, path, sync)
+        _publish(tmp_path, path)
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
@@ -190,10 +188,10 @@ class SourceRecord:
                                    + self.attached)
 
 
-def write_parquet_atomic(table: pa.Table, path: Path, *, compression: str = "zstd", sync: bool = True) -> Path:
+def write_parquet_atomic(table: pa.Table, path: Path) -> Path:
     """Write a Parquet file through a temporary sibling and a rename."""
-    with atomic_path(path, sync) as tmp:
-        pq.write_table(table, tmp, compression=compression, row_group_size=ROW_GROUP)
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp, compression="zstd", row_group_size=ROW_GROUP)
     return path
 
 
@@ -211,7 +209,7 @@ class ParquetStream:
             self.tmp = _temp_sibling(Path(files.path(rel)))
             sink = str(self.tmp)
         self._sink = sink
-        self._writer = pq.ParquetWriter(sink, schema, compression=files.compression)
+        self._writer = pq.ParquetWriter(sink, schema, compression="zstd")
         self.rows = 0
 
     def write(self, table: pa.Table) -> None:
@@ -224,7 +222,7 @@ class ParquetStream:
         if self.tmp is None:
             self.files.write_bytes(self.rel, self._sink.getvalue().to_pybytes())
         else:
-            _publish(self.tmp, Path(self.files.path(self.rel)), self.files.sync)
+            _publish(self.tmp, Path(self.files.path(self.rel)))
 
     def abort(self) -> None:
         try:
@@ -243,14 +241,12 @@ def is_uri(root: str | Path) -> bool:
 
 
 class _LocalFiles:
-    """A store in a local folder: each file written to a temporary sibling, fsynced and renamed (a
-    ``scratch`` folder's files are written uncompressed and not fsynced)."""
+    """A store in a local folder: each file written to a temporary sibling, fsynced and renamed."""
 
     remote = False
 
-    def __init__(self, root: Path, scratch: bool = False):
+    def __init__(self, root: Path):
         self.root = root
-        self.compression, self.sync = ("none", False) if scratch else ("zstd", True)
 
     def path(self, rel: str) -> str:
         return str(self.root / rel)
@@ -273,11 +269,11 @@ class _LocalFiles:
         return (self.root / rel).read_bytes()
 
     def write_bytes(self, rel: str, data: bytes) -> None:
-        with atomic_path(self.root / rel, self.sync) as tmp:
+        with atomic_path(self.root / rel) as tmp:
             tmp.write_bytes(data)
 
     def write_parquet(self, rel: str, table: pa.Table) -> Path:
-        return write_parquet_atomic(table, self.root / rel, compression=self.compression, sync=self.sync)
+        return write_parquet_atomic(table, self.root / rel)
 
     def delete(self, rel: str) -> None:
         (self.root / rel).unlink(missing_ok=True)
@@ -297,7 +293,6 @@ class _ObjectFiles:
     every file is encoded in memory and uploaded whole, once (see the module docstring)."""
 
     remote = True
-    compression = "zstd"
 
     def __init__(self, fs: Any, base: str, uri: str):
         self.fs, self.base, self.uri = fs, base.rstrip("/"), uri
@@ -400,22 +395,18 @@ class Store:
     ``root`` is a local path or a URI (``s3://bucket/prefix``, with pyarrow's options as a query:
     ``?region=..&endpoint_override=host:port&scheme=http``); ``filesystem`` (a pyarrow or fsspec
     file system) serves the path given as ``root`` instead. A store pickles, so a worker process
-    or a Dask task reads the same store. A ``scratch`` store (a local folder that lives for one run,
-    as the one-shot route's) writes its Parquet uncompressed and fsyncs nothing; each file still
-    appears whole, by rename.
+    or a Dask task reads the same store.
     """
 
-    def __init__(self, root: str | Path, filesystem: Any = None, *, scratch: bool = False):
+    def __init__(self, root: str | Path, filesystem: Any = None):
         if filesystem is not None or is_uri(root):
-            if scratch:
-                raise ValueError("a scratch store is a local folder")
             self.root: Path | str = str(root)  # the URI as given (with its query of options)
             self._files: _LocalFiles | _ObjectFiles = _ObjectFiles.open(str(root), filesystem)
         else:
             if isinstance(root, str) and root.startswith("file://"):
                 root = root[len("file://"):]
             self.root = Path(root)
-            self._files = _LocalFiles(self.root, scratch)
+            self._files = _LocalFiles(self.root)
 
     _pinned: frozenset[str] | None = None  # the committed sources of a read view (see pinned)
 

@@ -534,48 +534,6 @@ sys.exit(main(sys.argv[1:]))
 '''
 
 
-def test_a_scratch_store_writes_the_same_rows_uncompressed_and_fsyncs_nothing(tmp_path, monkeypatch):
-    import pyarrow.parquet as pq
-
-    from auditkit.ingest.sources import ingest_paths
-
-    write_log(tmp_path / "logs" / "a.jsonl", day_records(1, "a") + day_records(2, "b"))
-    synced = []
-    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd))
-    tables, codecs, syncs = {}, {}, {}
-    for scratch in (False, True):
-        synced.clear()
-        store = Store(tmp_path / f"store-{scratch}", scratch=scratch)
-        ingest_paths([tmp_path / "logs"], store)
-        parts = [p for d in store.dates("baccarat") for p in store.parts("baccarat", d)]
-        codecs[scratch] = {pq.ParquetFile(p).metadata.row_group(0).column(0).compression for p in parts}
-        tables[scratch] = pd.concat([store.read("baccarat", d).to_pandas() for d in store.dates("baccarat")])
-        syncs[scratch] = len(synced)
-        assert len(parts) >= 2 and not list(store.root.rglob("*.tmp"))
-    assert codecs == {False: {"ZSTD"}, True: {"UNCOMPRESSED"}}
-    assert syncs[False] > 0 and syncs[True] == 0
-    pd.testing.assert_frame_equal(tables[False], tables[True])
-    with pytest.raises(ValueError, match="a scratch store is a local folder"):
-        Store("s3://bucket/store", scratch=True)
-
-
-def test_the_one_shot_routes_store_is_scratch_and_its_report_is_fsynced(tmp_path, monkeypatch):
-    """The one-shot route's temporary store lives for one run: nothing in it is fsynced; the report is."""
-    import auditkit.store
-
-    write_log(tmp_path / "logs" / "a.jsonl", day_records(1, "a"))
-    published = []
-    real = auditkit.store._publish
-    monkeypatch.setattr(auditkit.store, "_publish", lambda tmp, path, sync=True: published.append((Path(path), sync))
-                        or real(tmp, path, sync))
-    out = tmp_path / "out" / "r.csv"
-    assert main(["-q", "validate", str(tmp_path / "logs"), "--out", str(out)]) in (0, 1)
-    scratch = [sync for path, sync in published if path.is_relative_to(tempfile.gettempdir())
-               and any(part.startswith("auditkit-validate-") for part in path.parts)]
-    assert scratch and not any(scratch)
-    assert (out, True) in published
-
-
 def test_the_temporary_store_of_a_killed_validate_is_removed_by_the_next_run(tmp_path):
     write_log(tmp_path / "logs" / "a.jsonl", [clean_round()])
     tmpdir = tmp_path / "tmpdir"

@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
             findings, checked = _check(store, config, args, show)
     else:
         with temporary_store() as tmp:
-            store = Store(tmp, scratch=True)  # deleted at the end of the run: no compression, no fsync
+            store = Store(tmp)
             report = ingest_with_progress(args.paths, store, follow_symlinks=args.follow_symlinks, show=show,
                                           workers=args.workers, scheduler=args.scheduler)
             require_logs(report, args.paths)
