@@ -536,15 +536,22 @@ def _parallel(pool: Any, store: Store, parts: list[Partition], config: Config, c
 
 @contextlib.contextmanager
 def _pool(workers: int) -> Iterator[Any]:
-    """A pool of ``workers`` processes, each started at once (not at its first task)."""
+    """A pool of ``workers`` processes, each started at once (not at its first task). Left early (an
+    error, a caller that stops reading), it cancels the tasks not yet started rather than run them."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=_one_arrow_thread) as pool:
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_one_arrow_thread)
+    try:
         for _ in range(workers):  # the pool starts a process for each task that waits, up to max_workers
             pool.submit(int)
         yield pool
+    except BaseException:
+        pool.shutdown(cancel_futures=True)
+        raise
+    finally:
+        pool.shutdown()
 
 
 def _one_arrow_thread() -> None:

@@ -99,6 +99,28 @@ def test_workers_give_each_partition_its_own_findings(tmp_path, monkeypatch):
         pd.testing.assert_frame_equal(a, b)
 
 
+def test_a_run_given_up_early_cancels_the_partitions_not_started(tmp_path, monkeypatch):
+    """A caller that stops reading (a write failed, Ctrl-C) does not wait for the rest of the store to
+    be validated: the pool's tasks not yet started are cancelled."""
+    import auditkit.validate
+    from auditkit.simulate import simulate_into_store
+    from auditkit.validate import validate_partitions
+
+    store = Store(tmp_path / "store")
+    simulate_into_store(store, "baccarat", 60000, seed=11, fault_rate=0.0003, chunk=6000)
+    monkeypatch.setattr(auditkit.validate, "CHUNKS_PER_WORKER", 16)  # a task per day (twenty)
+    seen = []
+    real = auditkit.validate._in_order
+    monkeypatch.setattr(auditkit.validate, "_in_order", lambda chunks, futures, progress: seen.append(futures)
+                        or real(chunks, futures, progress))
+    run = validate_partitions(store, workers=2)
+    next(run)
+    run.close()
+    (futures,) = seen
+    assert len(futures) == 20
+    assert any(f.cancelled() for f in futures)  # about half were (the other tasks ran while the first arrived)
+
+
 def test_small_days_checked_together_give_each_days_findings(tmp_path):
     """Days smaller than a batch go through the round rules together (each round stamped with its
     day): the same findings, day by day and row for row, as each day checked alone; whatever the
