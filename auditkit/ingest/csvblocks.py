@@ -232,25 +232,23 @@ class _Companion:
     slow: dict[int, dict[str, Any]]  # line index -> fields of a row read one by one
     other: list[tuple[int, str, str]]  # (line index, raw, reason) of bad and orphan lines
     blank: int
+    rounds: int  # of the main file (rec positions 0 .. rounds - 1)
     by_owner: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # rows by owner, line order within
-    starts: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))  # of each owner's run in by_owner
+    starts: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))  # of each owner's run (-1 first)
 
     def __post_init__(self) -> None:
         self.by_owner = np.argsort(self.owner, kind="stable")
-        self.starts = np.searchsorted(self.owner[self.by_owner], np.arange(-1, 1 + int(self.owner.max(initial=-1)) + 1))
+        self.starts = np.searchsorted(self.owner[self.by_owner], np.arange(-1, self.rounds + 1))
 
     def rows_of(self, rec: int) -> np.ndarray:
         """The rows attached to round ``rec``, in line order."""
-        if rec + 2 >= len(self.starts):
-            return self.by_owner[:0]
         return self.by_owner[self.starts[rec + 1]:self.starts[rec + 2]]
 
     def lists(self, recs: np.ndarray) -> tuple[pa.ListArray, np.ndarray]:
         """The items of rounds ``recs``' rows, as lists (null: no row), and the rounds whose every
         row reads as the per-line reader reads it (pyarrow read it, its cells are certain)."""
-        known = recs + 2 < len(self.starts)
-        first = np.where(known, self.starts[np.minimum(recs + 1, len(self.starts) - 1)], 0)
-        lengths = np.where(known, self.starts[np.minimum(recs + 2, len(self.starts) - 1)], 0) - first
+        first = self.starts[recs + 1]
+        lengths = self.starts[recs + 2] - first
         ends = np.cumsum(lengths)
         rows = self.by_owner[np.repeat(first - (ends - lengths), lengths) + np.arange(int(ends[-1]) if len(ends) else 0)]
         at = self.cell_of[rows]
@@ -404,7 +402,8 @@ def _companion(kind: str, path: Path, text: _Text, first: int, header: list[str]
     item_type = json_schema().field(kind).type.value_type
     if header is None:
         none = np.zeros(0, np.int64)
-        return _Companion(kind, path, text, [], none, none, item_type, {}, none, {}, other, blank)
+        return _Companion(kind, path, text, [], none, none, item_type, {}, none, {}, other, blank,
+                          len(main.rec_lines))
     bulk, blanks, others = text.rows(first, len(header))
     blank += len(blanks)
     wanted = {h: i for i, h in enumerate(header) if h and (h == "round_id" or item_type.get_field_index(h) >= 0)}
@@ -437,7 +436,8 @@ def _companion(kind: str, path: Path, text: _Text, first: int, header: list[str]
     for k in np.flatnonzero(owner < 0):
         other.append((int(lines[k]), text.line(int(lines[k])).decode("utf-8"), orphan_reason(kind, ids[int(k)].as_py(), main_path)))
     other.sort(key=lambda o: o[0])
-    return _Companion(kind, path, text, header, lines, owner, item_type, cells, cell_of, slow, other, blank)
+    return _Companion(kind, path, text, header, lines, owner, item_type, cells, cell_of, slow, other, blank,
+                      len(main.rec_lines))
 
 
 def _main_columns(cells: dict[str, pa.Array], n: int) -> tuple[dict[str, pa.Array], np.ndarray]:
