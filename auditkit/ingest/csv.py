@@ -24,9 +24,9 @@ __all__ = ["ATTACHED", "write_csv_rounds", "is_round_csv", "COMPANIONS", "compan
 
 COMPANIONS = ("hands", "wagers", "events")
 ATTACHED = "attached"
+"""The record yielded for a companion row that was read into its round."""
 MISSING_ID = "missing round_id"
 """Why a companion row without a round id is quarantined."""
-"""The record yielded for a companion row that was read into its round."""
 TEXT = {"round_id", "game", "table_id", "started_at", "dealer_id", "shoe_id", "status", "outcome",
         "deal_order", "bet", "decision", "type", "action"}
 CARD_LISTS = {"player_cards", "banker_cards", "dealer_cards", "cards", "high", "low", "dealer_high", "dealer_low"}

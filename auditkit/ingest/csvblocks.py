@@ -3,8 +3,9 @@
 pyarrow's CSV reader reads at once the lines that Python's ``csv`` module reads as plain text
 between commas (printable ASCII, as many cells as the header, any quote enclosing a whole cell
 without a comma: ``"Ac Jd"``), and their cells become, column by column, the values
-:func:`auditkit.ingest.csv.csv_row` gives them: text trimmed, card lists split, numbers and booleans in the spellings whose value is certain (a cell
-such as ``+5``, ``1e3`` or ``nan`` is left to the per-line reader). Companion rows become their
+:func:`auditkit.ingest.csv.csv_row` gives them: text trimmed, card lists split, numbers and
+booleans in the spellings whose value is certain (a cell such as ``+5``, ``1e3`` or ``nan`` is
+left to the per-line reader). Companion rows become their
 round's ``hands``, ``wagers`` and ``events`` lists (the first round of that id takes them, as in
 the per-line reader), and the rounds are checked by the JSONL bulk reader's field checks
 (:func:`auditkit.ingest.blocks.bulk_rows`). Every other line, and every round not vouched for
