@@ -23,6 +23,28 @@ def test_simulated_log_round_trips_with_its_truth(tmp_path, game):
     assert set(zip(found["round_id"], found["citation"], strict=True)) == set(zip(truth["round_id"], truth["citation"], strict=True))
 
 
+@pytest.mark.parametrize("game", ["baccarat", "pai_gow_poker"])
+def test_a_long_log_is_simulated_a_chunk_at_a_time(tmp_path, monkeypatch, game):
+    """No more than a chunk of rounds is simulated (held) at once; the chunks follow one another day
+    after day with unique round ids, and the whole log validates to the whole truth."""
+    import auditkit.simulate as sim
+
+    asked = []
+    real = sim.simulate
+    monkeypatch.setattr(sim, "simulate", lambda g, n, **kw: asked.append(n) or real(g, n, **kw))
+    log, truth_csv = tmp_path / "long.jsonl", tmp_path / "truth.csv"
+    n, faults = simulate_to_jsonl(game, 2_500, log, truth_csv, seed=3, fault_rate=0.05, chunk=1_000)
+    assert asked == [1_000, 1_000, 500]
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert n == len(records) == 2_500 and len({r["round_id"] for r in records}) == 2_500
+    days = [r["started_at"][:10] for r in records]
+    assert days[999] < days[1_000] and days[1_999] < days[2_000]  # each chunk from the day after the last
+    truth = pd.read_csv(truth_csv)
+    assert len(truth) == faults > 50
+    found = validate_records(records)
+    assert set(zip(found["round_id"], found["citation"], strict=True)) == set(zip(truth["round_id"], truth["citation"], strict=True))
+
+
 def test_simulate_command(tmp_path, capsys):
     out = tmp_path / "sim.jsonl.gz"
     assert main(["simulate", "three_card_poker", "--rounds", "200", "--fault-rate", "0.05", "--out", str(out),
