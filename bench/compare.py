@@ -6,8 +6,9 @@
     python bench/compare.py --ingest-games [--rounds 200000] [--keep DIR]   # ingest of every game
 
 ``--ingest-games`` times ``auditkit ingest --workers 1`` of a log of each game, as JSON Lines
-beside a bare ``pyarrow.json.read_json`` with the same schema, and in the CSV layout (written
-from the same records) beside a bare ``pyarrow.csv.read_csv`` of its files, every cell as text.
+beside a bare ``pyarrow.json.read_json`` with the same schema (and DuckDB's JSON reader into
+Arrow with it), and in the CSV layout (written from the same records) beside a bare
+``pyarrow.csv.read_csv`` of its files, every cell as text.
 
 Simulates one baccarat log (JSON Lines, 1% of rounds with a planted fault),
 then runs each route in its own process, on the same file, in one run:
@@ -22,7 +23,8 @@ then runs each route in its own process, on the same file, in one run:
 - a row-by-row Python checker (``json.loads`` per line, dict checks);
 - the floors: a bare ``pyarrow.json.read_json`` of the file with the bulk
   reader's explicit schema, and a bare pyarrow read of the store's columns
-  that the checks need.
+  that the checks need; beside them DuckDB's JSON reader as a parser (the
+  file into Arrow with the same schema, 1 thread).
 
 For each it prints CPU seconds (user + system of that process), wall
 seconds, peak RSS and the ratio of CPU time to auditkit's one-shot route;
@@ -201,6 +203,33 @@ def arrow_json_route(source: str, schema: str) -> None:
                      parse_options=pj.ParseOptions(explicit_schema=explicit, unexpected_field_behavior="ignore"))
 
 
+def _duckdb_type(t) -> str:
+    """The DuckDB column type of an Arrow type of the bulk reader's schema."""
+    import pyarrow as pa
+
+    if pa.types.is_list(t):
+        return _duckdb_type(t.value_type) + "[]"
+    if pa.types.is_struct(t):
+        return "STRUCT(" + ", ".join(f'"{f.name}" {_duckdb_type(f.type)}' for f in t) + ")"
+    return {pa.string(): "VARCHAR", pa.int64(): "BIGINT", pa.float64(): "DOUBLE", pa.bool_(): "BOOLEAN"}[t]
+
+
+def duckdb_json_route(source: str, schema: str) -> None:
+    """DuckDB's JSON reader as a parser: the file read into an Arrow table with the same schema as
+    :func:`arrow_json_route`, on 1 thread. Not a route auditkit could take as it is: DuckDB casts a
+    value of another type to the column's instead of refusing it (``"5"``, ``true`` and ``1.5`` read
+    as a DOUBLE 5.0, 1.0 and as a BIGINT 2), where the log format makes such a line a bad record."""
+    import duckdb
+    import pyarrow as pa
+
+    with open(schema, "rb") as fh:
+        explicit = pa.ipc.read_schema(pa.py_buffer(fh.read()))
+    columns = "{" + ", ".join(f"'{f.name}': '{_duckdb_type(f.type)}'" for f in explicit) + "}"
+    con = duckdb.connect(config={"threads": 1})
+    con.sql(f"SELECT * FROM read_json('{source}', format='newline_delimited', columns={columns}, "
+            f"maximum_object_size=1048576)").to_arrow_table()
+
+
 def arrow_csv_route(main: str) -> None:
     """A bare pyarrow.csv read of a CSV layout's main file and its companions, every cell as text."""
     import pyarrow as pa
@@ -301,6 +330,8 @@ def run(rounds: int, work: Path) -> None:
         ("floor: pyarrow.json.read_json, explicit schema", [*me, "arrow-json", str(log), _schema_file(work, "baccarat")],
          None),
         ("floor: pyarrow read of the needed store columns", [*me, "arrow-store", str(store)], None),
+        ("parser: DuckDB read_json into Arrow, 1 thread",
+         [*me, "duckdb-json", str(log), _schema_file(work, "baccarat")], None),
     ]
     results = []
     for name, argv, out in routes:
@@ -360,7 +391,7 @@ def ingest_games(rounds: int, work: Path) -> None:
     py, auditkit = sys.executable, [sys.executable, "-m", "auditkit", "-q"]
     me = [py, str(Path(__file__).resolve()), "--route"]
     print(f"\n{rounds:,} rounds a game; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"{'game':18} {'ingest CPU s':>12} {'floor CPU s':>12} {'ratio':>6} {'every game':>11} "
+    print(f"{'game':18} {'ingest CPU s':>12} {'floor CPU s':>12} {'ratio':>6} {'every game':>11} {'DuckDB':>7} "
           f"{'rounds/s/core':>14} {'peak MiB':>9} {'CSV layout: ingest':>19} {'floor':>6} {'ratio':>6} {'peak MiB':>9}")
     from auditkit import games
 
@@ -374,11 +405,13 @@ def ingest_games(rounds: int, work: Path) -> None:
         cpu, _, rss, _ = _measure([*auditkit, "ingest", str(log), "--store", str(store), "--workers", "1"], (0,))
         floor, *_ = _measure([*me, "arrow-json", str(log), _schema_file(work, g.name)], (0,))
         every, *_ = _measure([*me, "arrow-json", str(log), _schema_file(work, None)], (0,))
+        duck, *_ = _measure([*me, "duckdb-json", str(log), _schema_file(work, g.name)], (0,))
         main = _csv_layout(log, work / f"csv-{g.name}")
         subprocess.run(["rm", "-rf", str(store)], check=True)
         csv_cpu, _, csv_rss, _ = _measure([*auditkit, "ingest", str(main), "--store", str(store), "--workers", "1"], (0,))
         csv_floor, *_ = _measure([*me, "arrow-csv", str(main)], (0,))
-        print(f"{g.name:18} {cpu:12.2f} {floor:12.2f} {cpu / floor:6.2f} {every:11.2f} {rounds / cpu:14,.0f} {rss:9.0f} "
+        print(f"{g.name:18} {cpu:12.2f} {floor:12.2f} {cpu / floor:6.2f} {every:11.2f} {duck:7.2f} {rounds / cpu:14,.0f} "
+              f"{rss:9.0f} "
               f"{csv_cpu:19.2f} {csv_floor:6.2f} {csv_cpu / csv_floor:6.2f} {csv_rss:9.0f}")
 
 
@@ -403,6 +436,8 @@ def main() -> None:
             row_route(rest[0], rest[1])
         elif kind == "arrow-json":
             arrow_json_route(rest[0], rest[1])
+        elif kind == "duckdb-json":
+            duckdb_json_route(rest[0], rest[1])
         elif kind == "csv-layout":
             csv_layout_route(rest[0], rest[1])
         elif kind == "arrow-csv":
