@@ -44,6 +44,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 SECTION = "68 IAC 10-10-14"
 COMPARED = {f"{SECTION}(b)({k})" for k in range(1, 12)} | {"outcome", "paytable"}
@@ -203,7 +204,7 @@ def arrow_json_route(source: str, schema: str) -> None:
                      parse_options=pj.ParseOptions(explicit_schema=explicit, unexpected_field_behavior="ignore"))
 
 
-def _duckdb_type(t) -> str:
+def _duckdb_type(t: Any) -> str:
     """The DuckDB column type of an Arrow type of the bulk reader's schema."""
     import pyarrow as pa
 
@@ -411,8 +412,7 @@ def ingest_games(rounds: int, work: Path) -> None:
         csv_cpu, _, csv_rss, _ = _measure([*auditkit, "ingest", str(main), "--store", str(store), "--workers", "1"], (0,))
         csv_floor, *_ = _measure([*me, "arrow-csv", str(main)], (0,))
         print(f"{g.name:18} {cpu:12.2f} {floor:12.2f} {cpu / floor:6.2f} {every:11.2f} {duck:7.2f} {rounds / cpu:14,.0f} "
-              f"{rss:9.0f} "
-              f"{csv_cpu:19.2f} {csv_floor:6.2f} {csv_cpu / csv_floor:6.2f} {csv_rss:9.0f}")
+              f"{rss:9.0f} {csv_cpu:19.2f} {csv_floor:6.2f} {csv_cpu / csv_floor:6.2f} {csv_rss:9.0f}")
 
 
 def main() -> None:

@@ -58,7 +58,7 @@ def simulate_to_jsonl(game: str, n_rounds: int, out: Path, truth: Path | None = 
     n = write_jsonl(_counted(records(), progress), out)
     faults = _concat(truths)
     if truth is not None:
-        write_csv(faults[["round_id", "citation"]], truth)
+        write_csv(faults, truth)
     return n, len(faults)
 
 
