@@ -183,6 +183,9 @@ def _browser(profile: Path):
 def _run_notebook(driver, lab: str, name: str) -> dict:
     """Open one notebook in its own workspace, run all cells, wait for the kernel and the charts; screenshot."""
     base, query = lab.split("?")
+    # a headless window never has the focus, and JupyterLab's current widget follows the focus
+    # (Chromium 150: no current notebook, so no kernel to wait for and no notebook to run)
+    driver.execute_cdp_cmd("Emulation.setFocusEmulationEnabled", {"enabled": True})
     driver.get(f"{base}/lab/workspaces/{name}/tree/notebooks/{name}.ipynb?{query}")
     driver.set_script_timeout(90)
     driver.execute_async_script("""
