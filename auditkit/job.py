@@ -68,7 +68,7 @@ KEYS = {"name", "inputs", "store", "output", "config", "settings", "limits", "ga
         "lock_timeout", "notebooks", "follow_symlinks", "workers", "engine"}
 ENGINES = ("local", "dask")
 ENGINE_KEYS = {"kind", "scheduler"}
-SCHEDULER = re.compile(r"^[a-z][a-z0-9+.-]*://\S+$")  # tcp://host:8786, tls://..., inproc://...
+SCHEDULER = re.compile(r"^(tcp|tls|inproc|ucx|ws|wss)://\S+$")  # the schemes dask.distributed knows
 GLOB_CHARS = set("*?[")
 
 
@@ -148,7 +148,7 @@ def check_engine(workers: Any, engine: Any, scheduler: Any, where: str, keys: tu
     if engine not in ENGINES:
         raise JobError(f"{where}: {keys[1]} = {show(engine)}: must be one of {', '.join(ENGINES)}")
     if scheduler is not None and (not isinstance(scheduler, str) or not SCHEDULER.match(scheduler)):
-        raise JobError(f"{where}: {keys[2]} = {show(scheduler)}: must be a scheduler address (tcp://host:8786)")
+        raise JobError(f"{where}: {keys[2]} = {show(scheduler)}: must be a scheduler address (tcp://host:8786; schemes: tcp, tls, inproc, ucx, ws, wss)")
     if engine == "dask" and scheduler is None:
         raise JobError(f"{where}: {keys[1]} = \"dask\": needs {keys[2]} (the cluster's scheduler address)")
     if engine == "local" and scheduler is not None:
@@ -158,7 +158,7 @@ def check_engine(workers: Any, engine: Any, scheduler: Any, where: str, keys: tu
 def load_job(path: str | Path) -> Job:
     """Read and check a job file; JobError says what is wrong."""
     from .games import names
-    from .paytables import show, value_reason
+    from .paytables import glob_reason, number_reason, show, value_reason
 
     GAMES = names()
     from .store import safe_component
@@ -198,8 +198,8 @@ def load_job(path: str | Path) -> Job:
     if fail_on not in FAIL_ON:
         raise JobError(f"{path}: fail_on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}")
     timeout = raw.get("lock_timeout", 0)
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0:
-        raise JobError(f"{path}: lock_timeout must be a number of seconds >= 0")
+    if number_reason(timeout, {"min": 0}):  # the check of --lock-timeout
+        raise JobError(f"{path}: lock_timeout = {show(timeout)}: {number_reason(timeout, {'min': 0})} (seconds)")
     notebooks = raw.get("notebooks", False)
     if not isinstance(notebooks, bool):
         from .notebooks import NOTEBOOKS
@@ -217,6 +217,8 @@ def load_job(path: str | Path) -> Job:
         raise JobError(f"{path}: [limits] must be a table of table id (or glob) = {{min = .., max = ..}}")
     for table, lim in limits.items():
         where = f"{path}: limits.{json.dumps(table)}"
+        if glob_reason(table):
+            raise JobError(f"{where}: {glob_reason(table)}")
         if not isinstance(lim, dict) or not lim or set(lim) - {"min", "max"}:
             raise JobError(f"{where} must be {{min = <number>, max = <number>}}")
         for k, v in lim.items():

@@ -62,13 +62,27 @@ def positive(text: str) -> float:
 
 
 def non_negative(text: str) -> float:
-    """An argparse type: a finite number >= 0."""
+    """An argparse type: a finite number >= 0 (checked as a job file's numbers are, ``paytables.number_reason``)."""
+    from ..paytables import number_reason
+
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a number, not {text!r}") from None
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, not {text}")
+    reason = number_reason(value, {"min": 0})
+    if reason:
+        raise argparse.ArgumentTypeError(f"{reason}, not {text}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """An argparse type: an integer >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, not {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, not {value}")
     return value
 
 

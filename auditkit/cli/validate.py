@@ -99,7 +99,12 @@ def _check(store, config, args: argparse.Namespace, show: bool):
 
 
 def check_engine(args: argparse.Namespace) -> None:
-    """Refuse ``--engine dask`` without a scheduler and ``--engine local`` with one."""
+    """Refuse ``--engine dask`` without a scheduler and ``--engine local`` with one, and a scheduler that
+    is not an address (the job file's check, ``job.SCHEDULER``)."""
+    from ..job import SCHEDULER
+
+    if args.scheduler is not None and not SCHEDULER.match(args.scheduler):
+        raise UsageError(f"--scheduler {args.scheduler!r}: must be a scheduler address (tcp://host:8786; schemes: tcp, tls, inproc, ucx, ws, wss)")
     if args.engine == "dask" and not args.scheduler:
         raise UsageError("--engine dask needs --scheduler ADDRESS (the cluster's scheduler, tcp://host:8786)")
     if args.engine == "local" and args.scheduler:
