@@ -15,6 +15,7 @@ output folder, the configuration and what to check::
     follow_symlinks = false               # follow symbolic links out of the input folders
     notebooks = false                     # true (or a list of names) renders the notebooks to HTML in the run folder
     workers = 2                           # optional; ingest and validation processes (default: the cores)
+    max_quarantined = 0.05                # optional; exit 2 past this share of quarantined lines
 
     [engine]                              # optional; default kind = "local" (the processes above)
     kind = "dask"                         # "local" or "dask" (a dask.distributed cluster; the dask extra)
@@ -56,7 +57,7 @@ from datetime import date as Date
 from pathlib import Path
 from typing import Any
 
-from .status import EXIT_CLEAN, EXIT_FINDINGS
+from .status import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
 
 __all__ = ["Job", "JobError", "load_job", "expand_inputs", "run_job", "RunResult", "SEVERITY_RANK", "FAIL_ON"]
 
@@ -65,7 +66,7 @@ log = logging.getLogger("auditkit.job")
 SEVERITY_RANK = {"low": 1, "medium": 2, "high": 3}
 FAIL_ON = {"any": 1, "low": 1, "medium": 2, "high": 3, "none": 99}
 KEYS = {"name", "inputs", "store", "output", "config", "settings", "limits", "games", "citations", "fail_on",
-        "lock_timeout", "notebooks", "follow_symlinks", "workers", "engine"}
+        "lock_timeout", "notebooks", "follow_symlinks", "workers", "engine", "max_quarantined"}
 ENGINES = ("local", "dask")
 ENGINE_KEYS = {"kind", "scheduler"}
 SCHEDULER = re.compile(r"^(tcp|tls|inproc|ucx|ws|wss)://\S+$")  # the schemes dask.distributed knows
@@ -98,6 +99,7 @@ class Job:
     workers: int | None = None  # None: the machine's cores
     engine: str = "local"
     scheduler: str | None = None
+    max_quarantined: float | None = None  # a run past this share of quarantined lines is exit 2
     sha256: str = ""
 
     def config(self):
@@ -200,6 +202,10 @@ def load_job(path: str | Path) -> Job:
     timeout = raw.get("lock_timeout", 0)
     if number_reason(timeout, {"min": 0}):  # the check of --lock-timeout
         raise JobError(f"{path}: lock_timeout = {show(timeout)}: {number_reason(timeout, {'min': 0})} (seconds)")
+    max_quarantined = raw.get("max_quarantined")
+    if max_quarantined is not None and number_reason(max_quarantined, {"min": 0, "max": 1}):  # --max-quarantined's check
+        raise JobError(f"{path}: max_quarantined = {show(max_quarantined)}: "
+                       f"{number_reason(max_quarantined, {'min': 0, 'max': 1})}")
     notebooks = raw.get("notebooks", False)
     if not isinstance(notebooks, bool):
         from .notebooks import NOTEBOOKS
@@ -244,7 +250,7 @@ def load_job(path: str | Path) -> Job:
               config_path=_path(raw, "config", base, path, required=False), settings=settings, limits=limits,
               games=games, citations=citations, fail_on=fail_on, lock_timeout=float(timeout), notebooks=notebooks,
               follow_symlinks=follow, workers=workers, engine=kind, scheduler=scheduler,
-              sha256=hashlib.sha256(text).hexdigest())
+              max_quarantined=max_quarantined, sha256=hashlib.sha256(text).hexdigest())
     job.config()  # fail now on a bad configuration (ConfigError)
     return job
 
@@ -455,6 +461,12 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
             log.warning("validating %s: ingested by an earlier run that did not finish", r.path)
         wanted = set(job.games) if job.games else None
         touched = {tuple(p.split("/", 1)) for r in pending for p in r.partitions}
+        warnings = []
+        if wanted is not None and touched and not {(g, d) for g, d in touched if g in wanted}:
+            from .coverage import no_match
+
+            warnings.append(no_match({"games =": sorted(wanted)}))  # new rounds, none of the job's games
+            log.warning("%s", warnings[-1])
         touched = {(g, d) for g, d in touched if wanted is None or g in wanted}
 
         checked = 0
@@ -492,12 +504,18 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
         failing = int((ranks >= threshold).sum())
         status = "nothing new" if not pending else ("findings" if len(findings) else "clean")
         exit_code = EXIT_FINDINGS if failing else EXIT_CLEAN
+        from .coverage import quarantine_problem
+
+        problem = quarantine_problem(new, q.loc[q["sha256"].isin(new_shas), "reason"], job.max_quarantined)
+        if problem:  # the reports are written; the run still could not do its job
+            log.error("%s", problem)
+            status, exit_code = "quarantined", EXIT_ERROR
         record = {
             "run_id": run_id, "job": job.name, "job_file": str(job.path), "job_sha256": job.sha256,
             "tool": "auditkit", "version": __version__, "python": platform.python_version(),
             "host": platform.node(), "pid": os.getpid(),
             "started_at": started.isoformat(timespec="milliseconds"), "ended_at": None, "duration_s": None,
-            "status": status, "exit_code": exit_code, "fail_on": fail_on, "findings_failing": failing,
+            "status": status, "problem": problem, "warnings": warnings, "exit_code": exit_code, "fail_on": fail_on, "findings_failing": failing,
             "configuration": {"source": config.source, "sha256": config.digest()},
             "games": job.games or "all", "citations": job.citations or "all",
             "store": str(job.store), "output": str(final),

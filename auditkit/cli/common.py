@@ -120,6 +120,24 @@ def report_quarantine(report: Any, store: Any) -> None:
         print(f"  ... and {n - 20} more (see the quarantine report)", file=sys.stderr)
 
 
+def add_max_quarantined(parser: argparse.ArgumentParser) -> None:
+    """The ``--max-quarantined FRACTION`` option (exit 2 past that share of quarantined lines)."""
+    parser.add_argument("--max-quarantined", type=fraction, metavar="FRACTION",
+                        help="exit 2 (after writing the reports) when more than this share of the round lines read "
+                             "is quarantined; a run whose every line is quarantined is exit 2 anyway (default: none)")
+
+
+def quarantine_problem(report: Any, store: Any, max_quarantined: float | None) -> str | None:
+    """Why this ingest's quarantine fails the run (all its lines, or more than ``max_quarantined``), or None."""
+    from ..coverage import quarantine_problem as problem
+
+    if not report.total("quarantined"):
+        return None
+    q = store.quarantine()
+    reasons = q.loc[q["sha256"].isin({s.sha256 for s in report.sources}), "reason"]
+    return problem(report.sources, reasons, max_quarantined)
+
+
 def prepare_outputs(paths: Sequence[str | Path | None]) -> None:
     """Refuse an output that is a folder; remove the temporary files killed writers of the outputs left."""
     from ..store import remove_stale_temps

@@ -16,13 +16,16 @@ from pathlib import Path
 from .common import (
     DEFAULT_LOCK_TIMEOUT,
     EXIT_CLEAN,
+    EXIT_ERROR,
     EXIT_FINDINGS,
     UsageError,
     add_engine,
     add_lock_timeout,
+    add_max_quarantined,
     check_citations,
     ingest_with_progress,
     prepare_outputs,
+    quarantine_problem,
     report_quarantine,
     require_logs,
 )
@@ -51,6 +54,7 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
     s.add_argument("--no-progress", action="store_true", help="no progress bar (none anyway when not a terminal)")
     add_engine(s, "the machine's cores")
     add_lock_timeout(s, DEFAULT_LOCK_TIMEOUT)
+    add_max_quarantined(s)
     s.set_defaults(func=run)
 
 
@@ -121,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     prepare_outputs(output_paths(args))
     show = not args.no_progress and not args.quiet
+    problem = None
     if len(args.paths) == 1 and Store.is_store(args.paths[0]):
         store = Store(args.paths[0])
         with store.lock(args.lock_timeout, shared=True, command="validate"):
@@ -135,12 +140,22 @@ def run(args: argparse.Namespace) -> int:
             report_quarantine(report, store)
             if args.quarantine_report:
                 write_csv(store.quarantine(), args.quarantine_report)
+            problem = quarantine_problem(report, store, args.max_quarantined)
             findings, checked = _check(store, config, args, show)
+    unmatched = None
+    if not checked and args.game and store.count():  # a store with rounds, none of these games
+        from ..coverage import no_match
+
+        unmatched = no_match({"--game": " --game ".join(args.game)})
+        print(f"auditkit: warning: {unmatched}", file=sys.stderr)
     write_csv(findings, args.out)
     if args.parquet:
         write_findings_parquet(findings, args.parquet)
     if args.summaries:
         write_summaries(findings, args.summaries)
-    print(format_summary(findings, checked))
+    print(format_summary(findings, checked) + (f"\nwarning: {unmatched}" if unmatched else ""))
     print(f"report: {args.out}")
+    if problem:  # the reports are written; the run still could not do its job
+        print(f"auditkit: error: {problem}", file=sys.stderr)
+        return EXIT_ERROR
     return EXIT_FINDINGS if len(findings) else EXIT_CLEAN
