@@ -18,11 +18,12 @@ __all__ = ["quarantine_problem", "common_reasons", "no_match"]
 
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 _LINE = re.compile(r"\bline \d+")
+_VALUE = re.compile(r"= [-+]?(?:\d[\d,]*\.?\d*(?:e[-+]?\d+)?|inf|nan)\b", re.IGNORECASE)
 
 
 def _kind(reason: str) -> str:
     """A reason without its values: ``field started_at '6/1/2025 04:02' is ...`` -> ``field started_at '…' is ...``."""
-    return _LINE.sub("line …", _QUOTED.sub("'…'", str(reason)))
+    return _VALUE.sub("= …", _LINE.sub("line …", _QUOTED.sub("'…'", str(reason))))
 
 
 def common_reasons(reasons: Iterable[str], top: int = 3) -> list[tuple[str, int]]:

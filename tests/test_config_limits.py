@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from test_job import clean_round, write_log
 
 from auditkit.cli.main import main
 from auditkit.paytables import glob_reason, number_reason
-from tests.test_reliability import clean_round, write_log
 
 ABSURD = {  # a licensee file: what the message says after the file's name
     "tie_1e308": ("[baccarat]\ntie = 1e308\n", "baccarat.tie = 1e+308: must be a finite number from 0 to 10000"),
@@ -88,3 +88,25 @@ def test_one_checker():
     assert number_reason(1.0, {"min": 0, "below": 1}) and not number_reason(0.0, {"min": 0, "below": 1})
     assert glob_reason("[") and glob_reason("a[b") and glob_reason("[!") and glob_reason("[]")
     assert not glob_reason("BAC-0[1-3]") and not glob_reason("*") and not glob_reason("[!a]x") and not glob_reason("[]]")
+
+
+def test_the_largest_ratio_on_the_largest_wager_keeps_every_summary_number_finite(tmp_path, capsys):
+    """A 10,000:1 tie on a wager at ingest's limit (10**13): the report and summaries hold finite numbers
+    (``tie = 1e308`` gave "expected +inf", "underpaid inf" before the limits)."""
+    import numpy as np
+    import pandas as pd
+
+    cfg = tmp_path / "casino.toml"
+    cfg.write_text("[baccarat]\ntie = 10000\n")
+    write_log(tmp_path / "logs" / "a.jsonl", [clean_round(banker_cards=["9h", "Kd"], outcome="tie",
+                                                          wagers=[{"seat": 1, "bet": "tie", "amount": 1e13, "net": 0}])])
+    out, summaries = tmp_path / "r.csv", tmp_path / "sum"
+    assert main(["validate", str(tmp_path / "logs"), "--out", str(out), "--config", str(cfg),
+                 "--summaries", str(summaries)]) == 1
+    printed = capsys.readouterr().out
+    assert "underpaid" in printed and "inf" not in printed.lower() and "nan" not in printed.lower()
+    for path in [out, *summaries.iterdir()]:
+        frame = pd.read_csv(path, thousands=",")
+        numbers = frame.select_dtypes("number").dropna(axis=1, how="all").to_numpy(dtype=float)  # not empty cells
+        assert np.isfinite(numbers).all(), path
+        assert not frame.astype(str).apply(lambda c: c.str.contains(r"\binf\b|\bnan\b", case=False)).any().any(), path
