@@ -463,7 +463,7 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
         touched = {tuple(p.split("/", 1)) for r in pending for p in r.partitions}
         warnings = []
         if wanted is not None and touched and not {(g, d) for g, d in touched if g in wanted}:
-            from .coverage import no_match
+            from .empty_work import no_match
 
             warnings.append(no_match({"games =": sorted(wanted)}))  # new rounds, none of the job's games
             log.warning("%s", warnings[-1])
@@ -504,7 +504,7 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
         failing = int((ranks >= threshold).sum())
         status = "nothing new" if not pending else ("findings" if len(findings) else "clean")
         exit_code = EXIT_FINDINGS if failing else EXIT_CLEAN
-        from .coverage import quarantine_problem
+        from .empty_work import quarantine_problem
 
         problem = quarantine_problem(new, q.loc[q["sha256"].isin(new_shas), "reason"], job.max_quarantined)
         if problem:  # the reports are written; the run still could not do its job

@@ -129,7 +129,7 @@ def add_max_quarantined(parser: argparse.ArgumentParser) -> None:
 
 def quarantine_problem(report: Any, store: Any, max_quarantined: float | None) -> str | None:
     """Why this ingest's quarantine fails the run (all its lines, or more than ``max_quarantined``), or None."""
-    from ..coverage import quarantine_problem as problem
+    from ..empty_work import quarantine_problem as problem
 
     if not report.total("quarantined"):
         return None

@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _unmatched(store, args: argparse.Namespace) -> str | None:
     """``no rounds match --dealer D999`` when the round filters select no round of the store, else None."""
-    from ..coverage import no_match, rounds_matching
+    from ..empty_work import no_match, rounds_matching
 
     given = {"--game": args.game, "--table": args.table, "--dealer": args.dealer, "--from": args.start, "--to": args.end}
     if not any(given.values()):

@@ -144,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
             findings, checked = _check(store, config, args, show)
     unmatched = None
     if not checked and args.game and store.count():  # a store with rounds, none of these games
-        from ..coverage import no_match
+        from ..empty_work import no_match
 
         unmatched = no_match({"--game": " --game ".join(args.game)})
         print(f"auditkit: warning: {unmatched}", file=sys.stderr)
