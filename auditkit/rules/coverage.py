@@ -10,8 +10,10 @@ and counts it as *not checkable* (by kind) instead.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -25,7 +27,8 @@ if TYPE_CHECKING:
     from .registry import Rule
 
 __all__ = ["EVIDENCE", "STANDS_FOR", "stands_for", "columns_for", "lacking", "cannot", "Tally", "COLUMNS",
-           "coverage_table"]
+           "coverage_table", "of_store", "format_coverage", "METADATA_KEY", "to_json", "from_json", "from_parquet",
+           "write_coverage"]
 
 EVIDENCE: dict[str, str] = {
     "suits": "the cards' suits (without them suits are invented)",
@@ -164,3 +167,72 @@ def coverage_table(counts: dict[tuple[str, str], np.ndarray]) -> pd.DataFrame:
                          "rounds_not_checkable": int(row[_NOT_CHECKABLE]), "reasons": reasons,
                          "findings": int(row[_FINDINGS])})
     return pd.DataFrame(rows, columns=COLUMNS).astype({c: "int64" for c in COLUMNS[3:6] + ["findings"]})
+
+
+def of_store(store: Any, games: Sequence[str] | None = None, start: str | None = None,
+             end: str | None = None) -> pd.DataFrame:
+    """The coverage table of a store's validated days (of some games, between two days), without
+    validating again: which rounds each rule could not check is read from the few columns that tell
+    (:func:`columns_for`), the findings from the stored findings."""
+    from .registry import rules_for
+
+    tally = Tally()
+    for game in games or store.games():
+        rules = rules_for(game)
+        cols = columns_for(game, {k for r in rules for k in r.needs})
+        for date in store.dates(game, start, end):
+            for batch in store.scan(game, date, columns=cols):
+                lack = lacking(batch, game)
+                for r in rules:
+                    tally.add(game, r, batch.num_rows, cannot(lack, r.needs), lack, np.empty(0, np.int64))
+    found = store.findings(list(games) if games else None, start, end)
+    for (game, rule_id), n in found.groupby(["game", "rule_id"]).size().items():
+        if (game, rule_id) in tally.counts:
+            tally.counts[game, rule_id][_FINDINGS] += int(n)
+    return tally.table()
+
+
+def format_coverage(table: pd.DataFrame) -> str:
+    """The terminal's coverage block: the rules that could not check some rounds, and why."""
+    short = table[table["rounds_not_checkable"] > 0]
+    if short.empty:
+        return "coverage: every check could check every round in scope"
+    lines = [f"not checkable (the data does not show it; see coverage.csv): {len(short)} check(s)"]
+    width = max(len(c) for c in short["citation"])
+    rule_width = max(len(c) for c in short["rule_id"])
+    for r in short.itertuples(index=False):
+        lines.append(f"  {r.game:<17} {r.citation:<{width}}  {r.rule_id:<{rule_width}}  "
+                     f"{r.rounds_not_checkable:>7} of {r.rounds_in_scope} round(s): {r.reasons}")
+    return "\n".join(lines)
+
+
+METADATA_KEY = b"auditkit.coverage"
+"""The key of the coverage table (JSON: a list of rows) in a findings Parquet file's schema metadata."""
+
+
+def to_json(table: pd.DataFrame) -> str:
+    """The coverage table as JSON (a list of rows)."""
+    return json.dumps(table[COLUMNS].to_dict(orient="records"))
+
+
+def from_json(text: str | bytes) -> pd.DataFrame:
+    """A coverage table from :func:`to_json`."""
+    import pandas as pd
+
+    return pd.DataFrame(json.loads(text), columns=COLUMNS)
+
+
+def from_parquet(path: str | Path) -> pd.DataFrame | None:
+    """The coverage table a findings Parquet file carries (None: it carries none)."""
+    import pyarrow.parquet as pq
+
+    text = (pq.read_schema(path).metadata or {}).get(METADATA_KEY)
+    return None if text is None else from_json(text)
+
+
+def write_coverage(table: pd.DataFrame, folder: str | Path) -> str:
+    """Write the coverage table as ``coverage.csv`` (spreadsheet-safe, atomic) in ``folder``; its name."""
+    from ..report import write_csv
+
+    write_csv(table[COLUMNS], Path(folder) / "coverage.csv")
+    return "coverage.csv"
