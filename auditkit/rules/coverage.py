@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..columns import combine, flat_values, parents, to_numpy
+from ..columns import combine, flat_values, lengths, parents, to_numpy
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -49,10 +49,10 @@ STANDS_FOR: dict[str, dict[str, tuple[str, ...]]] = {
     "baccarat": {"announced": ("announced_player", "announced_banker"), "wagers": ("wagers",)},
 }
 """The stored columns that stand for a kind of evidence, for every game (``*``) and per game (by the
-game's name, aliases included): a round where one of them is null lacks that kind. A kind with no
-column here (suits, ranks, times, order, events, round_id, and wagers carried inside the hands of
-blackjack, pai gow poker and three card poker, where an empty list is a fact, not an absence) is
-lacking only where ``not_recorded`` names it."""
+game's name, aliases included): a round where one of them is null (or, a list, empty: a baccarat round
+without wagers has no payout to check) lacks that kind. A kind with no column here (suits, ranks,
+times, order, events, round_id, and wagers carried inside the hands of blackjack, pai gow poker and
+three card poker) is lacking only where ``not_recorded`` names it."""
 
 KINDS = tuple(EVIDENCE)
 
@@ -90,9 +90,17 @@ def lacking(table: pa.Table, game: str) -> dict[str, np.ndarray]:
                         out[kind] = np.bincount(rows[named == kind], minlength=n).astype(bool)
     for kind, cols in stands_for(game).items():
         for c in cols:
-            if c in table.column_names and table[c].null_count:
+            if c not in table.column_names:
+                continue
+            if pa.types.is_list(table.schema.field(c).type):
+                null = lengths(table[c]) == 0
+                if not null.any():
+                    continue
+            elif table[c].null_count:
                 null = to_numpy(pc.is_null(table[c]), False).astype(bool)
-                out[kind] = out[kind] | null if kind in out else null
+            else:
+                continue
+            out[kind] = out[kind] | null if kind in out else null
     return out
 
 
