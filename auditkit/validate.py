@@ -199,9 +199,9 @@ def _sorted_frame(tables: Iterable[pa.Table | None]) -> pd.DataFrame:
 
 
 def check_rounds(table: pa.Table, game: str, config: Config, rules: Sequence[Rule] | None = None,
-                 date: str | None = None) -> pd.DataFrame:
-    """Findings of the round rules of ``game`` on one batch of its rounds."""
-    return _frame(_round_findings(table, game, config, rules, date))
+                 date: str | None = None, tally: Tally | None = None) -> pd.DataFrame:
+    """Findings of the round rules of ``game`` on one batch of its rounds (``tally`` gets the coverage)."""
+    return _frame(_round_findings(table, game, config, rules, date, tally))
 
 
 def _round_findings(table: pa.Table, game: str, config: Config, rules: Sequence[Rule] | None,
@@ -224,13 +224,13 @@ def _round_findings(table: pa.Table, game: str, config: Config, rules: Sequence[
 
 
 def check_shoes(table: pa.Table, game: str, config: Config, rules: Sequence[Rule] | None = None,
-                emit: np.ndarray | None = None, date: str | None = None) -> pd.DataFrame:
+                emit: np.ndarray | None = None, date: str | None = None, tally: Tally | None = None) -> pd.DataFrame:
     """Findings of the shoe rules over rounds grouped by table and shoe, in round_seq order.
 
     ``emit`` marks the rounds whose findings are wanted (the others are context
     carried from an earlier day); by default all.
     """
-    return _frame(_shoe_findings(table, game, config, rules, emit, date))
+    return _frame(_shoe_findings(table, game, config, rules, emit, date, tally))
 
 
 def _shoe_findings(table: pa.Table, game: str, config: Config, rules: Sequence[Rule] | None,

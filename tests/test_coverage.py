@@ -240,3 +240,19 @@ def test_counts_are_the_same_on_dask(tmp_path):
     pd.testing.assert_frame_equal(serial.table(), on_dask.table())
     assert _row(serial.table(), "baccarat.a")["rounds_not_checkable"] > 0
     assert serial.table()["findings"].sum() == len(found)
+
+
+def test_watch_counts_what_it_could_not_check(tmp_path):
+    import io
+
+    from auditkit.live import Watcher
+
+    logs = _logs(tmp_path)
+    tally = Tally()
+    validate_tables(_tables([json.loads(x) for x in (logs / "baccarat.jsonl").read_text().splitlines()]), tally=tally)
+    w = Watcher([str(logs / "baccarat.jsonl")], stderr=io.StringIO(), stdout=io.StringIO(), gzip_settle=0.0,
+                poll=0.05, checkpoint=tmp_path / "checkpoint.json")
+    w.run(once=True)
+    live = w.coverage.table()
+    assert _row(live, "baccarat.a", "baccarat")["rounds_not_checkable"] > 0
+    pd.testing.assert_frame_equal(live, tally.table())
