@@ -166,8 +166,12 @@ def test_counts_are_the_same_one_shot_from_a_store_and_with_two_workers(tmp_path
     validate_into_store(Store(store), tally=tally)
     pd.testing.assert_frame_equal(coverage(store), tally.table())
     pd.testing.assert_frame_equal(tally.table().astype(str), first.astype(str))
-    pd.testing.assert_frame_equal(coverage(tmp_path / "store" / ".." / "workers" / "f.parquet").astype(str),
-                                  first.astype(str))
+    pd.testing.assert_frame_equal(coverage(tmp_path / "workers" / "f.parquet").astype(str), first.astype(str))
+    capsys.readouterr()
+    assert main(["report", "--store", str(store), "--out", str(tmp_path / "r.csv"),
+                 "--parquet", str(tmp_path / "r.parquet")]) == 0
+    assert "announced: " in capsys.readouterr().out
+    pd.testing.assert_frame_equal(from_parquet(tmp_path / "r.parquet"), tally.table())
 
 
 def test_a_store_written_before_the_column_reads_it_as_null(tmp_path):
@@ -256,3 +260,18 @@ def test_watch_counts_what_it_could_not_check(tmp_path):
     live = w.coverage.table()
     assert _row(live, "baccarat.a", "baccarat")["rounds_not_checkable"] > 0
     pd.testing.assert_frame_equal(live, tally.table())
+
+
+def test_the_nightly_run_records_the_coverage(tmp_path):
+    logs = _logs(tmp_path)
+    (tmp_path / "nightly.toml").write_text(f'inputs = ["{logs}/*.jsonl"]\nstore = "store"\noutput = "reports"\n')
+    main(["-q", "run", str(tmp_path / "nightly.toml")])
+    (folder,) = [p for p in (tmp_path / "reports").glob("*/*") if p.is_dir() and not p.name.startswith(".")]
+    record = json.loads((folder / "run.json").read_text())
+    table = pd.DataFrame(record["coverage"])
+    assert record["outputs"]["coverage"] == "coverage.csv" and "coverage.csv" in record["output_files"]
+    a = _row(table, "baccarat.a", "baccarat")
+    assert a["rounds_not_checkable"] > 0 and a["reasons"].startswith("announced: ")
+    assert table["findings"].sum() == record["counts"]["findings"]
+    pd.testing.assert_frame_equal(from_parquet(folder / "findings.parquet"), table)
+    pd.testing.assert_frame_equal(pd.read_csv(folder / "coverage.csv", keep_default_na=False), table)
