@@ -247,11 +247,10 @@ def _shoe_findings(table: pa.Table, game: str, config: Config, rules: Sequence[R
     for r in rules:
         cannot = coverage.cannot(lack, r.needs)
         hits = r.func(table, config) if cannot is None else _shoe_rule_on(table, config, r, ~cannot)
-        if tally is not None:
-            tally.add(game, r, table.num_rows if keep is None else int(keep.sum()), cannot, lack, hits.rows
-                      if keep is None else hits.rows[keep[hits.rows]], emit=keep)
         if keep is not None and len(hits):
             hits = hits.subset(keep[hits.rows])
+        if tally is not None:
+            tally.add(game, r, table.num_rows if keep is None else int(keep.sum()), cannot, lack, hits.rows, emit=keep)
         if len(hits):
             found.append((r, hits))
     return _findings(table, found, game, date) if found else None
