@@ -47,7 +47,8 @@ def _none() -> Hits:
 # ---- (a) announcements ------------------------------------------------------------------
 @rule("baccarat.a", games=GAMES, citation=f"{SECTION}(a)", severity="low",
       summary="The announced point counts equal the two-card totals",
-      columns=("announced_player", "announced_banker", *CARDS))
+      columns=("announced_player", "announced_banker", *CARDS),
+      needs=("announced",))
 def a_announced_point_counts(ctx: Baccarat) -> Hits:
     """(a) "After the initial four (4) cards are dealt, the dealer calling the game shall announce the
     point count of the player's hand. After the dealer takes and places the cards of the banker's hand
@@ -153,7 +154,8 @@ def b4_banker_seven(ctx: Baccarat) -> Hits:
 
 
 @rule("baccarat.b5", games=GAMES, citation=f"{SECTION}(b)(5)", severity="high",
-      summary="Player drew, banker 3: the banker draws unless the player's third card is an 8", columns=CARDS)
+      summary="Player drew, banker 3: the banker draws unless the player's third card is an 8", columns=CARDS,
+      needs=("order",))
 def b5_banker_three(ctx: Baccarat) -> Hits:
     """(b)(5) "If the point count total of the banker's hand is three (3), the banker's hand will draw a
     third card if the player's third card is zero (0) to nine (9), excluding eight (8)."
@@ -166,7 +168,8 @@ def b5_banker_three(ctx: Baccarat) -> Hits:
 
 
 @rule("baccarat.b6", games=GAMES, citation=f"{SECTION}(b)(6)", severity="high",
-      summary="Player drew, banker 4: the banker draws on a player third card 2-7", columns=CARDS)
+      summary="Player drew, banker 4: the banker draws on a player third card 2-7", columns=CARDS,
+      needs=("order",))
 def b6_banker_four(ctx: Baccarat) -> Hits:
     """(b)(6) "If the point count total of the banker's hand is four (4), the banker's hand will draw a
     third card if the player's third card is a two (2) to seven (7) inclusive."
@@ -179,7 +182,8 @@ def b6_banker_four(ctx: Baccarat) -> Hits:
 
 
 @rule("baccarat.b7", games=GAMES, citation=f"{SECTION}(b)(7)", severity="high",
-      summary="Player drew, banker 5: the banker draws on a player third card 4-7", columns=CARDS)
+      summary="Player drew, banker 5: the banker draws on a player third card 4-7", columns=CARDS,
+      needs=("order",))
 def b7_banker_five(ctx: Baccarat) -> Hits:
     """(b)(7) "If the point count total of the banker's hand is five (5), the banker's hand will draw a
     third card if the player's third card is four (4) to seven (7) inclusive."
@@ -192,7 +196,8 @@ def b7_banker_five(ctx: Baccarat) -> Hits:
 
 
 @rule("baccarat.b8", games=GAMES, citation=f"{SECTION}(b)(8)", severity="high",
-      summary="Player drew, banker 6: the banker draws on a player third card 6-7", columns=CARDS)
+      summary="Player drew, banker 6: the banker draws on a player third card 6-7", columns=CARDS,
+      needs=("order",))
 def b8_banker_six(ctx: Baccarat) -> Hits:
     """(b)(8) "If the point count total of the banker's hand is six (6), the banker's hand will draw a
     third card if the player's third card is a six (6) or seven (7)."
@@ -257,7 +262,8 @@ def _banker_third_first(order: str) -> bool:
 
 
 @rule("baccarat.c", games=GAMES, citation=f"{SECTION}(c)", severity="medium",
-      summary="When both hands take a third card, the player's is dealt first", columns=("deal_order", *CARDS))
+      summary="When both hands take a third card, the player's is dealt first", columns=("deal_order", *CARDS),
+      needs=("order",))
 def c_player_third_card_first(ctx: Baccarat) -> Hits:
     """(c) "Any third card required to be dealt at the direction of the dealer shall first be dealt face
     upwards to the player's hand and then to the banker's hand if necessary by the curator or the dealer."
@@ -313,7 +319,8 @@ def outcome(ctx: Baccarat) -> Hits:
 
 @rule("baccarat.paytable", games=GAMES, citation="paytable", severity="high",
       summary="Each player, banker and tie wager's net matches the paytable for the outcome as dealt",
-      columns=(*WAGERS, *CARDS), params=PAY_KEYS)
+      columns=(*WAGERS, *CARDS), params=PAY_KEYS,
+      needs=("wagers",))
 def paytable(ctx: Baccarat) -> Hits:
     """Catalog, ``paytable``: "each wager's net matches the paytable for the outcome as dealt (default:
     player 1:1, banker 1:1 less 5% commission, tie 8:1; player/banker bets push on a tie)".
@@ -340,7 +347,8 @@ def paytable(ctx: Baccarat) -> Hits:
                 seat=seat, expected_amount=expected, recorded_amount=net)
 
 
-@rule("baccarat.void", games=GAMES, citation="void", severity="high", summary=VOID_SUMMARY, columns=WAGERS)
+@rule("baccarat.void", games=GAMES, citation="void", severity="high", summary=VOID_SUMMARY, columns=WAGERS,
+      needs=("wagers",))
 def void(ctx: Baccarat) -> Hits:
     """Catalog, ``void``: "in a void or dead round every wager's net is 0" (any bet, side bets too)."""
     return void_round_nets(ctx)
@@ -372,7 +380,8 @@ def integrity(ctx: Baccarat) -> Hits:
 
 @rule("baccarat.integrity_shoe", games=GAMES, citation="integrity", severity="high",
       summary="No card appears in a shoe more often than the shoe's decks hold",
-      scope="shoe", columns=CARDS, params=("decks",))
+      scope="shoe", columns=CARDS, params=("decks",),
+      needs=("suits", "ranks", "shoe"))
 def integrity_shoe(table: pa.Table, config: Config) -> Hits:
     """Catalog, ``integrity``: "more copies of a card in a shoe than the shoe holds (reported on the round
     where the excess copy appears)"."""
@@ -390,7 +399,8 @@ def _decks(config: Config, table: pa.Table) -> np.ndarray:
 # ---- (e) cut card -----------------------------------------------------------------------
 @rule("baccarat.e", games=GAMES, citation=f"{SECTION}(e)", severity="medium",
       summary="After the round in which the cutting card appeared, exactly one more round is dealt",
-      scope="shoe", columns=("cut_card",))
+      scope="shoe", columns=("cut_card",),
+      needs=("order", "shoe"))
 def e_one_more_hand_after_the_cutting_card(table: pa.Table, config: Config) -> Hits:
     """(e) "Whenever the cutting card appears during play, the cutting card will be removed and placed to
     the side and the hand will be completed. Upon completion of the hand, the dealer shall announce "Last

@@ -26,7 +26,8 @@ __all__ = ["ThreeCardPoker", "SECTION"]
 
 # ---- (a) ---------------------------------------------------------------------------------------------------------
 @rule("tcp.a", games=(GAME,), citation=f"{SECTION}(a)", severity="high",
-      summary="A hand has an ante wager greater than 0", columns=("hands",))
+      summary="A hand has an ante wager greater than 0", columns=("hands",),
+      needs=("wagers",))
 def a_ante(ctx: ThreeCardPoker) -> Hits:
     """(a) "The patron must place an ante wager to play against the dealer."
 
@@ -40,7 +41,8 @@ def a_ante(ctx: ThreeCardPoker) -> Hits:
 
 
 @rule("tcp.a1", games=(GAME,), citation=f"{SECTION}(a)(1)", severity="high",
-      summary="A folded hand loses its ante and has no play bet", columns=("hands", "status"))
+      summary="A folded hand loses its ante and has no play bet", columns=("hands", "status"),
+      needs=("wagers",))
 def a1_fold(ctx: ThreeCardPoker) -> Hits:
     """(a) "After the player receives his or her cards, the player may do one (1) of the following:
     (1) Fold and forfeit the ante bet."
@@ -64,7 +66,8 @@ def a1_fold(ctx: ThreeCardPoker) -> Hits:
 
 
 @rule("tcp.a2", games=(GAME,), citation=f"{SECTION}(a)(2)", severity="high",
-      summary="A played hand's play bet equals its ante", columns=("hands",))
+      summary="A played hand's play bet equals its ante", columns=("hands",),
+      needs=("wagers",))
 def a2_play_bet(ctx: ThreeCardPoker) -> Hits:
     """(a)(2) "Place a play bet that is in the same amount as the ante bet. The patron must place a play bet in
     order to continue participation in the hand."
@@ -83,7 +86,8 @@ def a2_play_bet(ctx: ThreeCardPoker) -> Hits:
 # ---- (b) ---------------------------------------------------------------------------------------------------------
 @rule("tcp.b", games=(GAME,), citation=f"{SECTION}(b)", severity="high",
       summary="The dealer qualifies with queen high or better (played hands settled accordingly)",
-      columns=("hands", "dealer_cards", "status", "table_id"), params=("ante", "play"))
+      columns=("hands", "dealer_cards", "status", "table_id"), params=("ante", "play"),
+      needs=("wagers", "suits", "ranks"))
 def b_dealer_qualifies(ctx: ThreeCardPoker) -> Hits:
     """(b) "The dealer's hand must have a value of queen high or better to qualify to play against the
     patrons' hands."
@@ -115,7 +119,8 @@ def b_dealer_qualifies(ctx: ThreeCardPoker) -> Hits:
 # ---- (c) ---------------------------------------------------------------------------------------------------------
 @rule("tcp.c1", games=(GAME,), citation=f"{SECTION}(c)(1)", severity="high",
       summary="dealer does not qualify: ante wins at least 1:1, play pushes",
-      columns=("hands", "dealer_cards", "status", "table_id"), params=("ante", "play"))
+      columns=("hands", "dealer_cards", "status", "table_id"), params=("ante", "play"),
+      needs=("wagers", "suits", "ranks"))
 def c1_dealer_does_not_qualify(ctx: ThreeCardPoker) -> Hits:
     """(c)(1) "If the dealer's hand does not qualify, all ante bets are won by the patrons and are paid at odds
     of at least one (1) to one (1). All play bets are considered a push and are returned to the patron."
@@ -130,7 +135,8 @@ def c1_dealer_does_not_qualify(ctx: ThreeCardPoker) -> Hits:
 
 @rule("tcp.c2", games=(GAME,), citation=f"{SECTION}(c)(2)", severity="high",
       summary="dealer beats the hand: ante and play lose",
-      columns=("hands", "dealer_cards", "status", "table_id"), params=("ante", "play"))
+      columns=("hands", "dealer_cards", "status", "table_id"), params=("ante", "play"),
+      needs=("wagers", "suits", "ranks"))
 def c2_dealer_beats_hand(ctx: ThreeCardPoker) -> Hits:
     """(c)(2) "If the dealer's hand qualifies and beats the patron's hand, the patron loses the ante bet and
     the play bet."
@@ -144,7 +150,8 @@ def c2_dealer_beats_hand(ctx: ThreeCardPoker) -> Hits:
 
 @rule("tcp.c3", games=(GAME,), citation=f"{SECTION}(c)(3)", severity="high",
       summary="hand beats the dealer: ante and play win at least 1:1",
-      columns=("hands", "dealer_cards", "status", "table_id"), params=("ante", "play"))
+      columns=("hands", "dealer_cards", "status", "table_id"), params=("ante", "play"),
+      needs=("wagers", "suits", "ranks"))
 def c3_hand_beats_dealer(ctx: ThreeCardPoker) -> Hits:
     """(c)(3) "If the dealer's hand qualifies and does not beat the patron's hand, the patron wins. The ante
     bet and the play bet are both paid at odds of at least one (1) to one (1)."
@@ -160,7 +167,8 @@ def c3_hand_beats_dealer(ctx: ThreeCardPoker) -> Hits:
 
 @rule("tcp.c4", games=(GAME,), citation=f"{SECTION}(c)(4)", severity="high",
       summary="tie with the dealer: ante and play push",
-      columns=("hands", "dealer_cards", "status", "table_id"), params=("ante", "play"))
+      columns=("hands", "dealer_cards", "status", "table_id"), params=("ante", "play"),
+      needs=("wagers", "suits", "ranks"))
 def c4_tie(ctx: ThreeCardPoker) -> Hits:
     """(c)(4) "If the dealer's hand qualifies and ties with the patron's hand, both the ante bet and the play
     bet are considered a push and the wagers are returned to the patron."
@@ -175,7 +183,8 @@ def c4_tie(ctx: ThreeCardPoker) -> Hits:
 # ---- (d) ---------------------------------------------------------------------------------------------------------
 @rule("tcp.d1", games=(GAME,), citation=f"{SECTION}(d)(1)", severity="high",
       summary="A played straight flush is paid an ante bonus of at least 5:1",
-      columns=("hands", "status", "table_id"), params=("ante_bonus",))
+      columns=("hands", "status", "table_id"), params=("ante_bonus",),
+      needs=("wagers", "suits", "ranks"))
 def d1_straight_flush(ctx: ThreeCardPoker) -> Hits:
     """(d)(1) "A straight flush must be paid at odds of at least five (5) to one (1)."
 
@@ -187,7 +196,8 @@ def d1_straight_flush(ctx: ThreeCardPoker) -> Hits:
 
 @rule("tcp.d2", games=(GAME,), citation=f"{SECTION}(d)(2)", severity="high",
       summary="A played three of a kind is paid an ante bonus of at least 4:1",
-      columns=("hands", "status", "table_id"), params=("ante_bonus",))
+      columns=("hands", "status", "table_id"), params=("ante_bonus",),
+      needs=("wagers", "ranks"))
 def d2_three_of_a_kind(ctx: ThreeCardPoker) -> Hits:
     """(d)(2) "Three (3) of a kind must be paid at odds of at least four (4) to one (1)."
 
@@ -199,7 +209,8 @@ def d2_three_of_a_kind(ctx: ThreeCardPoker) -> Hits:
 
 @rule("tcp.d3", games=(GAME,), citation=f"{SECTION}(d)(3)", severity="high",
       summary="A played straight is paid an ante bonus of at least 1:1",
-      columns=("hands", "status", "table_id"), params=("ante_bonus",))
+      columns=("hands", "status", "table_id"), params=("ante_bonus",),
+      needs=("wagers", "ranks"))
 def d3_straight(ctx: ThreeCardPoker) -> Hits:
     """(d)(3) "A straight must be paid at odds of at least one (1) to one (1)."
 
@@ -210,7 +221,8 @@ def d3_straight(ctx: ThreeCardPoker) -> Hits:
 
 
 @rule("tcp.d", games=(GAME,), citation=f"{SECTION}(d)", severity="high",
-      summary="No ante bonus on a hand that does not qualify for one, or on a folded hand", columns=("hands", "status"))
+      summary="No ante bonus on a hand that does not qualify for one, or on a folded hand", columns=("hands", "status"),
+      needs=("wagers", "suits", "ranks"))
 def d_no_ante_bonus_otherwise(ctx: ThreeCardPoker) -> Hits:
     """(d) "The patron's hand is not compared to the dealer's hand for purposes of the ante bonus. A patron
     with a qualifying ante bonus hand will be paid the bonus even if the dealer's hand beats the patron's
@@ -226,7 +238,8 @@ def d_no_ante_bonus_otherwise(ctx: ThreeCardPoker) -> Hits:
 # ---- paytable, void, integrity ----------------------------------------------------------------------------------
 @rule("tcp.paytable", games=(GAME,), citation="paytable", severity="high",
       summary="Payouts at or above the regulation minimums match the posted paytable; pair plus matches its paytable",
-      columns=("hands", "dealer_cards", "status", "table_id"), params=("ante", "play", "ante_bonus", "pair_plus"))
+      columns=("hands", "dealer_cards", "status", "table_id"), params=("ante", "play", "ante_bonus", "pair_plus"),
+      needs=("wagers", "suits", "ranks"))
 def paytable(ctx: ThreeCardPoker) -> Hits:
     """Catalog ``paytable``: payouts above the minimums match the posted paytable; pair plus matches its
     paytable (default 40/30/6/3/1 for SF/trips/straight/flush/pair). "Underpayment of a minimum cites
@@ -246,7 +259,8 @@ def paytable(ctx: ThreeCardPoker) -> Hits:
         ctx.pair_plus_hits(ctx.pair_plus_wrong))
 
 
-@rule("tcp.void", games=(GAME,), citation="void", severity="high", summary=VOID_SUMMARY, columns=("hands", "status"))
+@rule("tcp.void", games=(GAME,), citation="void", severity="high", summary=VOID_SUMMARY, columns=("hands", "status"),
+      needs=("wagers",))
 def void(ctx: ThreeCardPoker) -> Hits:
     """Catalog ``void``: in a void or dead round every wager's net is 0 (ante, play, ante bonus, pair plus)."""
     return void_round_nets(ctx)
@@ -254,7 +268,8 @@ def void(ctx: ThreeCardPoker) -> Hits:
 
 @rule("tcp.integrity", games=(GAME,), citation="integrity", severity="high",
       summary="One 52-card deck: no card repeated in a round, no joker, three cards a hand",
-      columns=("hands", "dealer_cards"))
+      columns=("hands", "dealer_cards"),
+      needs=("suits", "ranks"))
 def integrity(ctx: ThreeCardPoker) -> Hits:
     """Catalog ``integrity``: a card repeated in a one-deck round, the joker outside pai gow; and a hand
     (or the dealer's) of other than three cards. Not about money."""
