@@ -25,19 +25,18 @@ import pyarrow.compute as pc
 
 from ..schema import QUARANTINE, schema_for
 from ..store import INDEX, ROW_GROUP, SourceRecord, Store
-from .blocks import Parsed, parse_block, parse_objects
-from .csv import ATTACHED, companions_of, is_companion, is_round_csv, read_csv_rounds
-from .csvblocks import read_csv_blocks
+from .blocks import Parsed
+from .csv import companions_of, is_companion, is_round_csv
 from .dedup import ALREADY, DIFFERENT, NEW, SeenRounds
 from .hashing import content_columns, id_hashes, row_hashes
-from .jsonl import MAX_LINE, RAW_KEPT, read_blocks
+from .jsonl import MAX_LINE, RAW_KEPT
+from .readers import reader_for
 
 __all__ = ["IngestReport", "SeenRounds", "discover", "orphan_companions", "ingest_paths", "ingest_source",
            "source_sha256", "is_csv", "InputError", "Block", "hash_block", "SourceWriter", "open_source",
            "MAX_LINE", "SUFFIXES", "RAW_LIMIT", "REASON_LIMIT", "cut", "quarantine_entry"]
 
 log = logging.getLogger("auditkit.ingest")
-FLUSH_ROWS = 25_000  # CSV rows read as Python objects before they are checked and written
 PART_ROWS = 2 * ROW_GROUP  # rounds per part file of one (game, day, source) at most
 BUFFERED_ROWS = PART_ROWS  # rows waiting for their parts, at most (then the largest is written)
 RAW_LIMIT = RAW_KEPT  # characters of a quarantined line kept in its entry
@@ -228,43 +227,11 @@ class _Parts:
             self._flush(key)
 
 
-def _blocks(path: Path, name: str, bulk: bool, max_line: int) -> Iterator[tuple[Parsed, int, int, list, int]]:
-    """(parsed block, lines read, attached companion rows, bad lines of other files, bytes read) of a source."""
-    if not is_csv(path):
-        for block in read_blocks(path, max_line=max_line):
-            yield parse_block(block, bulk=bulk), len(block), 0, [], block.done
-        return
-    if bulk and (blocks := read_csv_blocks(path, name)) is not None:
-        yield from blocks
-        return
-    items: list[tuple[int, Any]] = []
-    raws: dict[int, str] = {}
-    other: list[tuple[str, int, Any, str]] = []
-    lines = attached = blank = 0
-    for file, line, raw, obj, error in read_csv_rounds(path):
-        lines += line > 0
-        if file != str(path):  # a companion line
-            if error is not None:
-                other.append((file, line, raw, error))
-            elif obj is ATTACHED:
-                attached += 1
-            else:
-                blank += 1
-        elif error is not None:
-            other.append((name, line, raw, error))
-        elif obj is None:
-            blank += 1
-        else:
-            items.append((line, obj))
-            raws[line] = raw
-        if len(items) >= FLUSH_ROWS:
-            parsed = parse_objects(items, raws)
-            parsed.blank += blank
-            yield parsed, lines, attached, other, 0
-            items, raws, other, lines, attached, blank = [], {}, [], 0, 0, 0
-    parsed = parse_objects(items, raws)
-    parsed.blank += blank
-    yield parsed, lines, attached, other, path.stat().st_size
+def _blocks(path: Path, name: str, bulk: bool, max_line: int, profile: Any = None
+            ) -> Iterator[tuple[Parsed, int, int, list, int]]:
+    """(parsed block, lines read, attached rows, bad lines of other files, bytes read) of a source,
+    from its reader (:mod:`auditkit.ingest.readers`)."""
+    return reader_for(path, profile)(path, name, bulk, max_line)
 
 
 @dataclass
