@@ -365,7 +365,7 @@ class SourceWriter:
         return rec
 
 
-def open_source(path: Path, store: Store, seen: SeenRounds, display: str | None = None
+def open_source(path: Path, store: Store, seen: SeenRounds, display: str | None = None, fmt: str | None = None
                 ) -> tuple[SourceRecord, SourceWriter | None]:
     """``(the manifest entry of the identical content ingested before, None)``, or ``(a new entry,
     the writer to commit it)`` after discarding what an interrupted ingest of it left."""
@@ -374,36 +374,39 @@ def open_source(path: Path, store: Store, seen: SeenRounds, display: str | None 
         size = path.stat().st_size
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    return open_known(path, store, seen, sha, size, display)
+    return open_known(path, store, seen, sha, size, display, fmt)
 
 
-def open_known(path: Path, store: Store, seen: SeenRounds, sha: str, size: int, display: str | None = None
-               ) -> tuple[SourceRecord, SourceWriter | None]:
+def open_known(path: Path, store: Store, seen: SeenRounds, sha: str, size: int, display: str | None = None,
+               fmt: str | None = None) -> tuple[SourceRecord, SourceWriter | None]:
     """:func:`open_source` of a source whose hash and size are known."""
     prior = store.source(sha)
     if prior is not None:
         return prior, None
     store.discard_uncommitted(sha)
     name = display or str(path)
-    rec = SourceRecord(sha256=sha, path=name, size=size, format="csv" if is_csv(path) else "jsonl")
+    rec = SourceRecord(sha256=sha, path=name, size=size, format=fmt or ("csv" if is_csv(path) else "jsonl"))
     return rec, SourceWriter(store, seen, sha, name, rec)
 
 
 def ingest_source(path: Path, store: Store, seen: SeenRounds | None = None, *, display: str | None = None,
                   bulk: bool = True, max_line: int = MAX_LINE,
-                  progress: Callable[[int, int], None] | None = None) -> tuple[SourceRecord, bool]:
+                  progress: Callable[[int, int], None] | None = None, profile: Any = None
+                  ) -> tuple[SourceRecord, bool]:
     """Ingest one source into the store: ``(its manifest entry, True)``, or the entry of the
     identical content ingested before and False.
 
     ``bulk=False`` reads every line with the per-line reader (the reference the bulk reader
     is tested against); ``max_line`` is the longest line read (bytes); ``progress(bytes
-    read, rounds stored)`` is called after each block.
+    read, rounds stored)`` is called after each block; ``profile`` (an import profile,
+    :mod:`auditkit.ingest.profiles`) reads the source through it.
     """
-    rec, writer = open_source(path, store, seen or SeenRounds(store), display)
+    fmt = f"profile:{profile.name}" if profile is not None else None
+    rec, writer = open_source(path, store, seen or SeenRounds(store), display, fmt)
     if writer is None:
         return rec, False
     try:
-        for parsed, lines, attached, other, done in _blocks(path, writer.name, bulk, max_line):
+        for parsed, lines, attached, other, done in _blocks(path, writer.name, bulk, max_line, profile):
             writer.add(hash_block(parsed, lines, attached, other, done), parsed.raw)
             if progress:
                 progress(done, rec.stored)
@@ -450,7 +453,7 @@ class _FileProgress:
 def ingest_paths(paths: Iterable[str | Path], store: Store, *, exclude: Iterable[Path] = (),
                  follow_symlinks: bool = False, on_file: Callable[[Path], None] | None = None,
                  progress: bool = False, bulk: bool = True, max_line: int = MAX_LINE,
-                 workers: int | None = 1, scheduler: Any = None) -> IngestReport:
+                 workers: int | None = 1, scheduler: Any = None, profile: Any = None) -> IngestReport:
     """Ingest every log under ``paths`` whose content the store has not seen; ``on_file`` is
     called after each file. Symbolic links out of the input folders are followed only with
     ``follow_symlinks``; special files are skipped with a warning. ``progress`` shows a bar of
@@ -462,9 +465,15 @@ def ingest_paths(paths: Iterable[str | Path], store: Store, *, exclude: Iterable
     ``dask.distributed`` address or ``Client``) on a Dask cluster whose workers see the files
     at the same paths. The sources are still committed one by one, in order, by this process:
     the store, its index and quarantine and the report are the same whatever parses them
-    (:mod:`auditkit.ingest.parallel`)."""
+    (:mod:`auditkit.ingest.parallel`).
+
+    ``profile`` (an import profile) reads every file named, and every file of a folder, through
+    it, in this process."""
     paths = list(paths)
     report = IngestReport()
+    if profile is not None:
+        _ingest_files(_profile_files(paths), store, report, None, on_file, progress, bulk, max_line, profile)
+        return report
     for orphan in orphan_companions(paths):  # nothing to attach its rows to: say so, read nothing
         why = "CSV companion file without its main file (X.csv); not read"
         report.skipped.append((str(orphan), why))
@@ -488,6 +497,21 @@ def ingest_paths(paths: Iterable[str | Path], store: Store, *, exclude: Iterable
     return report
 
 
+def _profile_files(paths: list[str | Path]) -> list[Path]:
+    """The files read through a profile: those named, and those of the folders (hidden names skipped)."""
+    out: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            out += sorted(f for f in p.rglob("*") if f.is_file() and not any(
+                part.startswith(".") for part in f.relative_to(p).parts))
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise InputError(f"no such file or folder: {p}")
+    return out
+
+
 def _workers(paths: list[Path], workers: int | None) -> int:
     from .parallel import default_ingest_workers
 
@@ -495,13 +519,14 @@ def _workers(paths: list[Path], workers: int | None) -> int:
 
 
 def _ingest_files(files: list[Path], store: Store, report: IngestReport, par: Any,
-                  on_file: Callable[[Path], None] | None, progress: bool, bulk: bool, max_line: int) -> None:
+                  on_file: Callable[[Path], None] | None, progress: bool, bulk: bool, max_line: int,
+                  profile: Any = None) -> None:
     """Ingest ``files`` in order, one entry each in ``report``; ``par``: a :class:`ParallelIngest`
     parsing them ahead, or None (this process reads each)."""
     seen: SeenRounds | None = None
     for path in files:
         entry: dict[str, Any] = {"path": str(path)}
-        if is_csv(path) and not is_round_csv(path):
+        if profile is None and is_csv(path) and not is_round_csv(path):
             why = "not a round log (CSV header lacks round_id, game, table_id, started_at)"
             report.skipped.append((str(path), why))
             entry["status"] = f"skipped: {why}"
@@ -511,7 +536,7 @@ def _ingest_files(files: list[Path], store: Store, report: IngestReport, par: An
             bar = _FileProgress(path, progress)
             try:
                 rec, new = par.ingest(path, seen, bar) if par is not None else \
-                    ingest_source(path, store, seen, bulk=bulk, max_line=max_line, progress=bar)
+                    ingest_source(path, store, seen, bulk=bulk, max_line=max_line, progress=bar, profile=profile)
             finally:
                 speed = bar.close()
             entry.update(sha256=rec.sha256, size=rec.size)
