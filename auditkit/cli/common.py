@@ -117,6 +117,21 @@ def prepare_outputs(paths: Sequence[str | Path | None]) -> None:
     remove_stale_temps(outputs)
 
 
+def add_profile(parser: argparse.ArgumentParser) -> None:
+    """The ``--profile`` option: read the inputs through an import profile (docs/profiles.md)."""
+    parser.add_argument("--profile", metavar="TOML",
+                        help="read the inputs as a vendor's export through this import profile (docs/profiles.md)")
+
+
+def load_profile_arg(args: argparse.Namespace) -> Any:
+    """The import profile ``--profile`` names, validated (a bad one is exit 2); None when not given."""
+    if not getattr(args, "profile", None):
+        return None
+    from ..ingest.profiles import load_profile
+
+    return load_profile(args.profile)
+
+
 def require_logs(report: Any, paths: Sequence[str | Path]) -> None:
     """Refuse an ingest that met no log file at all (an empty folder, only ``.json`` files)."""
     if not any(e.get("status") in ("ingested", "already ingested") for e in report.files):
@@ -124,11 +139,12 @@ def require_logs(report: Any, paths: Sequence[str | Path]) -> None:
 
 
 def ingest_with_progress(paths: Sequence[str | Path], store: Any, *, follow_symlinks: bool, show: bool,
-                         max_line: int | None = None, workers: int | None = None, scheduler: str | None = None) -> Any:
+                         max_line: int | None = None, workers: int | None = None, scheduler: str | None = None,
+                         profile: Any = None) -> Any:
     """Ingest ``paths`` into ``store``, with a bar of each file's bytes and rounds per second on a
     terminal; the ingest report. ``workers`` (None: the machine's cores) or a Dask ``scheduler``
-    parse the files (docs/scaling.md)."""
+    parse the files (docs/scaling.md); ``profile`` (an import profile) reads them through it."""
     from ..ingest.sources import MAX_LINE, ingest_paths
 
     return ingest_paths(paths, store, follow_symlinks=follow_symlinks, progress=show, max_line=max_line or MAX_LINE,
-                        workers=workers, scheduler=scheduler)
+                        workers=workers, scheduler=scheduler, profile=profile)

@@ -20,8 +20,10 @@ from .common import (
     UsageError,
     add_engine,
     add_lock_timeout,
+    add_profile,
     check_citations,
     ingest_with_progress,
+    load_profile_arg,
     prepare_outputs,
     report_quarantine,
     require_logs,
@@ -51,6 +53,7 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
     s.add_argument("--no-progress", action="store_true", help="no progress bar (none anyway when not a terminal)")
     add_engine(s, "the machine's cores")
     add_lock_timeout(s, DEFAULT_LOCK_TIMEOUT)
+    add_profile(s)
     s.set_defaults(func=run)
 
 
@@ -114,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
     check_citations(args.citation, args.game)
     check_engine(args)
     config = load_config(args.config)
+    profile = load_profile_arg(args)
     prepare_outputs(output_paths(args))
     show = not args.no_progress and not args.quiet
     if len(args.paths) == 1 and Store.is_store(args.paths[0]):
@@ -124,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
         with temporary_store() as tmp:
             store = Store(tmp)
             report = ingest_with_progress(args.paths, store, follow_symlinks=args.follow_symlinks, show=show,
-                                          workers=args.workers, scheduler=args.scheduler)
+                                          workers=args.workers, scheduler=args.scheduler, profile=profile)
             require_logs(report, args.paths)
             print(report.summary(), file=sys.stderr)
             report_quarantine(report, store)

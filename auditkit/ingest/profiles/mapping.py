@@ -263,6 +263,8 @@ def _no_twice(name: str, lst: list[dict[str, Any]]) -> None:
     seen: set[tuple] = set()
     for item in lst:
         key = tuple(item.get(k) for k in keys)
+        if all(v is None for v in key):
+            continue
         if key in seen:
             desc = " ".join(f"{k} {v}" for k, v in zip(keys, key, strict=True) if v is not None)
             raise ValueError(f"{name[:-1]} {desc} twice")

@@ -23,14 +23,14 @@ from . import ReadBlock, Reader
 __all__ = ["profile_reader", "read_rows", "mapped_block"]
 
 
-def read_rows(prof: Profile, path: Path) -> tuple[pa.Table, list[tuple[int, str, str]], str]:
-    """The source's rows (string columns and ``__row``), its undecodable rows (row, reason, raw
-    text) and the name reports show as ``source_file``."""
+def read_rows(source: Any, path: Path) -> tuple[pa.Table, list[tuple[int, str, str]], str]:
+    """The rows of the source ``path`` as its ``[source]`` spec reads them (string columns and
+    ``__row``), its undecodable rows (row, reason, raw text) and the name reports show as ``source_file``."""
     try:
         from ..profiles.source import open_source
     except ImportError:
-        return _csv_rows(prof.source if isinstance(prof.source, dict) else {}, path) + (path.name,)
-    src = open_source(prof.source, path)
+        return _csv_rows(source if isinstance(source, dict) else {}, path) + (path.name,)
+    src = open_source(source, path)
     batches = list(src.batches())
     table = pa.concat_tables(batches) if batches else pa.table({ROW: pa.array([], pa.int64())})
     return table, list(src.bad), src.name
@@ -80,7 +80,7 @@ def profile_reader(prof: Profile) -> Reader:
     """The reader of sources mapped through ``prof``."""
 
     def read(path: Path, name: str, bulk: bool, max_line: int) -> Iterator[ReadBlock]:
-        table, bad, _ = read_rows(prof, path)
+        table, bad, _ = read_rows(prof.source, path)
         parsed, rows, attached = mapped_block(prof, table, bad)
         yield parsed, rows, attached, [], path.stat().st_size
 

@@ -1,0 +1,80 @@
+"""The command line of import profiles: ingest/validate --profile, profile suggest, profile check."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from auditkit.cli.main import main
+from tests.conftest import example_records
+from tests.profile_exports import export
+
+
+@pytest.fixture
+def bac_export(tmp_path):
+    records = example_records("baccarat")
+    csv_path, profile, twins = export(records, tmp_path, grain="hand", times="strftime", money="dollars",
+                                      encoding="cp1252")
+    twin = tmp_path / "twin.jsonl"
+    twin.write_text("".join(json.dumps(r) + "\n" for r in twins))
+    return csv_path, profile, twin
+
+
+def test_validate_through_a_profile_finds_what_the_jsonl_twin_finds(bac_export, tmp_path, capsys):
+    csv_path, profile, twin = bac_export
+    assert main(["validate", str(csv_path), "--profile", str(profile), "--out", str(tmp_path / "a.csv")]) == 1
+    assert main(["validate", str(twin), "--out", str(tmp_path / "b.csv")]) == 1
+    cols = ["round_id", "rule_id", "citation", "discrepancy", "message"]
+    a = pd.read_csv(tmp_path / "a.csv")[cols].sort_values(cols).reset_index(drop=True)
+    b = pd.read_csv(tmp_path / "b.csv")[cols].sort_values(cols).reset_index(drop=True)
+    assert len(a) > 5
+    pd.testing.assert_frame_equal(a, b)
+
+
+def test_ingest_takes_a_profile_and_a_bad_profile_is_exit_2_naming_file_and_key(bac_export, tmp_path, capsys):
+    csv_path, profile, _ = bac_export
+    assert main(["ingest", str(csv_path), "--profile", str(profile), "--store", str(tmp_path / "s")]) == 0
+    assert "stored 78" in capsys.readouterr().out
+    bad = tmp_path / "bad.toml"
+    bad.write_text(profile.read_text().replace("[cards]", "[cards]\ncolour = 1"))
+    assert main(["ingest", str(csv_path), "--profile", str(bad), "--store", str(tmp_path / "s")]) == 2
+    err = capsys.readouterr().err
+    assert str(bad) in err and "cards.colour" in err and "Traceback" not in err
+
+
+def test_profile_check_prints_rounds_and_every_row_it_cannot_map(bac_export, tmp_path, capsys):
+    csv_path, profile, _ = bac_export
+    assert main(["profile", "check", str(profile), str(csv_path), "--rounds", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "78 round(s)" in out and out.count("round from row") == 2 and "every row maps" in out
+    broken = tmp_path / "broken.csv"
+    lines = csv_path.read_text(encoding="cp1252").splitlines()
+    lines[3] = lines[3].replace("/2025 ", "/20x5 ")
+    broken.write_text("\n".join(lines) + "\n", encoding="cp1252")
+    assert main(["profile", "check", str(profile), str(broken)]) == 1
+    out = capsys.readouterr().out
+    assert "1 row(s) could not be mapped" not in out and "row 4: started_at: time '6/2/20x5 09:2" in out
+    assert "does not match the format '%m/%d/%Y %H:%M:%S'" in out
+    assert "another row of the round could not be mapped (row 4" in out  # its round's other rows
+    bad = tmp_path / "bad.toml"
+    bad.write_text("profile = 1\n[fields]\ngame = 3\n")
+    assert main(["profile", "check", str(bad), str(csv_path)]) == 2
+
+
+def test_profile_suggest_writes_a_draft_that_check_accepts(bac_export, tmp_path, capsys):
+    csv_path, _, _ = bac_export
+    draft = tmp_path / "draft.toml"
+    assert main(["profile", "suggest", str(csv_path), "--out", str(draft)]) == 0
+    text = draft.read_text()
+    assert 'notation = "auditkit"' in text and 'format = "%m/%d/%Y %H:%M:%S"' in text and "# TODO" in text
+    assert 'outcome = "outcome"' in text and 'wagers.net = "wagers_net"' in text
+    assert main(["profile", "check", str(draft), str(csv_path)]) == 0
+    vendor = tmp_path / "vendor.csv"  # a vendor's words: a vocabulary table is drafted
+    vendor.write_text("Round,Table,Time,Player,Banker,Result\n"
+                      "1,T1,6/1/2025 04:02,5h 9h,Kd 2c 3s,Player Win\n2,T1,6/1/2025 04:03,Ah 9c,Kd 7c,Banker Win\n")
+    assert main(["profile", "suggest", str(vendor), "--out", str(draft)]) == 0
+    text = draft.read_text()
+    assert '"Player Win" = "player"' in text and 'player_cards = {column = "Player", split = " "}' in text
+    assert 'format = "%m/%d/%Y %H:%M"' in text
