@@ -164,3 +164,38 @@ def test_a_column_the_source_lacks_is_a_configuration_error(tmp_path):
     prof, data = _write(tmp_path, BASE.replace('"Seat"', '"Place"'), ["1,1,3 0 0,8 0,B,1,P,10,-10"])
     with pytest.raises(ConfigError, match="no column 'Place'"):
         ingest_source(data, Store(tmp_path / "s"), profile=load_profile(prof))
+
+
+def _doc_examples() -> list[tuple[str | None, str]]:
+    """(the CSV shown before it or None, the profile) of every example profile in docs/profiles.md."""
+    import re
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "profiles.md").read_text()
+    blocks = re.findall(r"```(\w*)\n(.*?)```", text, re.S)
+    out = []
+    for k, (lang, body) in enumerate(blocks):
+        if lang == "toml" and body.startswith("profile = 1"):
+            before = blocks[k - 1] if k else ("x", "")
+            out.append((before[1] if before[0] == "" else None, body))
+    return out
+
+
+@pytest.mark.parametrize("csv_text,profile", _doc_examples())
+def test_every_example_of_the_docs_is_a_valid_profile_that_reads_its_example_rows(csv_text, profile, tmp_path):
+    import tomllib
+
+    from auditkit.ingest.blocks import parse_objects
+    from auditkit.ingest.profiles import parse_profile
+    from auditkit.ingest.profiles.mapping import map_rows
+    from auditkit.ingest.readers.profile import read_rows
+
+    prof = parse_profile(tomllib.loads(profile), "docs/profiles.md")
+    if csv_text is None:
+        return
+    data = tmp_path / "x.csv"
+    data.write_text(csv_text, encoding="utf-8")
+    table, _, _ = read_rows({"format": "csv"}, data)
+    mapped = map_rows(table, prof)
+    assert not mapped.bad and mapped.rounds
+    parsed = parse_objects(mapped.rounds, mapped.raws)
+    assert not parsed.bad, parsed.bad

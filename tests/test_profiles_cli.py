@@ -78,3 +78,21 @@ def test_profile_suggest_writes_a_draft_that_check_accepts(bac_export, tmp_path,
     text = draft.read_text()
     assert '"Player Win" = "player"' in text and 'player_cards = {column = "Player", split = " "}' in text
     assert 'format = "%m/%d/%Y %H:%M"' in text
+
+
+def test_a_job_input_may_name_an_import_profile(bac_export, tmp_path, capsys):
+    csv_path, profile, twin = bac_export
+    job = tmp_path / "job.toml"
+    job.write_text(f'inputs = [{{path = "{csv_path.name}", profile = "{profile.name}"}}]\n'
+                   'store = "store"\noutput = "out"\n')
+    assert main(["run", str(job)]) == 1
+    runs = list((tmp_path / "out").rglob("findings.csv"))
+    assert runs
+    assert main(["validate", str(twin), "--out", str(tmp_path / "b.csv")]) == 1
+    cols = ["round_id", "citation", "discrepancy"]
+    a = pd.read_csv(runs[0])[cols].sort_values(cols).reset_index(drop=True)
+    b = pd.read_csv(tmp_path / "b.csv")[cols].sort_values(cols).reset_index(drop=True)
+    pd.testing.assert_frame_equal(a, b)
+    job.write_text('inputs = [{path = "x.csv", profile = "missing.toml"}]\nstore = "store"\noutput = "out"\n')
+    assert main(["run", str(job)]) == 2
+    assert "missing.toml" in capsys.readouterr().err

@@ -142,6 +142,7 @@ def map_rows(table: pa.Table, prof: Profile, first_ordinal: int = 0) -> Mapped:
     whens = {t: _when(table, s) for t, s in prof.fields.items() if s.when}
     groups = _groups(table, prof, empty, why)
     zone = ZoneInfo(prof.zone) if prof.zone else None
+    seq: dict[Any, int] = {}  # rounds seen per shoe, for a round_seq the export lacks
     for k, idx in enumerate(groups):
         first = int(rows[idx[0]])
         failed = [i for i in idx if i in why]
@@ -164,6 +165,8 @@ def map_rows(table: pa.Table, prof: Profile, first_ordinal: int = 0) -> Mapped:
         if prof.time_kind == "none":
             day = dt.datetime.fromisoformat(prof.start_date).replace(tzinfo=zone)  # type: ignore[arg-type]
             rec["started_at"] = (day + dt.timedelta(seconds=(first_ordinal + k) * prof.spacing_seconds)).isoformat()
+        if "round_seq" not in prof.fields and "shoe_id" in rec:
+            seq[rec["shoe_id"]] = rec["round_seq"] = seq.get(rec["shoe_id"], 0) + 1
         out.rounds.append((first, rec))
         out.raws[first] = raw
         out.attached += len(idx) - 1

@@ -63,6 +63,8 @@ def card_reader(prof: Profile) -> Callable[[str], str]:
             if not m:
                 raise ValueError(f"card {text!r} does not match the pattern {prof.pattern.pattern!r}")
             suit = m.groupdict().get("suit")
+            if prof.ranks.get(m["rank"], m["rank"]).upper() == "JK":
+                return "JK"
             return _rank(m["rank"], prof, True) + (_suit(suit, prof) if suit else ph)
         if n in ("auditkit", "rank-suit"):
             code = NAMES.get(t.upper())
