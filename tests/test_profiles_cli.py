@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -10,6 +11,8 @@ import pytest
 from auditkit.cli.main import main
 from tests.conftest import example_records
 from tests.profile_exports import export
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -96,3 +99,97 @@ def test_a_job_input_may_name_an_import_profile(bac_export, tmp_path, capsys):
     job.write_text('inputs = [{path = "x.csv", profile = "missing.toml"}]\nstore = "store"\noutput = "out"\n')
     assert main(["run", str(job)]) == 2
     assert "missing.toml" in capsys.readouterr().err
+
+
+def _resaved(folder):
+    """The sample data's CSV main file as a spreadsheet saves it: US dates to the minute, TRUE/FALSE,
+    cp1252 text; its wagers as money with symbols, thousands and parentheses, in the same file
+    (one row per wager)."""
+    import csv
+    import datetime as dt
+
+    root = ROOT / "sample_data" / "logs" / "csv"
+    with (root / "baccarat_table9.csv").open(encoding="utf-8") as fh:
+        rounds = list(csv.DictReader(fh))
+    with (root / "baccarat_table9.wagers.csv").open(encoding="utf-8") as fh:
+        wagers: dict[str, list[dict]] = {}
+        for w in csv.DictReader(fh):
+            wagers.setdefault(w["round_id"], []).append(w)
+    out = folder / "table9 (resaved).csv"
+
+    def money(text: str) -> str:
+        v = float(text)
+        return f"(${-v:,.2f})" if v < 0 else f"${v:,.2f}"
+
+    with out.open("w", newline="", encoding="cp1252") as fh:
+        w = csv.writer(fh)
+        header = [k for k in rounds[0] if k != "started_at"] + ["Date", "Note", "Seat", "Bet", "Amount", "Net"]
+        w.writerow(header)
+        for r in rounds:
+            t = dt.datetime.fromisoformat(r.pop("started_at"))
+            r["cut_card"] = {"true": "TRUE", "false": "FALSE"}.get(r["cut_card"], r["cut_card"])
+            base = [*r.values(), f"{t.month}/{t.day}/{t.year} {t:%H:%M}", "Café"]
+            for x in wagers.get(r["round_id"], [None]):
+                w.writerow(base + (["", "", "", ""] if x is None else
+                                   [x["seat"], x["bet"], money(x["amount"]), money(x["net"])]))
+    return out, len(rounds)
+
+
+RESAVED_PROFILE = '''profile = 1
+name = "resaved-sample"
+[source]
+format = "csv"
+encoding = "cp1252"
+[grain]
+rows = "wager"
+round = ["round_id"]
+[fields]
+round_id = "round_id"
+game = "game"
+table_id = "table_id"
+started_at = "Date"
+dealer_id = "dealer_id"
+shoe_id = "shoe_id"
+round_seq = "round_seq"
+player_cards = {column = "player_cards", split = " "}
+banker_cards = {column = "banker_cards", split = " "}
+outcome = "outcome"
+announced.player = "announced_player"
+announced.banker = "announced_banker"
+deal_order = "deal_order"
+cut_card = "cut_card"
+wagers.seat = "Seat"
+wagers.bet = "Bet"
+wagers.amount = "Amount"
+wagers.net = "Net"
+[times]
+format = "%m/%d/%Y %H:%M"
+zone = "America/Chicago"
+'''
+
+
+def test_the_spreadsheet_resaved_sample_validates_through_a_profile_with_the_findings_of_the_original(
+        tmp_path, capsys):
+    resaved, n = _resaved(tmp_path)
+    profile = tmp_path / "resaved.toml"
+    profile.write_text(RESAVED_PROFILE)
+    assert main(["profile", "check", str(profile), str(resaved)]) == 0
+    assert main(["validate", str(resaved), "--profile", str(profile), "--out", str(tmp_path / "a.csv")]) == 1
+    assert f"stored {n}" in capsys.readouterr().err
+    original = ROOT / "sample_data" / "logs" / "csv" / "baccarat_table9.csv"
+    assert main(["validate", str(original), "--out", str(tmp_path / "b.csv")]) == 1
+    cols = ["round_id", "citation", "discrepancy", "message"]
+    a = pd.read_csv(tmp_path / "a.csv")[cols].sort_values(cols).reset_index(drop=True)
+    b = pd.read_csv(tmp_path / "b.csv")[cols].sort_values(cols).reset_index(drop=True)
+    assert len(b) > 3
+    pd.testing.assert_frame_equal(a, b)
+
+
+def test_a_run_whose_every_line_is_quarantined_exits_2_and_says_why(tmp_path, capsys):
+    log = tmp_path / "resaved.jsonl"
+    rec = example_records("baccarat")[0]
+    log.write_text(json.dumps({**rec, "started_at": "6/2/2025 09:21"}) + "\n")
+    assert main(["validate", str(log), "--out", str(tmp_path / "f.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "resaved.jsonl:1:" in err and "every line read was quarantined (1)" in err and "--profile" in err
+    assert main(["ingest", str(log), "--store", str(tmp_path / "s")]) == 2

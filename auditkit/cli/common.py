@@ -138,6 +138,15 @@ def require_logs(report: Any, paths: Sequence[str | Path]) -> None:
         raise UsageError(f"no log file (.jsonl, .jsonl.gz, .ndjson, .csv of rounds) in {', '.join(map(str, paths))}")
 
 
+def require_rounds(report: Any) -> None:
+    """Refuse a run whose every line read was quarantined (after the reasons were printed)."""
+    if report.sources and report.total("quarantined") and not (report.total("stored") or
+                                                               report.total("already_stored")):
+        raise UsageError(f"every line read was quarantined ({report.total('quarantined')}), no round stored: see the "
+                         "reasons above; a vendor's export is read through an import profile (--profile, "
+                         "docs/profiles.md; `auditkit profile suggest FILE` drafts one)")
+
+
 def ingest_with_progress(paths: Sequence[str | Path], store: Any, *, follow_symlinks: bool, show: bool,
                          max_line: int | None = None, workers: int | None = None, scheduler: str | None = None,
                          profile: Any = None) -> Any:

@@ -17,6 +17,7 @@ from .common import (
     prepare_outputs,
     report_quarantine,
     require_logs,
+    require_rounds,
 )
 
 
@@ -55,4 +56,5 @@ def run(args: argparse.Namespace) -> int:
         if args.quarantine_report:
             q = store.quarantine()
             write_csv(q[q["sha256"].isin({s.sha256 for s in report.sources})], args.quarantine_report)
+        require_rounds(report)
     return EXIT_CLEAN

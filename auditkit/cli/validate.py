@@ -27,6 +27,7 @@ from .common import (
     prepare_outputs,
     report_quarantine,
     require_logs,
+    require_rounds,
 )
 
 log = logging.getLogger("auditkit")
@@ -134,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
             report_quarantine(report, store)
             if args.quarantine_report:
                 write_csv(store.quarantine(), args.quarantine_report)
+            require_rounds(report)
             findings, checked = _check(store, config, args, show)
     write_csv(findings, args.out)
     if args.parquet:
