@@ -140,6 +140,8 @@ def map_rows(table: pa.Table, prof: Profile, first_ordinal: int = 0) -> Mapped:
         for i, r in reasons.items():
             why.setdefault(i, f"{target}: {r}" if not r.startswith(target) else r)
     whens = {t: _when(table, s) for t, s in prof.fields.items() if s.when}
+    plan = _plan(prof, values, whens)
+    lists = [name for name in LISTS if any(t.startswith(name + ".") for t in prof.fields)]
     groups = _groups(table, prof, empty, why)
     zone = ZoneInfo(prof.zone) if prof.zone else None
     seq: dict[Any, int] = {}  # rounds seen per shoe, for a round_seq the export lacks
@@ -154,7 +156,7 @@ def map_rows(table: pa.Table, prof: Profile, first_ordinal: int = 0) -> Mapped:
                                 f"another row of the round could not be mapped (row {first_bad}: {why[failed[0]]})", None))
             continue
         try:
-            rec = _record(prof, idx, values, whens)
+            rec = _record(prof, idx, plan, lists)
         except ValueError as exc:
             for i in idx:
                 out.bad.append((int(rows[i]), texts[i], f"round of rows {int(rows[idx[0]])}-{int(rows[idx[-1]])} "
@@ -196,45 +198,66 @@ def _groups(table: pa.Table, prof: Profile, empty: np.ndarray, why: dict[int, st
     return list(found.values())
 
 
-def _record(prof: Profile, idx: list[int], values: dict[str, list[Any]], whens: dict[str, np.ndarray]
-            ) -> dict[str, Any]:
-    rec: dict[str, Any] = {}
-    items: dict[str, list[dict[str, Any]]] = {name: [] for name in LISTS}
-    per_row: dict[int, dict[str, dict[str, Any]]] = {i: {} for i in idx}
+ROUND, ITEM, COLLECT = 0, 1, 2
+
+
+def _plan(prof: Profile, values: dict[str, list[Any]], whens: dict[str, np.ndarray]) -> list[tuple]:
+    """(head, tail, kind, values, rows mask or None) of every field, worked out once per source."""
+    plan = []
     for target, vals in values.items():
-        spec = prof.fields[target]
-        mask = whens.get(target)
-        rows = [i for i in idx if mask is None or mask[i]]
         head, _, tail = target.partition(".")
-        if head in LISTS and tail:
+        kind = ITEM if head in LISTS and tail else COLLECT if prof.fields[target].collect else ROUND
+        plan.append((head, tail, kind, vals, whens.get(target)))
+    return plan
+
+
+def _record(prof: Profile, idx: list[int], plan: list[tuple], lists: list[str]) -> dict[str, Any]:
+    """The round record of the rows ``idx``; ValueError when they disagree."""
+    rec: dict[str, Any] = {}
+    if len(idx) == 1:  # one row, one round: nothing to agree or collect across rows
+        i = idx[0]
+        one: dict[str, dict[str, Any]] = {}
+        for head, tail, kind, vals, mask in plan:
+            v = vals[i]
+            if v is None or (mask is not None and not mask[i]):
+                continue
+            if kind == ITEM:
+                one.setdefault(head, {})[tail] = v
+            else:
+                _put(rec, head, tail, v if kind == ROUND or isinstance(v, list) else [v])
+        for name in lists:
+            rec[name] = [one[name]] if name in one else []
+            for item in rec[name]:
+                _net(prof, name, item)
+        return rec
+    per_row: dict[int, dict[str, dict[str, Any]]] = {i: {} for i in idx}
+    for head, tail, kind, vals, mask in plan:
+        rows = idx if mask is None else [i for i in idx if mask[i]]
+        if kind == ITEM:
             for i in rows:
                 if vals[i] is not None:
                     per_row[i].setdefault(head, {})[tail] = vals[i]
-            continue
-        if spec.collect:
+        elif kind == COLLECT:
             got: list[Any] = []
             for i in rows:
                 v = vals[i]
                 if v is not None:
                     got.extend(v if isinstance(v, list) else [v])
             if got:
-                _put(rec, target, got)
-            continue
-        distinct: list[Any] = []
-        for i in rows:
-            v = vals[i]
-            if v is not None and v not in distinct:
-                distinct.append(v)
-        if len(distinct) > 1:
-            raise ValueError(f"its rows disagree on {target}: {', '.join(map(repr, distinct[:4]))}")
-        if distinct:
-            _put(rec, target, distinct[0])
-    for i in idx:
-        for name, item in per_row[i].items():
-            items[name].append(item)
-    for name, lst in items.items():
-        if not lst and not any(t.startswith(name + ".") for t in prof.fields):
-            continue
+                _put(rec, head, tail, got)
+        else:
+            distinct: list[Any] = []
+            for i in rows:
+                v = vals[i]
+                if v is not None and v not in distinct:
+                    distinct.append(v)
+            if len(distinct) > 1:
+                target = f"{head}.{tail}" if tail else head
+                raise ValueError(f"its rows disagree on {target}: {', '.join(map(repr, distinct[:4]))}")
+            if distinct:
+                _put(rec, head, tail, distinct[0])
+    for name in lists:
+        lst = [per_row[i][name] for i in idx if name in per_row[i]]
         for item in lst:
             _net(prof, name, item)
         _no_twice(name, lst)
@@ -242,8 +265,7 @@ def _record(prof: Profile, idx: list[int], values: dict[str, list[Any]], whens: 
     return rec
 
 
-def _put(rec: dict[str, Any], target: str, value: Any) -> None:
-    head, _, tail = target.partition(".")
+def _put(rec: dict[str, Any], head: str, tail: str, value: Any) -> None:
     if tail:
         rec.setdefault(head, {})[tail] = value
     else:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -243,13 +244,10 @@ def converter(kind: str, spec: FieldSpec, prof: Profile) -> Callable[[str], Any]
 def column_values(col: pa.ChunkedArray | pa.Array, read: Callable[[str], Any]) -> tuple[list[Any], dict[int, str]]:
     """Every row's converted value (None for an empty cell) and the reasons of the rows that failed,
     by row index. The column is dictionary-encoded: each distinct value is read once."""
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
     enc = pc.dictionary_encode(col)
-    if isinstance(enc, pa.ChunkedArray):
-        enc = enc.combine_chunks() if enc.num_chunks != 1 else enc.chunk(0)
-        if isinstance(enc, pa.ChunkedArray):
-            enc = pa.chunked_array(enc).combine_chunks()
     dictionary = enc.dictionary.to_pylist()
-    out: list[Any] = []
     reasons: dict[int, str] = {}
     converted: list[Any] = []
     failed: dict[int, str] = {}
@@ -262,14 +260,14 @@ def column_values(col: pa.ChunkedArray | pa.Array, read: Callable[[str], Any]) -
         except ValueError as exc:
             converted.append(None)
             failed[k] = str(exc)
-    indices = enc.indices.to_numpy(zero_copy_only=False)
-    valid = enc.indices.is_valid().to_numpy(zero_copy_only=False)
-    for i, (ix, ok) in enumerate(zip(indices, valid, strict=True)):
-        if not ok:
-            out.append(None)
-            continue
-        j = int(ix)
-        out.append(converted[j])
-        if j in failed:
-            reasons[i] = failed[j]
+    if not len(enc):
+        return [], {}
+    table = np.empty(len(converted) + 1, dtype=object)  # the last entry for a null cell
+    for k, v in enumerate(converted):  # one by one: a list value is one object, not a row of the array
+        table[k] = v
+    indices = pc.fill_null(enc.indices, len(converted)).to_numpy(zero_copy_only=False)
+    out = table[indices].tolist()
+    if failed:
+        bad = np.flatnonzero(np.isin(indices, np.fromiter(failed, np.int64)))
+        reasons = {int(i): failed[int(indices[i])] for i in bad}
     return out, reasons

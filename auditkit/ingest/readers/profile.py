@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
-from ..blocks import parse_objects
+from ..blocks import Parsed, parse_block
+from ..jsonl import Lines
 from ..profiles.mapping import ROW, map_rows
 from ..profiles.model import Profile
 from . import ReadBlock, Reader
@@ -59,10 +62,12 @@ def _csv_rows(spec: dict[str, Any], path: Path) -> tuple[pa.Table, list[tuple[in
     return pa.table(cols), []
 
 
-def mapped_block(prof: Profile, table: pa.Table, bad: list[tuple[int, str, str]]) -> tuple[Any, int, int]:
-    """(parsed block, rows read, attached rows) of a source's rows."""
+def mapped_block(prof: Profile, table: pa.Table, bad: list[tuple[int, str, str]]) -> tuple[Parsed, int, int]:
+    """(parsed block, rows read, attached rows) of a source's rows: the rounds mapped, written as
+    JSON lines and read by the log's bulk reader (so they store as their JSONL twin), then given
+    back their source's row numbers."""
     mapped = map_rows(table, prof)
-    parsed = parse_objects(mapped.rounds, mapped.raws)
+    parsed = _parse_records(mapped.rounds, mapped.raws)
     parsed.bad.extend((row, raw, reason, None) for row, reason, raw in bad)
     parsed.bad.extend(mapped.bad)
     parsed.bad.sort(key=lambda b: b[0])
@@ -74,6 +79,26 @@ def mapped_block(prof: Profile, table: pa.Table, bad: list[tuple[int, str, str]]
                 value = pa.array([prof.not_recorded] * t.num_rows, t.schema.field(at).type)
                 parsed.tables[game] = t.set_column(at, t.schema.field(at), value)
     return parsed, mapped.rows + len(bad), mapped.attached
+
+
+def _parse_records(rounds: list[tuple[int, dict[str, Any]]], raws: dict[int, str]) -> Parsed:
+    """The records parsed by the JSONL bulk reader, numbered by their source rows."""
+    if not rounds:
+        return Parsed(raw=raws.__getitem__)
+    rows = np.array([row for row, _ in rounds], np.int64)
+    data = "".join([json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n" for _, rec in rounds]).encode()
+    ends = np.flatnonzero(np.frombuffer(data, np.uint8) == 10)
+    starts = np.empty_like(ends)
+    starts[:1] = 0
+    starts[1:] = ends[:-1] + 1
+    parsed = parse_block(Lines(data, starts, ends, 1, {}, len(data)))
+    for game, t in parsed.tables.items():
+        at = t.schema.get_field_index("source_line")
+        lines = rows[t["source_line"].to_numpy() - 1]
+        parsed.tables[game] = t.set_column(at, t.schema.field(at), pa.array(lines, t.schema.field(at).type))
+    parsed.bad = [(int(rows[line - 1]), raws[int(rows[line - 1])], reason, rid) for line, _, reason, rid in parsed.bad]
+    parsed.raw = raws.__getitem__
+    return parsed
 
 
 def profile_reader(prof: Profile) -> Reader:
