@@ -55,6 +55,7 @@ from .ingest.records import BadRecord, parse_record
 from .ingest.sources import SUFFIXES, InputError, discover, quarantine_entry
 from .paytables import Config
 from .report import spreadsheet_safe
+from .rules.coverage import Tally
 from .schema import FINDINGS, QUARANTINE, schema_for
 from .store import INDEX, SourceRecord, Store, atomic_path
 from .validate import check_rounds, check_shoes, select_rules, shoe_columns
@@ -271,13 +272,13 @@ class OpenShoes:
     def __init__(self, game: str, rules: Sequence[Any], idle: float = 4 * 3600.0, max_rounds: int = 2000,
                  max_shoes: int = 1000):
         self.game, self.rules, self.idle, self.max_rounds, self.max_shoes = game, list(rules), idle, max_rounds, max_shoes
-        self.columns = shoe_columns(self.rules) + ["date"]
+        self.columns = shoe_columns(self.rules, game) + ["date"]
         self.shoes: dict[tuple[str, str | None], pa.Table] = {}
         self.seen: dict[tuple[str, str | None], float] = {}  # least recently dealt first
         self.current: dict[str, tuple[str, str | None]] = {}  # table_id -> its open shoe
 
-    def check(self, batch: pa.Table, config: Config) -> pd.DataFrame:
-        """Shoe findings on the new rounds of ``batch`` (a poll's rounds of this game)."""
+    def check(self, batch: pa.Table, config: Config, tally: Tally | None = None) -> pd.DataFrame:
+        """Shoe findings on the new rounds of ``batch`` (a poll's rounds of this game); ``tally`` gets the coverage."""
         narrow = batch.select(self.columns)
         tables, shoes = narrow["table_id"].to_pylist(), narrow["shoe_id"].to_pylist()
         groups: dict[tuple[str, str | None], list[int]] = {}
@@ -304,7 +305,7 @@ class OpenShoes:
         while len(self.shoes) > self.max_shoes:
             self._drop(next(iter(self.seen)))
         both = pa.concat_tables(parts)
-        return check_shoes(both, self.game, config, self.rules, emit=np.concatenate(emit))
+        return check_shoes(both, self.game, config, self.rules, emit=np.concatenate(emit), tally=tally)
 
     def expire(self, now: float | None = None) -> int:
         """Drop shoes idle for longer than ``idle`` seconds; returns how many."""
@@ -418,6 +419,7 @@ class Watcher:
         self.warned: dict[str, None] = {}  # keys warned about, the oldest forgotten past WARNED
         self.stop = False
         self.stats = {"rounds": 0, "findings": 0, "quarantined": 0, "polls": 0}
+        self.coverage = Tally()  # rounds each rule could not check, and why
         self.poll_times = PollTimes()  # of polls that read lines
         self._out_fh: IO[bytes] | None = None
         self._csv_fh: IO[bytes] | None = None
@@ -797,12 +799,12 @@ class Watcher:
                 continue
             self.stats["rounds"] += table.num_rows
             round_rules, shoe_rules = self._rules(game)
-            frames.append(check_rounds(table, game, self.config, round_rules))
+            frames.append(check_rounds(table, game, self.config, round_rules, tally=self.coverage))
             if shoe_rules:
                 shoes = self.shoes.get(game)
                 if shoes is None:
                     shoes = self.shoes[game] = OpenShoes(game, shoe_rules, idle=self.shoe_idle)
-                frames.append(shoes.check(table, self.config))
+                frames.append(shoes.check(table, self.config, self.coverage))
             keep = store[where]
             if keep.any():
                 stored = all_rows.filter(pa.array(keep))
@@ -990,6 +992,7 @@ def watch_command(args: Any) -> int:
     """Run ``auditkit watch``: 0 after SIGINT/SIGTERM (checkpoint written); with ``--once`` 1 when findings
     were emitted, else 0."""
     from .paytables import load_config
+    from .rules.coverage import format_coverage
 
     watcher = Watcher(args.paths, config=load_config(args.config), store=Store(args.store) if args.store else None,
                       out=Path(args.out) if args.out else None, csv=Path(args.csv) if args.csv else None,
@@ -1001,6 +1004,7 @@ def watch_command(args: Any) -> int:
     s = watcher.stats
     print(f"auditkit watch: {s['rounds']} round(s) checked, {found} finding(s) emitted, "
           f"{s['quarantined']} line(s) quarantined", file=sys.stderr)
+    print(f"auditkit watch: {format_coverage(watcher.coverage.table())}", file=sys.stderr)
     if watcher.poll_times:
         wall, cpu = (x * 1000 for x in watcher.poll_times.wall_cpu())
         print(f"auditkit watch: {len(wall)} poll(s) read lines; per poll wall p50 {np.median(wall):.0f} ms, "
