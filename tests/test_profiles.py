@@ -199,3 +199,11 @@ def test_every_example_of_the_docs_is_a_valid_profile_that_reads_its_example_row
     assert not mapped.bad and mapped.rounds
     parsed = parse_objects(mapped.rounds, mapped.raws)
     assert not parsed.bad, parsed.bad
+
+
+def test_a_row_with_more_cells_than_the_header_is_quarantined_with_its_row_number(tmp_path):
+    prof, data = _write(tmp_path, BASE, ["1,1,3 0 0,8 0,B,1,P,10,-10", "2,2,7 1,6 0,P,1,P,10,10,surplus"])
+    store = Store(tmp_path / "s")
+    rec, _ = ingest_source(data, store, profile=load_profile(prof))
+    assert (rec.lines_read, rec.stored, rec.quarantined) == (2, 1, 1) and rec.balanced
+    assert store.quarantine()["line"].tolist() == [3] and "10 cells, the header has 9" in store.quarantine()["reason"][0]

@@ -472,7 +472,9 @@ def ingest_paths(paths: Iterable[str | Path], store: Store, *, exclude: Iterable
     paths = list(paths)
     report = IngestReport()
     if profile is not None:
-        _ingest_files(_profile_files(paths), store, report, None, on_file, progress, bulk, max_line, profile)
+        skip = tuple(Path(x).resolve() for x in exclude)
+        files = [f for f in _profile_files(paths) if not any(f.resolve().is_relative_to(x) for x in skip)]
+        _ingest_files(files, store, report, None, on_file, progress, bulk, max_line, profile)
         return report
     for orphan in orphan_companions(paths):  # nothing to attach its rows to: say so, read nothing
         why = "CSV companion file without its main file (X.csv); not read"

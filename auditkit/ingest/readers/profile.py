@@ -48,6 +48,7 @@ def _csv_rows(spec: dict[str, Any], path: Path) -> tuple[pa.Table, list[tuple[in
     header: list[str] = []
     cells: list[list[str | None]] = []
     rows: list[int] = []
+    bad: list[tuple[int, str, str]] = []
     for record in reader:
         line = reader.line_num
         if line < header_row:
@@ -55,11 +56,14 @@ def _csv_rows(spec: dict[str, Any], path: Path) -> tuple[pa.Table, list[tuple[in
         if not header:
             header = [h.strip() for h in record]
             continue
-        cells.append([(v if v.strip() else None) for v in record] + [None] * (len(header) - len(record)))
+        if len(record) > len(header) and any(v.strip() for v in record[len(header):]):
+            bad.append((line, f"{len(record)} cells, the header has {len(header)}", ",".join(record)))
+            continue
+        cells.append([(v if v.strip() else None) for v in record[:len(header)]] + [None] * (len(header) - len(record)))
         rows.append(line)
     cols = {h: pa.array([r[j] for r in cells], pa.string()) for j, h in enumerate(header)}
     cols[ROW] = pa.array(rows, pa.int64())
-    return pa.table(cols), []
+    return pa.table(cols), bad
 
 
 def mapped_block(prof: Profile, table: pa.Table, bad: list[tuple[int, str, str]]) -> tuple[Parsed, int, int]:
