@@ -207,3 +207,19 @@ def test_a_row_with_more_cells_than_the_header_is_quarantined_with_its_row_numbe
     rec, _ = ingest_source(data, store, profile=load_profile(prof))
     assert (rec.lines_read, rec.stored, rec.quarantined) == (2, 1, 1) and rec.balanced
     assert store.quarantine()["line"].tolist() == [3] and "10 cells, the header has 9" in store.quarantine()["reason"][0]
+
+
+@pytest.mark.parametrize("cells", [
+    ["6/1/2025 04:02", "6/1/2025 4:02", "12/31/2025 23:59", None, "bad", "13/1/2025 00:00"],
+    ["11/2/2025 01:30", "3/9/2025 01:59", "1/1/2025 00:00"],          # ambiguous (the earlier reading)
+    ["3/9/2025 02:30", "6/1/2025 04:02"],                              # in the spring gap: cell by cell
+])
+def test_times_read_by_arrow_at_once_read_as_python_reads_them_one_by_one(cells):
+    from auditkit.ingest.profiles import parse_profile
+    from auditkit.ingest.profiles.notation import column_values, time_reader, time_values
+
+    prof = parse_profile({"profile": 1, "fields": {"game": {"const": "baccarat"}, "table_id": "T",
+                                                   "started_at": "When"},
+                          "times": {"format": "%m/%d/%Y %H:%M", "zone": "America/Chicago"}}, "t.toml")
+    col = pa.array(cells, pa.string())
+    assert time_values(col, prof) == column_values(col, time_reader(prof))

@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .model import LISTS, FieldSpec, Profile, kind_of
-from .notation import column_values, converter, money_reader
+from .notation import column_values, converter, money_reader, time_values
 
 __all__ = ["Mapped", "map_rows", "ROW"]
 
@@ -96,6 +96,8 @@ def _field_values(table: pa.Table, target: str, spec: FieldSpec, prof: Profile, 
                     items.extend(v if isinstance(v, list) else [v])
             out.append(items or None)
         return out, reasons
+    if kind == "time" and spec.values is None:
+        return time_values(table[spec.column], prof)  # type: ignore[index]
     return column_values(table[spec.column], read)  # type: ignore[index]
 
 

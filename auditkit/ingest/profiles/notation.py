@@ -271,3 +271,41 @@ def column_values(col: pa.ChunkedArray | pa.Array, read: Callable[[str], Any]) -
         bad = np.flatnonzero(np.isin(indices, np.fromiter(failed, np.int64)))
         reasons = {int(i): failed[int(indices[i])] for i in bad}
     return out, reasons
+
+
+def time_values(col: pa.ChunkedArray | pa.Array, prof: Profile) -> tuple[list[Any], dict[int, str]]:
+    """:func:`column_values` of a time column: a ``strftime`` column parsed and placed in its zone by
+    Arrow at once; the cells Arrow leaves (another spelling, a time in a daylight-saving gap) and
+    every other kind read one distinct value at a time by :func:`time_reader`."""
+    read = time_reader(prof)
+    fmt = prof.time_format or ""
+    if prof.time_kind != "strftime" or not prof.zone or any(d in fmt for d in ("%f", "%z", "%Z")):
+        return column_values(col, read)
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    trimmed = pc.utf8_trim_whitespace(col)
+    naive = pc.strptime(trimmed, format=fmt, unit="s", error_is_null=True)
+    try:
+        inst = pc.assume_timezone(naive, timezone=prof.zone, ambiguous="earliest", nonexistent="raise")
+    except pa.ArrowInvalid:  # a local time that does not exist: Python's reading, cell by cell
+        return column_values(col, read)
+    offset = (naive.cast(pa.int64()).to_numpy(zero_copy_only=False)
+              - inst.cast(pa.int64()).to_numpy(zero_copy_only=False)) if len(naive) else np.zeros(0, np.int64)
+    ok = naive.is_valid().to_numpy(zero_copy_only=False)
+    whole = ok & (np.nan_to_num(offset) % 60 == 0)
+    text = np.asarray(pc.strftime(naive, format="%Y-%m-%dT%H:%M:%S").to_numpy(zero_copy_only=False), dtype=object)
+    mins = np.where(whole, np.nan_to_num(offset), 0).astype(np.int64) // 60
+    sign = np.where(mins < 0, "-", "+")
+    hh, mm = np.abs(mins) // 60, np.abs(mins) % 60
+    out: list[Any] = [None] * len(col)
+    for i in np.flatnonzero(whole):
+        out[i] = f"{text[i]}{sign[i]}{hh[i]:02d}:{mm[i]:02d}"
+    rest = np.flatnonzero(~whole & col.is_valid().to_numpy(zero_copy_only=False))
+    reasons: dict[int, str] = {}
+    if len(rest):
+        vals, why = column_values(col.take(pa.array(rest)), read)
+        for k, i in enumerate(rest):
+            out[i] = vals[k]
+            if k in why:
+                reasons[int(i)] = why[k]
+    return out, reasons
