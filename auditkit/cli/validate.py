@@ -20,11 +20,14 @@ from .common import (
     UsageError,
     add_engine,
     add_lock_timeout,
+    add_profile,
     check_citations,
     ingest_with_progress,
+    load_profile_arg,
     prepare_outputs,
     report_quarantine,
     require_logs,
+    require_rounds,
 )
 
 log = logging.getLogger("auditkit")
@@ -51,6 +54,7 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
     s.add_argument("--no-progress", action="store_true", help="no progress bar (none anyway when not a terminal)")
     add_engine(s, "the machine's cores")
     add_lock_timeout(s, DEFAULT_LOCK_TIMEOUT)
+    add_profile(s)
     s.set_defaults(func=run)
 
 
@@ -116,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
     check_citations(args.citation, args.game)
     check_engine(args)
     config = load_config(args.config)
+    profile = load_profile_arg(args)
     prepare_outputs(output_paths(args))
     show = not args.no_progress and not args.quiet
     tally = Tally()
@@ -127,12 +132,13 @@ def run(args: argparse.Namespace) -> int:
         with temporary_store() as tmp:
             store = Store(tmp)
             report = ingest_with_progress(args.paths, store, follow_symlinks=args.follow_symlinks, show=show,
-                                          workers=args.workers, scheduler=args.scheduler)
+                                          workers=args.workers, scheduler=args.scheduler, profile=profile)
             require_logs(report, args.paths)
             print(report.summary(), file=sys.stderr)
             report_quarantine(report, store)
             if args.quarantine_report:
                 write_csv(store.quarantine(), args.quarantine_report)
+            require_rounds(report)
             findings, checked = _check(store, config, args, show, tally)
     coverage = tally.table()
     write_csv(findings, args.out)
