@@ -34,7 +34,7 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
     s.add_argument("--game", action="append", choices=GAMES, help="only these games (repeatable; when not given: all)")
     s.add_argument("--table", action="append",
                    help="only these table ids or globs such as 'BJ-*' (repeatable; when not given: all)")
-    s.add_argument("--citation", action="append", help="only these citations (repeatable; when not given: all)")
+    s.add_argument("--citation", action="append", help="only these checks: a citation, its prefix or a rule id (repeatable; when not given: all)")
     s.add_argument("--dealer", action="append", help="only these dealer ids (repeatable; when not given: all)")
     s.add_argument("--severity", choices=list(SEVERITY_RANK),
                    help="only findings at or above this severity (when not given: all)")
@@ -63,7 +63,7 @@ def select_findings(findings: pd.DataFrame, *, tables: list[str] | None = None, 
         ok = {t for t in ids.unique() if any(fnmatch.fnmatchcase(t, pat) for pat in tables)}
         keep &= ids.isin(ok).to_numpy()
     if citations:
-        keep &= findings["citation"].isin(citations).to_numpy()
+        keep &= (findings["citation"].isin(citations) | findings["rule_id"].isin(citations)).to_numpy()
     if dealers:
         keep &= findings["dealer_id"].isin(dealers).to_numpy()
     if severity:
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
 
     if bool(args.store) == bool(args.job):
         raise UsageError("give either --store or --job")
-    check_citations(args.citation, args.game)
+    args.citation = check_citations(args.citation, args.game)
     root = args.store if args.store else load_job(args.job).store  # a folder or an s3:// URI
     if not Store.is_store(root):
         raise UsageError(f"{root} is not a store (no _manifest or rounds folder)")

@@ -48,7 +48,8 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
     s.add_argument("--config", help="paytable and house-rules TOML (when not given: the rules catalog's defaults)")
     s.add_argument("--game", action="append", choices=GAMES, help="only these games (repeatable; when not given: all)")
     s.add_argument("--citation", action="append",
-                   help="only these citations, as `auditkit rules` lists them (repeatable; when not given: all)")
+                   help="only these checks: a citation, its prefix (68 IAC 10-10-14(b)) or a rule id (baccarat.b5), "
+                   "as `auditkit rules` lists them (repeatable; when not given: all)")
     s.add_argument("--follow-symlinks", action="store_true",
                    help="follow symbolic links that lead out of the input folders")
     s.add_argument("--no-progress", action="store_true", help="no progress bar (none anyway when not a terminal)")
@@ -117,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     from ..rules.coverage import Tally, format_coverage, write_coverage
     from ..store import Store
 
-    check_citations(args.citation, args.game)
+    args.citation = check_citations(args.citation, args.game)
     check_engine(args)
     config = load_config(args.config)
     profile = load_profile_arg(args)
@@ -134,7 +135,8 @@ def run(args: argparse.Namespace) -> int:
             report = ingest_with_progress(args.paths, store, follow_symlinks=args.follow_symlinks, show=show,
                                           workers=args.workers, scheduler=args.scheduler, profile=profile)
             require_logs(report, args.paths)
-            print(report.summary(), file=sys.stderr)
+            if not args.quiet:
+                print(report.summary(), file=sys.stderr)
             report_quarantine(report, store)
             if args.quarantine_report:
                 write_csv(store.quarantine(), args.quarantine_report)
