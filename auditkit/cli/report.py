@@ -34,13 +34,16 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
     s.add_argument("--game", action="append", choices=GAMES, help="only these games (repeatable; when not given: all)")
     s.add_argument("--table", action="append",
                    help="only these table ids or globs such as 'BJ-*' (repeatable; when not given: all)")
-    s.add_argument("--citation", action="append", help="only these checks: a citation, its prefix or a rule id (repeatable; when not given: all)")
+    s.add_argument("--citation", action="append",
+                   help="only these checks: a citation, its prefix or a rule id (repeatable; when not given: all)")
     s.add_argument("--dealer", action="append", help="only these dealer ids (repeatable; when not given: all)")
     s.add_argument("--severity", choices=list(SEVERITY_RANK),
                    help="only findings at or above this severity (when not given: all)")
     s.add_argument("--summary", choices=list(SUMMARIES),
                    help="write counts and money by this instead of the findings (when not given: the findings)")
     s.add_argument("--parquet", help="also write the selected findings as Parquet here")
+    s.add_argument("--xlsx", metavar="FILE", help="also write the selected findings as an Excel workbook (summary, "
+                   "findings, summaries, coverage, quarantine)")
     add_lock_timeout(s, DEFAULT_LOCK_TIMEOUT)
     s.set_defaults(func=run)
 
@@ -87,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     start, end = _check_date(args.start, "--from"), _check_date(args.end, "--to")
     if start and end and start > end:
         raise UsageError("--from is after --to")
-    prepare_outputs([args.out, args.parquet])
+    prepare_outputs([args.out, args.parquet, args.xlsx])
     store = Store(root)
     with store.lock(args.lock_timeout, shared=True, command="report"):
         validated: set[str] = set()
@@ -97,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
         behind = [r for r in store.manifest() if r.sha256 not in validated]
         findings = sort_findings(store.findings(args.game or None, start, end))
         coverage = of_store(store, args.game or None, start, end)
+        quarantine = store.quarantine() if args.xlsx else None
     if behind:
         print(f"auditkit: warning: {len(behind)} source(s) in the store were never validated by `auditkit run` "
               f"(e.g. {behind[0].path}); their findings are not in this report", file=sys.stderr)
@@ -106,6 +110,12 @@ def run(args: argparse.Namespace) -> int:
     rep.write_csv(out, args.out)
     if args.parquet:
         rep.write_findings_parquet(findings, args.parquet, coverage)
+    if args.xlsx:
+        from ..workbook import write_workbook
+
+        write_workbook(args.xlsx, findings, coverage=coverage, quarantine=quarantine,
+                       scope={"store": str(args.store), "from": args.start or "", "to": args.end or "",
+                              "findings": len(findings)})
     if not args.quiet:
         print(f"{len(findings)} finding(s) on {findings['round_id'].nunique()} round(s) written to {args.out}")
         print(format_coverage(coverage))

@@ -44,6 +44,8 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
     s.add_argument("--out", required=True, help="violation report CSV")
     s.add_argument("--parquet", help="also write the findings as Parquet here")
     s.add_argument("--summaries", metavar="DIR", help="also write summaries by citation, table, dealer and day here")
+    s.add_argument("--xlsx", metavar="FILE", help="also write an Excel workbook: summary, findings, summaries by "
+                   "citation, table, dealer and day, coverage, quarantine")
     s.add_argument("--quarantine-report", metavar="CSV", help="write every quarantined line (file, line, reason, raw) here")
     s.add_argument("--config", help="paytable and house-rules TOML (when not given: the rules catalog's defaults)")
     s.add_argument("--game", action="append", choices=GAMES, help="only these games (repeatable; when not given: all)")
@@ -63,7 +65,7 @@ def output_paths(args: argparse.Namespace) -> list[Path]:
     """Every file this command writes."""
     from ..report import SUMMARIES
 
-    out = [Path(p) for p in (args.out, args.parquet, args.quarantine_report) if p]
+    out = [Path(p) for p in (args.out, args.parquet, args.quarantine_report, args.xlsx) if p]
     if args.summaries:
         out += [Path(args.summaries) / f"summary_by_{name}.csv" for name in SUMMARIES]
         out.append(Path(args.summaries) / "coverage.csv")
@@ -125,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
     prepare_outputs(output_paths(args))
     show = not args.no_progress and not args.quiet
     tally = Tally()
+    quarantine = None
     if len(args.paths) == 1 and Store.is_store(args.paths[0]):
         store = Store(args.paths[0])
         with store.lock(args.lock_timeout, shared=True, command="validate"):
@@ -140,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
             report_quarantine(report, store)
             if args.quarantine_report:
                 write_csv(store.quarantine(), args.quarantine_report)
+            quarantine = store.quarantine() if args.xlsx else None  # the temporary store goes with the block
             require_rounds(report)
             findings, checked = _check(store, config, args, show, tally)
     coverage = tally.table()
@@ -149,6 +153,14 @@ def run(args: argparse.Namespace) -> int:
     if args.summaries:
         write_summaries(findings, args.summaries)
         write_coverage(coverage, args.summaries)
+    if args.xlsx:
+        from ..workbook import write_workbook
+
+        if quarantine is None:
+            quarantine = store.quarantine()
+        write_workbook(args.xlsx, findings, coverage=coverage, quarantine=quarantine,
+                       scope={"inputs": ", ".join(map(str, args.paths)), "rounds checked": checked,
+                              "findings": len(findings)})
     print(format_summary(findings, checked))
     print(format_coverage(coverage))
     print(f"report: {args.out}")
