@@ -46,7 +46,7 @@ def quarantine_problem(sources: Sequence[Any], reasons: Iterable[str] | None,
         return None
     share = quarantined / lines
     if quarantined >= lines:
-        head = f"all {quarantined} line(s) quarantined, none could be checked"
+        head = f"every line read was quarantined ({quarantined}), no round stored"
     elif max_quarantined is not None and share > max_quarantined:
         head = (f"{quarantined} of {lines} line(s) quarantined ({share:.1%}), more than "
                 f"max_quarantined = {max_quarantined:g} ({max_quarantined:.1%})")

@@ -47,7 +47,7 @@ def spreadsheet_csv(folder: Path) -> Path:
     return folder
 
 
-ALL_QUARANTINED = "all 200 line(s) quarantined, none could be checked; most common: " \
+ALL_QUARANTINED = "every line read was quarantined (200), no round stored; most common: " \
                   "200 x field started_at '…' is not an ISO 8601 timestamp"
 
 
@@ -55,14 +55,14 @@ def test_validate_of_logs_whose_every_line_is_quarantined_is_exit_2_with_the_rea
     logs = spreadsheet_csv(tmp_path / "logs")
     assert main(["validate", str(logs), "--out", str(tmp_path / "r.csv")]) == 2
     err = capsys.readouterr().err
-    assert f"auditkit: error: {ALL_QUARANTINED}\n" in err and "Traceback" not in err
-    assert (tmp_path / "r.csv").exists()  # the (empty) report is written all the same
+    assert f"auditkit: error: {ALL_QUARANTINED} (see the reasons above; " in err and "Traceback" not in err
+    assert not (tmp_path / "r.csv").exists()  # refused before any check: no report that reads as clean
 
 
 def test_ingest_whose_every_line_is_quarantined_is_exit_2(tmp_path, capsys):
     logs = spreadsheet_csv(tmp_path / "logs")
     assert main(["ingest", str(logs), "--store", str(tmp_path / "s")]) == 2
-    assert f"auditkit: error: {ALL_QUARANTINED}\n" in capsys.readouterr().err
+    assert f"auditkit: error: {ALL_QUARANTINED} (see the reasons above; " in capsys.readouterr().err
 
 
 def test_max_quarantined_fails_a_run_past_that_share_after_writing_its_reports(tmp_path, capsys):
