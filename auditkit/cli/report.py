@@ -42,6 +42,7 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
     s.add_argument("--summary", choices=list(SUMMARIES),
                    help="write counts and money by this instead of the findings (when not given: the findings)")
     s.add_argument("--parquet", help="also write the selected findings as Parquet here")
+    s.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report that opens offline")
     s.add_argument("--xlsx", metavar="FILE", help="also write the selected findings as an Excel workbook (summary, "
                    "findings, summaries, coverage, quarantine)")
     add_lock_timeout(s, DEFAULT_LOCK_TIMEOUT)
@@ -90,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     start, end = _check_date(args.start, "--from"), _check_date(args.end, "--to")
     if start and end and start > end:
         raise UsageError("--from is after --to")
-    prepare_outputs([args.out, args.parquet, args.xlsx])
+    prepare_outputs([args.out, args.parquet, args.xlsx, args.html])
     store = Store(root)
     with store.lock(args.lock_timeout, shared=True, command="report"):
         validated: set[str] = set()
@@ -116,6 +117,11 @@ def run(args: argparse.Namespace) -> int:
         write_workbook(args.xlsx, findings, coverage=coverage, quarantine=quarantine,
                        scope={"store": str(args.store), "from": args.start or "", "to": args.end or "",
                               "findings": len(findings)})
+    if args.html:
+        from ..runreport import write_html_report
+
+        write_html_report(args.html, findings, coverage=coverage, scope={
+            "store": str(root), "from": args.start or "the first day", "to": args.end or "the last day"})
     if not args.quiet:
         print(f"{len(findings)} finding(s) on {findings['round_id'].nunique()} round(s) written to {args.out}")
         print(format_coverage(coverage))
