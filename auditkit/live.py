@@ -47,7 +47,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .ingest import MAX_LINE
-from .ingest.dedup import SeenRounds
+from .ingest.dedup import SeenRounds, duplicate_reason
 from .ingest.hashing import content_columns, id_hashes, row_hashes
 from .ingest.jsonl import RAW_KEPT, read_blocks
 from .ingest.perline import decode_line, storable
@@ -71,6 +71,8 @@ READ_MIN = 16 << 10          #   logs reads ~3,000 rounds a poll, however many f
 SCAN = 1 << 20               # bytes read at a time while looking for the end of a line longer than max_line
 GZIP_LINES = 4_000           # lines of a gzip file validated per batch
 COLUMNS = [f.name for f in FINDINGS]
+LOCK_TIMEOUT = 24 * 3600.0   # seconds a commit waits for the store's lock (the nightly job may hold it for long;
+                             #   the polls go on meanwhile)
 WARNED = 10_000              # files warned about once (skipped CSV logs, missing paths) remembered
 
 
@@ -377,6 +379,53 @@ class _Pending:
         ("lines_read", "stored", "already_stored", "quarantined", "blank"), 0))
     games: dict[str, int] = field(default_factory=dict)
     size: int = 0
+    rows: list[tuple[str, bytes]] = field(default_factory=list)  # (game, raw line) of each index row
+
+    def merge(self, later: _Pending) -> _Pending:
+        """This (a commit that failed) and what was read after it, as one."""
+        for key, tables in later.tables.items():
+            self.tables.setdefault(key, []).extend(tables)
+        for column, values in later.index.items():
+            self.index[column].extend(values)
+        self.quarantine += later.quarantine
+        for key, (path, first, last) in later.ranges.items():
+            rng = self.ranges.setdefault(key, [path, first, last])
+            rng[0], rng[1], rng[2] = path, min(rng[1], first), max(rng[2], last)
+        for key, n in later.counts.items():
+            self.counts[key] += n
+        for game, n in later.games.items():
+            self.games[game] = self.games.get(game, 0) + n
+        self.size += later.size
+        self.rows += later.rows
+        return self
+
+    def drop_stored(self, known: dict[str, tuple[int, str, int]]) -> None:
+        """Take out the rounds another writer stored since they were read (``known``: round id ->
+        its stored line hash, file, line): already stored with the same content, else quarantined."""
+        keep = []
+        for k, (rid, line_hash) in enumerate(zip(self.index["round_id"], self.index["line_hash"], strict=True)):
+            prior = known.get(rid)
+            if prior is None:
+                keep.append(k)
+                continue
+            game, raw = self.rows[k]
+            self.counts["stored"] -= 1
+            self.games[game] -= 1
+            if prior[0] == line_hash:
+                self.counts["already_stored"] += 1
+            else:
+                self.counts["quarantined"] += 1
+                self.quarantine.append(quarantine_entry(self.index["source_file"][k], self.index["source_line"][k],
+                                                        raw, duplicate_reason(rid, prior[1], prior[2]), rid, None))
+        self.index = {c: [v[k] for k in keep] for c, v in self.index.items()}
+        self.rows = [self.rows[k] for k in keep]
+        self.games = {g: n for g, n in self.games.items() if n}
+        gone = pa.array(list(known), pa.string())
+        for key, tables in list(self.tables.items()):
+            left = [t.filter(pc.invert(pc.is_in(t["round_id"], value_set=gone))) for t in tables]
+            self.tables[key] = [t for t in left if t.num_rows]
+            if not self.tables[key]:
+                del self.tables[key]
 
     def __bool__(self) -> bool:
         return self.counts["lines_read"] > 0
@@ -395,7 +444,8 @@ class Watcher:
                  stdout: TextIO | None = None, stderr: TextIO | None = None, poll: float = 0.2,
                  checkpoint_every: float = 5.0, gzip_settle: float = 1.0, gzip_damaged: float = 60.0,
                  orphan_grace: float = 10.0, shoe_idle: float = 4 * 3600.0, recent: int = 100_000,
-                 rescan: float = 1.0, max_line: int = MAX_LINE, emit: Callable[[pd.DataFrame], None] | None = None):
+                 rescan: float = 1.0, max_line: int = MAX_LINE, emit: Callable[[pd.DataFrame], None] | None = None,
+                 lock_timeout: float = LOCK_TIMEOUT):
         self.paths = [Path(p) for p in paths]
         self.config = config or Config()
         self.store, self.out, self.csv, self.checkpoint = store, out, csv, checkpoint
@@ -404,6 +454,7 @@ class Watcher:
         self.gzip_settle, self.gzip_damaged, self.orphan_grace = gzip_settle, gzip_damaged, orphan_grace
         self.shoe_idle = shoe_idle
         self.max_line = max_line
+        self.lock_timeout = lock_timeout
         self._too_long = f"line longer than {max_line:,} bytes"  # ingest's reason
         self.on_emit = emit
         self.files: dict[tuple[int, int], Tracked] = {}
@@ -428,6 +479,7 @@ class Watcher:
         self._idle = threading.Event()
         self._idle.set()
         self._flush_error: BaseException | None = None
+        self._failed: _Pending | None = None
         self._scanned = -math.inf
         self._listed: dict[tuple[int, int], tuple[Path, os.stat_result]] = {}
 
@@ -764,15 +816,13 @@ class Watcher:
                 if first[0] == line_hash:
                     p.counts["already_stored"] += 1
                 else:
-                    self._bad(name, n, raw, f"duplicate round_id {round_id!r} with different content "
-                              f"(first stored from {first[1]} line {first[2]})", round_id)
+                    self._bad(name, n, raw, duplicate_reason(round_id, first[1], first[2]), round_id)
                 continue
             if self.stored_seen is not None:
                 prior = self.stored_seen.lookup(round_id, hash_of_id)
                 if prior is not None:
                     if prior[0] != line_hash:
-                        self._bad(name, n, raw, f"duplicate round_id {round_id!r} with different content "
-                                  f"(first stored from {prior[1]} line {prior[2]})", round_id)
+                        self._bad(name, n, raw, duplicate_reason(round_id, prior[1], prior[2]), round_id)
                         continue
                     if (prior[1], prior[2]) != (name, n):  # stored before from elsewhere: not new
                         p.counts["already_stored"] += 1
@@ -790,6 +840,7 @@ class Watcher:
                 store[k] = True
                 for column, value in zip(INDEX.names, (hash_of_id, line_hash, round_id, name, n), strict=True):
                     p.index[column].append(value)
+                p.rows.append((game, raw))
         frames = []
         for game, (where, all_rows) in tables.items():
             table = all_rows.filter(pa.array(check[where]))
@@ -855,6 +906,8 @@ class Watcher:
         order (a slow disk does not hold up the polls); ``wait`` for it to finish."""
         self.wait_flush()
         pending, self.pending = self.pending, _Pending()
+        if self._failed is not None:  # a commit that failed: its rounds go with this one
+            pending, self._failed = self._failed.merge(pending), None
         state = self._state() if self.checkpoint is not None else None
         fds = [fh.fileno() for fh in (self._out_fh, self._csv_fh) if fh is not None]
 
@@ -863,7 +916,11 @@ class Watcher:
                 for fd in fds:
                     os.fsync(fd)
                 if self.store is not None and pending:
-                    self._commit(pending)
+                    try:
+                        self._commit(pending)
+                    except BaseException:
+                        self._failed = pending  # committed with the next flush; no checkpoint past them
+                        raise
                 if state is not None:
                     with atomic_path(self.checkpoint) as tmp:  # type: ignore[arg-type]
                         tmp.write_text(json.dumps(state), "utf-8")
@@ -900,7 +957,16 @@ class Watcher:
         """Rounds read since the last checkpoint as one source of the store, committed by its protocol
         (parts, index and quarantine first, manifest last)."""
         store = self.store
-        assert store is not None
+        assert store is not None and self.stored_seen is not None
+        with store.lock(self.lock_timeout, command="auditkit watch"):
+            if self.stored_seen.refresh() and p.index["round_id"]:  # another writer committed since
+                known = self.stored_seen.stored_rows(pa.array(p.index["round_id"], pa.string()),
+                                                     np.array(p.index["id_hash"], np.uint64))
+                if known:
+                    p.drop_stored(known)
+            self._write_source(store, p)
+
+    def _write_source(self, store: Store, p: _Pending) -> None:
         ranges = sorted(p.ranges.items(), key=lambda kv: (kv[1][0], kv[1][1]))
         sha = hashlib.sha256(json.dumps(["live", ranges, uuid.uuid4().hex]).encode()).hexdigest()
         desc = "live " + "; ".join(f"{path} lines {a}-{b}" for _k, (path, a, b) in ranges)
@@ -996,7 +1062,7 @@ def watch_command(args: Any) -> int:
                       checkpoint=Path(args.checkpoint) if args.checkpoint else None,
                       stdout=None if args.no_stdout else sys.stdout, poll=args.poll,
                       checkpoint_every=args.checkpoint_every, gzip_settle=0.0 if args.once else 1.0,
-                      max_line=args.max_line_bytes)
+                      max_line=args.max_line_bytes, lock_timeout=args.lock_timeout)
     found = watcher.run(once=args.once)
     s = watcher.stats
     print(f"auditkit watch: {s['rounds']} round(s) checked, {found} finding(s) emitted, "
