@@ -22,6 +22,7 @@ why a restart after a crash loses no round and reports none twice in ``--out``.
 from __future__ import annotations
 
 import base64
+import contextlib
 import gzip
 import hashlib
 import io
@@ -119,6 +120,13 @@ class Tracked:
 def _head_hash(fh: IO[bytes], n: int) -> str:
     fh.seek(0)
     return hashlib.blake2b(fh.read(n), digest_size=16).hexdigest()
+
+
+def _named(exc: OSError, path: Path) -> OSError:
+    """``exc`` naming the file it happened on (a full disk: which file could not be written)."""
+    if exc.filename is None:
+        return type(exc)(exc.errno, f"{exc.strerror or exc}", str(path))
+    return exc
 
 
 def _gzip_complete(path: Path) -> bool:
@@ -480,6 +488,9 @@ class Watcher:
         self._idle.set()
         self._flush_error: BaseException | None = None
         self._failed: _Pending | None = None
+        self._checkpoint_lock = threading.Lock()
+        self._extra: dict[tuple[int, int], dict[str, Any]] = {}  # files registered since the last state
+        self._saved: dict[str, Any] = {}  # the last state written (set in open())
         self._scanned = -math.inf
         self._listed: dict[tuple[int, int], tuple[Path, os.stat_result]] = {}
 
@@ -507,9 +518,11 @@ class Watcher:
             offset = int(state.get("csv_offset", 0))
             if self._csv_fh.seek(0, os.SEEK_END) > offset:  # rows after the checkpoint: written again below
                 self._csv_fh.truncate(offset)
+                self._csv_fh.seek(0, os.SEEK_END)  # truncate() leaves the position at the old end
             if self._csv_fh.tell() == 0:
                 self._csv_fh.write(",".join(COLUMNS).encode() + b"\r\n")
                 self._csv_fh.flush()
+        self._saved = state if state else self._state()  # a first checkpoint: the outputs as they are now
 
     def _read_out_tail(self, offset: int) -> None:
         """Findings written to ``--out`` after the checkpoint: their rounds are read again, not reported again.
@@ -634,10 +647,18 @@ class Watcher:
             if final:
                 t.close()
                 del self.files[key]
+        new = [key for key in listing if key not in self.files]
+        for key in new:
+            path, st = listing[key]
+            t = self.files[key] = Tracked(dev=key[0], ino=key[1], path=path)
+            if st.st_size:
+                with contextlib.suppress(OSError), open(path, "rb") as fh:
+                    t.head_len = min(st.st_size, HEAD)
+                    t.head = _head_hash(fh, t.head_len)
+        if new and self.checkpoint is not None:  # known by the checkpoint before any of their lines is read
+            self._register([self.files[key] for key in new])
         for key, (path, st) in listing.items():
-            t = self.files.get(key)
-            if t is None:
-                t = self.files[key] = Tracked(dev=key[0], ino=key[1], path=path)
+            t = self.files[key]
             t.path = path
             if t.gzip is None and st.st_size >= 2:
                 with open(path, "rb") as fh:
@@ -671,7 +692,9 @@ class Watcher:
             return False
         if size < t.offset or (t.head_len and size >= t.head_len and _head_hash(t.fh, t.head_len) != t.head
                                and t.offset <= size):
-            self._warn_now(f"{t.path} was truncated or replaced: read again from its start")
+            copy = self._read_copy(t, lines)
+            self._warn_now(f"{t.path} was truncated or replaced: read again from its start"
+                           + (f"; the lines after line {t.line} read from its copy {copy}" if copy else ""))
             t.gen, t.offset, t.line, t.head, t.head_len = t.gen + 1, 0, 0, "", 0
         if size == t.offset:
             return False
@@ -698,6 +721,42 @@ class Watcher:
             t.head_len = min(t.offset, HEAD)
             t.head = _head_hash(t.fh, t.head_len)
         return t.offset < size and cut > 0
+
+    def _read_copy(self, t: Tracked, lines: list[tuple[Tracked, int, Any]]) -> Path | None:
+        """After a copytruncate: find the copy of ``t`` in its folder (a name starting with its name, e.g.
+        ``t.jsonl.1`` or ``t.jsonl.1.gz``, whose first bytes are the ones ``t`` had) and append the lines
+        ``t`` had not read yet from it (as Vector's file source finds a file by its fingerprint)."""
+        if not t.head_len:
+            return None
+        try:
+            entries = sorted(e.path for e in os.scandir(t.path.parent)
+                             if e.name.startswith(t.path.name) and e.name != t.path.name
+                             and e.is_file(follow_symlinks=False))
+        except OSError:
+            return None
+        for name in entries:
+            path = Path(name)
+            try:
+                with open(path, "rb") as raw_fh:
+                    packed = raw_fh.read(2) == b"\x1f\x8b"
+                with (gzip.open(path, "rb") if packed else open(path, "rb")) as fh:
+                    if hashlib.blake2b(fh.read(t.head_len), digest_size=16).hexdigest() != t.head:
+                        continue
+                    fh.seek(t.offset)
+                    data = fh.read()
+            except (OSError, EOFError, zlib.error):
+                continue
+            st = path.stat()
+            copy = Tracked(dev=st.st_dev, ino=st.st_ino, path=path, gen=t.gen, offset=t.offset, line=t.line)
+            parts = data.split(b"\n")
+            if parts and not parts[-1]:
+                parts.pop()
+            for raw in parts:
+                copy.line += 1
+                lines.append((copy, copy.line, Unread(raw[:RAW_KEPT], self._too_long) if len(raw) > self.max_line
+                              else raw.rstrip(b"\r")))
+            return path
+        return None
 
     def _skip_long(self, t: Tracked, size: int, lines: list[tuple[Tracked, int, Any]], final: bool) -> bool:
         """Pass over a line longer than ``max_line`` without holding it: one entry with its head once its
@@ -909,6 +968,7 @@ class Watcher:
         if self._failed is not None:  # a commit that failed: its rounds go with this one
             pending, self._failed = self._failed.merge(pending), None
         state = self._state() if self.checkpoint is not None else None
+        resolved = list(self._extra)  # files registered so far: this state has them (or read them to their end)
         fds = [fh.fileno() for fh in (self._out_fh, self._csv_fh) if fh is not None]
 
         def job() -> None:
@@ -922,8 +982,10 @@ class Watcher:
                         self._failed = pending  # committed with the next flush; no checkpoint past them
                         raise
                 if state is not None:
-                    with atomic_path(self.checkpoint) as tmp:  # type: ignore[arg-type]
-                        tmp.write_text(json.dumps(state), "utf-8")
+                    with self._checkpoint_lock:
+                        for key in resolved:
+                            self._extra.pop(key, None)
+                        self._write_checkpoint(state)
             except BaseException as exc:  # raised in the polling thread by wait_flush
                 self._flush_error = exc
 
@@ -984,6 +1046,26 @@ class Watcher:
         if not rec.balanced:
             raise AssertionError(f"live line accounting does not balance: {rec}")
         store.commit_source(rec)
+
+    def _register(self, files: list[Tracked]) -> None:
+        """Write the checkpoint again with these new files at their start (before any of their lines is
+        read): after a crash they are found again, renamed or truncated, and read from there."""
+        with self._checkpoint_lock:
+            self._extra.update((t.key, t.state()) for t in files)
+            self._write_checkpoint(self._saved)
+
+    def _write_checkpoint(self, state: dict[str, Any]) -> None:
+        """Write ``state`` and the files registered since it was taken (the caller holds the lock)."""
+        self._saved = state
+        listed = {(f["dev"], f["ino"]) for f in state["files"]}
+        full = dict(state, files=state["files"] + [f for k, f in self._extra.items() if k not in listed])
+        path = self.checkpoint
+        assert path is not None
+        try:
+            with atomic_path(path) as tmp:
+                tmp.write_text(json.dumps(full), "utf-8")
+        except OSError as exc:
+            raise _named(exc, path) from exc
 
     def _state(self) -> dict[str, Any]:
         """What the checkpoint holds, as of now."""
