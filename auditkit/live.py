@@ -124,9 +124,18 @@ def _head_hash(fh: IO[bytes], n: int) -> str:
 
 def _named(exc: OSError, path: Path) -> OSError:
     """``exc`` naming the file it happened on (a full disk: which file could not be written)."""
-    if exc.filename is None:
-        return type(exc)(exc.errno, f"{exc.strerror or exc}", str(path))
-    return exc
+    if exc.filename is None and exc.errno is not None:
+        return type(exc)(exc.errno, exc.strerror or str(exc), str(path))
+    return exc  # names its file already, or says what it is (a locked store)
+
+
+def _write(fh: IO[bytes], data: bytes, path: Path | None) -> None:
+    """Append ``data`` to an output and flush it; an error (a full disk) names the file."""
+    try:
+        fh.write(data)
+        fh.flush()
+    except OSError as exc:
+        raise _named(exc, path or Path(str(fh.name))) from exc
 
 
 def _gzip_complete(path: Path) -> bool:
@@ -947,13 +956,11 @@ class Watcher:
                 self.stdout.write("\n".join(lines) + "\n")
                 self.stdout.flush()
             if self._out_fh is not None:
-                self._out_fh.write(("\n".join(lines) + "\n").encode("utf-8"))
-                self._out_fh.flush()
+                _write(self._out_fh, ("\n".join(lines) + "\n").encode("utf-8"), self.out)
         if self._csv_fh is not None and len(found):
             text = spreadsheet_safe(found[COLUMNS]).to_csv(index=False, header=False, float_format="%.2f",
                                                            lineterminator="\r\n")
-            self._csv_fh.write(text.encode("utf-8"))
-            self._csv_fh.flush()
+            _write(self._csv_fh, text.encode("utf-8"), self.csv)
         self.stats["findings"] += len(new)
         if self.on_emit is not None:
             self.on_emit(found)
@@ -969,17 +976,24 @@ class Watcher:
             pending, self._failed = self._failed.merge(pending), None
         state = self._state() if self.checkpoint is not None else None
         resolved = list(self._extra)  # files registered so far: this state has them (or read them to their end)
-        fds = [fh.fileno() for fh in (self._out_fh, self._csv_fh) if fh is not None]
+        fds = [(fh.fileno(), path) for fh, path in ((self._out_fh, self.out), (self._csv_fh, self.csv))
+               if fh is not None]
 
         def job() -> None:
             try:
-                for fd in fds:
-                    os.fsync(fd)
+                for fd, path in fds:
+                    try:
+                        os.fsync(fd)
+                    except OSError as exc:
+                        raise _named(exc, path) from exc
                 if self.store is not None and pending:
                     try:
                         self._commit(pending)
-                    except BaseException:
+                    except OSError as exc:
                         self._failed = pending  # committed with the next flush; no checkpoint past them
+                        raise _named(exc, Path(str(self.store.root))) from exc
+                    except BaseException:
+                        self._failed = pending
                         raise
                 if state is not None:
                     with self._checkpoint_lock:
@@ -1131,27 +1145,3 @@ class Watcher:
 def watch(paths: Iterable[str | Path], **kwargs: Any) -> Watcher:
     """A :class:`Watcher` of ``paths`` (keyword arguments as the class takes)."""
     return Watcher(list(paths), **kwargs)
-
-
-# ---- command line (the CLI package calls these) ---------------------------------------------------
-def watch_command(args: Any) -> int:
-    """Run ``auditkit watch``: 0 after SIGINT/SIGTERM (checkpoint written); with ``--once`` 1 when findings
-    were emitted, else 0."""
-    from .paytables import load_config
-
-    watcher = Watcher(args.paths, config=load_config(args.config), store=Store(args.store) if args.store else None,
-                      out=Path(args.out) if args.out else None, csv=Path(args.csv) if args.csv else None,
-                      checkpoint=Path(args.checkpoint) if args.checkpoint else None,
-                      stdout=None if args.no_stdout else sys.stdout, poll=args.poll,
-                      checkpoint_every=args.checkpoint_every, gzip_settle=0.0 if args.once else 1.0,
-                      max_line=args.max_line_bytes, lock_timeout=args.lock_timeout)
-    found = watcher.run(once=args.once)
-    s = watcher.stats
-    print(f"auditkit watch: {s['rounds']} round(s) checked, {found} finding(s) emitted, "
-          f"{s['quarantined']} line(s) quarantined", file=sys.stderr)
-    if watcher.poll_times:
-        wall, cpu = (x * 1000 for x in watcher.poll_times.wall_cpu())
-        print(f"auditkit watch: {len(wall)} poll(s) read lines; per poll wall p50 {np.median(wall):.0f} ms, "
-              f"p99 {np.percentile(wall, 99):.0f} ms, max {wall.max():.0f} ms; CPU p50 {np.median(cpu):.0f} ms, "
-              f"p99 {np.percentile(cpu, 99):.0f} ms, max {cpu.max():.0f} ms", file=sys.stderr)
-    return 1 if args.once and found else 0

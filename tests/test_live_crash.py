@@ -4,15 +4,20 @@ or a truncation while it is down, then a restart."""
 from __future__ import annotations
 
 import csv
+import errno
+import io
+import os
 import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from test_live import emitted, keys, nightly, streams
 
 from auditkit.cli.main import main
+from auditkit.live import Watcher
 from auditkit.schema import FINDINGS
 from auditkit.store import Store
 
@@ -89,3 +94,48 @@ def test_a_csv_rewritten_from_its_start_keeps_its_header_once(tmp_path):
     rows = csv_rows(tmp_path / "f.csv")
     assert ",".join(rows[0]) == HEADER and sum(",".join(r) == HEADER for r in rows) == 1
     assert rows == first and len(rows) > 1
+
+
+def test_watch_once_on_a_path_that_does_not_exist_is_exit_2(tmp_path, capsys):
+    assert main(["watch", str(tmp_path / "nope"), "--once", "--no-stdout"]) == 2
+    assert "no such file or folder" in capsys.readouterr().err
+
+
+class _Full:
+    """A file handle on a full disk."""
+
+    def __init__(self, fh):
+        self.fh, self.name = fh, fh.name
+
+    def write(self, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def __getattr__(self, name):
+        return getattr(self.fh, name)
+
+
+@pytest.mark.parametrize("where", ["out", "csv", "checkpoint", "store"])
+def test_a_full_disk_names_the_file(tmp_path, monkeypatch, where):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for tid, lines in streams("baccarat", tables=2).items():
+        (logs / f"{tid}.jsonl").write_text("".join(x + "\n" for x in lines), "utf-8")
+    w = Watcher([str(logs)], out=tmp_path / "f.jsonl", csv=tmp_path / "f.csv", checkpoint=tmp_path / "state.json",
+                store=Store(tmp_path / "store"), stderr=io.StringIO(), gzip_settle=0.0)
+    full = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    expect = {"out": tmp_path / "f.jsonl", "csv": tmp_path / "f.csv", "checkpoint": tmp_path / "state.json",
+              "store": tmp_path / "store"}[where]
+    if where == "checkpoint":
+        w.open()
+        monkeypatch.setattr(Path, "write_text", lambda *a, **k: (_ for _ in ()).throw(full))
+    elif where == "store":
+        w.open()
+        monkeypatch.setattr(Store, "write_rounds", lambda *a, **k: (_ for _ in ()).throw(full))
+    else:
+        w.open()
+        setattr(w, f"_{where}_fh", _Full(getattr(w, f"_{where}_fh")))
+    with pytest.raises(OSError) as err:
+        while w.poll_once():
+            pass
+        w.flush()
+    assert err.value.errno == errno.ENOSPC and str(expect) in str(err.value)
