@@ -74,6 +74,7 @@ GZIP_LINES = 4_000           # lines of a gzip file validated per batch
 COLUMNS = [f.name for f in FINDINGS]
 LOCK_TIMEOUT = 24 * 3600.0   # seconds a commit waits for the store's lock (the nightly job may hold it for long;
                              #   the polls go on meanwhile)
+NAMES = 8                    # names a followed file is remembered under
 WARNED = 10_000              # files warned about once (skipped CSV logs, missing paths) remembered
 
 
@@ -97,6 +98,7 @@ class Tracked:
     stable_since: float = 0.0
     orphan_since: float | None = None  # no longer listed under any watched name (rotated away, deleted)
     scanned: int = 0         # a too-long line being written: bytes of it known to have no line break
+    names: list[str] = field(default_factory=list)  # the names it was read under (the last few)
     fh: IO[bytes] | None = field(default=None, repr=False)
 
     @property
@@ -109,7 +111,16 @@ class Tracked:
 
     def state(self) -> dict[str, Any]:
         return {"dev": self.dev, "ino": self.ino, "path": str(self.path), "gen": self.gen, "offset": self.offset,
-                "line": self.line, "head": self.head, "head_len": self.head_len, "gzip": self.gzip, "done": self.done}
+                "line": self.line, "head": self.head, "head_len": self.head_len, "gzip": self.gzip, "done": self.done,
+                "names": self.names}
+
+    def named(self, path: Path) -> None:
+        """Now under ``path`` (a rotation renames it): remembered, so that its rounds stored under an
+        earlier name are known as its own after a restart."""
+        self.path = path
+        name = str(path)
+        if name not in self.names:
+            self.names = [*self.names[-(NAMES - 1):], name]
 
     def close(self) -> None:
         if self.fh is not None:
@@ -497,6 +508,7 @@ class Watcher:
         self._idle.set()
         self._flush_error: BaseException | None = None
         self._failed: _Pending | None = None
+        self._out_pin: int | None = None  # the --out offset checkpoints keep while its tail is being read again
         self._checkpoint_lock = threading.Lock()
         self._extra: dict[tuple[int, int], dict[str, Any]] = {}  # files registered since the last state
         self._saved: dict[str, Any] = {}  # the last state written (set in open())
@@ -508,6 +520,7 @@ class Watcher:
         """Restore the checkpoint (if any), load every game's rules and open the outputs."""
         from . import games
 
+        self._out_pin = None
         for game in games.names():  # import the rule modules now, not in the first poll
             self._rules(game)
         state: dict[str, Any] = {}
@@ -552,6 +565,8 @@ class Watcher:
                 self.suppress.add((rec["round_id"], rec["rule_id"]))
             except (ValueError, KeyError, TypeError):
                 continue
+        if self.suppress:  # a checkpoint keeps this offset until the lines after it were read again
+            self._out_pin = offset
         fh.seek(0, os.SEEK_END)
 
     def close(self) -> None:
@@ -659,7 +674,7 @@ class Watcher:
         new = [key for key in listing if key not in self.files]
         for key in new:
             path, st = listing[key]
-            t = self.files[key] = Tracked(dev=key[0], ino=key[1], path=path)
+            t = self.files[key] = Tracked(dev=key[0], ino=key[1], path=path, names=[str(path)])
             if st.st_size:
                 with contextlib.suppress(OSError), open(path, "rb") as fh:
                     t.head_len = min(st.st_size, HEAD)
@@ -668,7 +683,7 @@ class Watcher:
             self._register([self.files[key] for key in new])
         for key, (path, st) in listing.items():
             t = self.files[key]
-            t.path = path
+            t.named(path)
             if t.gzip is None and st.st_size >= 2:
                 with open(path, "rb") as fh:
                     t.gzip = fh.read(2) == b"\x1f\x8b"
@@ -682,6 +697,9 @@ class Watcher:
             shoes.expire(now)
         if lines:
             self.poll_times.add(time.monotonic() - now, time.thread_time() - cpu)
+        if not more and self._out_pin is not None and all(t.gzip is False or t.done for t in self.files.values()):
+            self.suppress.clear()  # caught up: every line after the checkpoint was read again
+            self._out_pin = None
         return more
 
     def _read(self, t: Tracked, lines: list[tuple[Tracked, int, Any]], limit: int, final: bool = False) -> bool:
@@ -756,7 +774,8 @@ class Watcher:
             except (OSError, EOFError, zlib.error):
                 continue
             st = path.stat()
-            copy = Tracked(dev=st.st_dev, ino=st.st_ino, path=path, gen=t.gen, offset=t.offset, line=t.line)
+            copy = Tracked(dev=st.st_dev, ino=st.st_ino, path=path, gen=t.gen, offset=t.offset, line=t.line,
+                           names=[*t.names, str(path)])
             parts = data.split(b"\n")
             if parts and not parts[-1]:
                 parts.pop()
@@ -849,8 +868,10 @@ class Watcher:
         """Parse a poll's lines as ingest does, validate them, emit their findings, keep them for the store."""
         p = self.pending
         parsed: list[tuple[str, int, bytes, str, dict[str, Any]]] = []  # file, line, raw, game, row
+        aliases: dict[str, list[str]] = {}  # file -> the names it was read under
         for t, n, raw in lines:
             name = sys.intern(str(t.path))
+            aliases[name] = t.names
             rng = p.ranges.setdefault(t.source_key, [name, n, n])
             rng[0], rng[2] = name, max(rng[2], n)
             if isinstance(raw, Unread):  # too long, or where a gzip stream broke
@@ -892,7 +913,7 @@ class Watcher:
                     if prior[0] != line_hash:
                         self._bad(name, n, raw, duplicate_reason(round_id, prior[1], prior[2]), round_id)
                         continue
-                    if (prior[1], prior[2]) != (name, n):  # stored before from elsewhere: not new
+                    if prior[2] != n or prior[1] not in aliases.get(name, [name]):  # from elsewhere: not new
                         p.counts["already_stored"] += 1
                         self.recent.add(hash_of_id, line_hash, prior[1], prior[2])
                         continue
@@ -1089,20 +1110,22 @@ class Watcher:
             "files": [t.state() for t in self.files.values()],
             "shoes": {g: s.state() for g, s in self.shoes.items()},
             "recent": self.recent.state(),
-            "out_offset": self._out_fh.tell() if self._out_fh is not None else 0,
+            "out_offset": (self._out_pin if self._out_pin is not None else self._out_fh.tell())
+            if self._out_fh is not None else 0,
             "csv_offset": self._csv_fh.tell() if self._csv_fh is not None else 0,
         }
 
     def _restore(self, state: dict[str, Any]) -> None:
         for f in state.get("files", []):
             t = Tracked(dev=f["dev"], ino=f["ino"], path=Path(f["path"]), gen=f["gen"], offset=f["offset"],
-                        line=f["line"], head=f["head"], head_len=f["head_len"], gzip=f["gzip"], done=f["done"])
+                        line=f["line"], head=f["head"], head_len=f["head_len"], gzip=f["gzip"], done=f["done"],
+                        names=list(f.get("names", [f["path"]])))
             where = self._locate(t)
             if where is None:
                 self._warn_now(f"{t.path} (as checkpointed) is gone: lines written to it after the checkpoint "
                                "cannot be read")
                 continue
-            t.path = where
+            t.named(where)
             self.files[t.key] = t
         for game, s in state.get("shoes", {}).items():
             shoes = self.shoes[game] = OpenShoes(game, self._rules(game)[1], idle=self.shoe_idle)
