@@ -15,7 +15,8 @@ from collections import Counter
 import pytest
 from test_live import emitted, keys, nightly, streams
 
-import auditkit.live as live
+import auditkit.live.outputs as outputs
+import auditkit.live.tail as tail
 from auditkit.live import Watcher
 from auditkit.schema import FINDINGS
 from auditkit.store import Store
@@ -23,7 +24,7 @@ from auditkit.store import Store
 HEADER = [f.name for f in FINDINGS]
 POINTS = [("poll", Watcher, "poll_once", "before"), ("process", Watcher, "_process", "before"),
           ("emit", Watcher, "_emit", "before"), ("emitted", Watcher, "_emit", "after"),
-          ("half a write", live, "_write", "half"), ("register", Watcher, "_register", "before"),
+          ("half a write", outputs, "_write", "half"), ("register", Watcher, "_register", "before"),
           ("parts", Store, "write_rounds", "after"), ("manifest", Store, "commit_source", "before"),
           ("committed", Store, "commit_source", "after"), ("checkpoint", Watcher, "_write_checkpoint", "before"),
           ("checkpointed", Watcher, "_write_checkpoint", "after")]
@@ -63,7 +64,7 @@ def _watch(tmp, logs, point, k: int, every: float) -> int:
     if pid == 0:  # the child: never returns to pytest
         code = 3
         try:
-            live.READ_BUDGET, live.READ_MIN = 4096, 1024  # many small polls: many places to die
+            tail.READ_BUDGET, tail.READ_MIN = 4096, 1024  # many small polls: many places to die
             if point is not None:
                 _arm(point[1], point[2], point[3], k)
             w = Watcher([str(logs)], out=tmp / "f.jsonl", csv=tmp / "f.csv", checkpoint=tmp / "state.json",
