@@ -23,8 +23,8 @@ import pyarrow.compute as pc
 from ..ingest import MAX_LINE
 from ..ingest.dedup import SeenRounds, duplicate_reason
 from ..ingest.hashing import content_columns, id_hashes, row_hashes
-from ..ingest.perline import decode_line, storable
-from ..ingest.records import BadRecord, parse_record
+from ..ingest.jsonl import too_long_reason
+from ..ingest.perline import decode_line, from_object
 from ..ingest.sources import quarantine_entry
 from ..paytables import Config
 from ..schema import schema_for
@@ -65,7 +65,7 @@ class Watcher(Tail, Outputs, Commits, Checkpoints):
         self.shoe_idle = shoe_idle
         self.max_line = max_line
         self.lock_timeout = lock_timeout
-        self._too_long = f"line longer than {max_line:,} bytes"  # ingest's reason
+        self._too_long = too_long_reason(max_line)  # ingest's reason
         self.on_emit = emit
         self.files: dict[tuple[int, int], Tracked] = {}
         self.recent = RecentRounds(recent)
@@ -215,11 +215,9 @@ class Watcher(Tail, Outputs, Commits, Checkpoints):
             if error is not None:
                 self._bad(name, n, raw, error)
                 continue
-            round_id = obj.get("round_id") if isinstance(obj, dict) else None
-            try:
-                game, date, row = parse_record(obj)
-            except BadRecord as exc:
-                self._bad(name, n, raw, str(exc), storable(round_id))
+            game, date, row = from_object(obj)  # type: ignore[assignment]
+            if game is None:  # date is the reason, row the round id (ingest's per-line path)
+                self._bad(name, n, raw, date, row)  # type: ignore[arg-type]
                 continue
             row["source_file"], row["source_line"], row["date"] = name, n, date
             parsed.append((name, n, raw, game, row))
