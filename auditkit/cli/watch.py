@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from ..ingest import MAX_LINE
-from .common import add_lock_timeout, positive, positive_int
+from .common import DEFAULT_LOCK_TIMEOUT, add_lock_timeout, positive, positive_int
 
 
 def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
@@ -23,8 +23,9 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
                    help="seconds between checkpoints and store commits")
     s.add_argument("--max-line-bytes", type=positive_int, default=MAX_LINE, metavar="N",
                    help="longest line read (bytes); a longer one is quarantined as too long, never held in memory")
-    add_lock_timeout(s, 24 * 3600.0)
-    s.add_argument("--once", action="store_true", help="read what is there, then stop (tests, cron)")
+    s.add_argument("--once", action="store_true", help="read what is there, then stop (tests, cron); "
+                   "a path that does not exist is an error (exit 2)")
+    add_lock_timeout(s, DEFAULT_LOCK_TIMEOUT)
     s.add_argument("--no-stdout", action="store_true", help="do not print findings on stdout")
     s.set_defaults(func=run)
 
@@ -39,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from ..ingest.sources import InputError
     from ..live import Watcher
     from ..paytables import load_config
+    from ..rules.coverage import format_coverage
     from ..store import Store
 
     if args.once:
@@ -55,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
     s = watcher.stats
     print(f"auditkit watch: {s['rounds']} round(s) checked, {found} finding(s) emitted, "
           f"{s['quarantined']} line(s) quarantined", file=sys.stderr)
+    print(f"auditkit watch: {format_coverage(watcher.coverage.table())}", file=sys.stderr)
     if watcher.poll_times:
         wall, cpu = (x * 1000 for x in watcher.poll_times.wall_cpu())
         print(f"auditkit watch: {len(wall)} poll(s) read lines; per poll wall p50 {np.median(wall):.0f} ms, "

@@ -26,7 +26,8 @@ _CHUNK_CAP = 1_000_000  # runs are merged up to this many ids (bounds the merge'
 
 
 def duplicate_reason(round_id: str, file: str, line: int) -> str:
-    """The quarantine reason of a round id met again with other content (ingest and live mode)."""
+    """The quarantine reason of a line whose round id was stored before with other content (one text for
+    ingest and live mode)."""
     return f"duplicate round_id {round_id!r} with different content (first stored from {file} line {line})"
 
 
