@@ -77,8 +77,10 @@ def test_watch_commits_under_the_stores_lock(tmp_path):
     t.start()
     held.wait(5)
     try:
+        w.flush()  # the store is locked: nothing committed, the rounds kept for the next checkpoint
+        assert not list((store.root / "_manifest").glob("*.json"))
         with pytest.raises(StoreLocked):
-            w.flush()
+            w.flush(final=True)  # the last commit waits lock_timeout, then names the holder
         assert not list((store.root / "_manifest").glob("*.json"))
     finally:
         release.set()

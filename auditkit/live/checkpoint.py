@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..store import atomic_path
+from ..store import StoreLocked, atomic_path
 from .commit import Pending
 from .outputs import _named
 from .rounds import OpenShoes
@@ -23,10 +23,14 @@ CHECKPOINT_VERSION = 1
 class Checkpoints:
     """The checkpoint half of :class:`~auditkit.live.watcher.Watcher` (a mixin)."""
 
-    def flush(self, wait: bool = True) -> None:
+    def flush(self, wait: bool = True, final: bool = False) -> None:
         """Hand the rounds read since the last checkpoint and a snapshot of the state to a writer thread,
         which fsyncs the outputs, commits the rounds to the store, then writes the checkpoint, in that
-        order (a slow disk does not hold up the polls); ``wait`` for it to finish."""
+        order (a slow disk does not hold up the polls); ``wait`` for it to finish.
+
+        The store's lock is taken for each commit, without waiting: while another writer holds it (an
+        ingest, the nightly job) the rounds are kept for the next checkpoint and no checkpoint is written;
+        the ``final`` flush (at exit) waits up to ``lock_timeout`` seconds, then fails naming the holder."""
         self.wait_flush()
         pending, self.pending = self.pending, Pending()
         if self._failed is not None:  # a commit that failed: its rounds go with this one
@@ -45,7 +49,13 @@ class Checkpoints:
                         raise _named(exc, path) from exc
                 if self.store is not None and pending:
                     try:
-                        self._commit(pending)
+                        self._commit(pending, self.lock_timeout if final else 0.0)
+                    except StoreLocked as exc:
+                        self._failed = pending
+                        if final:
+                            raise
+                        self._warn("store-locked", f"{exc}: rounds kept for the next checkpoint")
+                        return
                     except OSError as exc:
                         self._failed = pending  # committed with the next flush; no checkpoint past them
                         raise _named(exc, Path(str(self.store.root))) from exc

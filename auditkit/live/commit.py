@@ -18,8 +18,7 @@ from ..ingest.sources import quarantine_entry
 from ..schema import QUARANTINE
 from ..store import INDEX, SourceRecord, Store
 
-LOCK_TIMEOUT = 24 * 3600.0   # seconds a commit waits for the store's lock (the nightly job may hold it for long;
-                             #   the polls go on meanwhile)
+LOCK_TIMEOUT = 60.0          # seconds the last commit (at exit) waits for the store's lock; the others do not wait
 
 
 @dataclass
@@ -89,12 +88,12 @@ class Pending:
 class Commits:
     """The store half of :class:`~auditkit.live.watcher.Watcher` (a mixin)."""
 
-    def _commit(self, p: Pending) -> None:
+    def _commit(self, p: Pending, timeout: float) -> None:
         """Rounds read since the last checkpoint as one source of the store, committed by its protocol
         (parts, index and quarantine first, manifest last)."""
         store = self.store
         assert store is not None and self.stored_seen is not None
-        with store.lock(self.lock_timeout, command="auditkit watch"):
+        with store.lock(timeout, command="auditkit watch", sweep=False):
             if self.stored_seen.refresh() and p.index["round_id"]:  # another writer committed since
                 known = self.stored_seen.stored_rows(pa.array(p.index["round_id"], pa.string()),
                                                      np.array(p.index["id_hash"], np.uint64))

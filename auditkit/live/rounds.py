@@ -14,6 +14,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ..paytables import Config
+from ..rules.coverage import Tally
 from ..validate import check_shoes, shoe_columns
 
 
@@ -146,13 +147,13 @@ class OpenShoes:
     def __init__(self, game: str, rules: Sequence[Any], idle: float = 4 * 3600.0, max_rounds: int = 2000,
                  max_shoes: int = 1000):
         self.game, self.rules, self.idle, self.max_rounds, self.max_shoes = game, list(rules), idle, max_rounds, max_shoes
-        self.columns = shoe_columns(self.rules) + ["date"]
+        self.columns = shoe_columns(self.rules, game) + ["date"]
         self.shoes: dict[tuple[str, str | None], pa.Table] = {}
         self.seen: dict[tuple[str, str | None], float] = {}  # least recently dealt first
         self.current: dict[str, tuple[str, str | None]] = {}  # table_id -> its open shoe
 
-    def check(self, batch: pa.Table, config: Config) -> pd.DataFrame:
-        """Shoe findings on the new rounds of ``batch`` (a poll's rounds of this game)."""
+    def check(self, batch: pa.Table, config: Config, tally: Tally | None = None) -> pd.DataFrame:
+        """Shoe findings on the new rounds of ``batch`` (a poll's rounds of this game); ``tally`` gets the coverage."""
         narrow = batch.select(self.columns)
         tables, shoes = narrow["table_id"].to_pylist(), narrow["shoe_id"].to_pylist()
         groups: dict[tuple[str, str | None], list[int]] = {}
@@ -179,7 +180,7 @@ class OpenShoes:
         while len(self.shoes) > self.max_shoes:
             self._drop(next(iter(self.seen)))
         both = pa.concat_tables(parts)
-        return check_shoes(both, self.game, config, self.rules, emit=np.concatenate(emit))
+        return check_shoes(both, self.game, config, self.rules, emit=np.concatenate(emit), tally=tally)
 
     def expire(self, now: float | None = None) -> int:
         """Drop shoes idle for longer than ``idle`` seconds; returns how many."""

@@ -27,6 +27,7 @@ from ..ingest.jsonl import too_long_reason
 from ..ingest.perline import decode_line, from_object
 from ..ingest.sources import quarantine_entry
 from ..paytables import Config
+from ..rules.coverage import Tally
 from ..schema import schema_for
 from ..store import INDEX, Store
 from ..validate import check_rounds, select_rules
@@ -79,6 +80,7 @@ class Watcher(Tail, Outputs, Commits, Checkpoints):
         self.warned: dict[str, None] = {}  # keys warned about, the oldest forgotten past WARNED
         self.stop = False
         self.stats = {"rounds": 0, "findings": 0, "quarantined": 0, "polls": 0}
+        self.coverage = Tally()  # rounds each rule could not check, and why
         self.poll_times = PollTimes()  # of polls that read lines
         self._out_fh: IO[bytes] | None = None
         self._csv_fh: IO[bytes] | None = None
@@ -130,7 +132,7 @@ class Watcher(Tail, Outputs, Commits, Checkpoints):
     def close(self) -> None:
         """Commit what is pending, write the checkpoint, close every file."""
         try:
-            self.flush()
+            self.flush(final=True)
         finally:
             if self._writer is not None:
                 self._jobs.put(None)
@@ -264,12 +266,12 @@ class Watcher(Tail, Outputs, Commits, Checkpoints):
                 continue
             self.stats["rounds"] += table.num_rows
             round_rules, shoe_rules = self._rules(game)
-            frames.append(check_rounds(table, game, self.config, round_rules))
+            frames.append(check_rounds(table, game, self.config, round_rules, tally=self.coverage))
             if shoe_rules:
                 shoes = self.shoes.get(game)
                 if shoes is None:
                     shoes = self.shoes[game] = OpenShoes(game, shoe_rules, idle=self.shoe_idle)
-                frames.append(shoes.check(table, self.config))
+                frames.append(shoes.check(table, self.config, self.coverage))
             keep = store[where]
             if keep.any():
                 stored = all_rows.filter(pa.array(keep))
