@@ -42,6 +42,9 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
     s.add_argument("--summary", choices=list(SUMMARIES),
                    help="write counts and money by this instead of the findings (when not given: the findings)")
     s.add_argument("--parquet", help="also write the selected findings as Parquet here")
+    s.add_argument("--status", action="append", choices=("open", "explained", "confirmed", "escalated"),
+                   help="only findings whose review status is this (repeatable; when not given: all)")
+    s.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report that opens offline")
     s.add_argument("--xlsx", metavar="FILE", help="also write the selected findings as an Excel workbook (summary, "
                    "findings, summaries, coverage, quarantine)")
     add_lock_timeout(s, DEFAULT_LOCK_TIMEOUT)
@@ -77,6 +80,7 @@ def select_findings(findings: pd.DataFrame, *, tables: list[str] | None = None, 
 def run(args: argparse.Namespace) -> int:
     from .. import report as rep
     from ..job import load_job
+    from ..reviews import latest, with_reviews
     from ..rules.coverage import format_coverage, of_store
     from ..store import Store
     from ..validate import sort_findings
@@ -90,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     start, end = _check_date(args.start, "--from"), _check_date(args.end, "--to")
     if start and end and start > end:
         raise UsageError("--from is after --to")
-    prepare_outputs([args.out, args.parquet, args.xlsx])
+    prepare_outputs([args.out, args.parquet, args.xlsx, args.html])
     store = Store(root)
     with store.lock(args.lock_timeout, shared=True, command="report"):
         validated: set[str] = set()
@@ -101,11 +105,14 @@ def run(args: argparse.Namespace) -> int:
         findings = sort_findings(store.findings(args.game or None, start, end))
         coverage = of_store(store, args.game or None, start, end)
         quarantine = store.quarantine() if args.xlsx else None
+        findings = with_reviews(findings, latest(store))
     if behind:
         print(f"auditkit: warning: {len(behind)} source(s) in the store were never validated by `auditkit run` "
               f"(e.g. {behind[0].path}); their findings are not in this report", file=sys.stderr)
     findings = select_findings(findings, tables=args.table, citations=args.citation, severity=args.severity,
                                dealers=args.dealer)
+    if args.status:
+        findings = findings[findings["status"].isin(args.status)].reset_index(drop=True)
     unmatched = _unmatched(store, args) if not len(findings) else None
     if unmatched:
         print(f"auditkit: warning: {unmatched}", file=sys.stderr)
@@ -119,6 +126,11 @@ def run(args: argparse.Namespace) -> int:
         write_workbook(args.xlsx, findings, coverage=coverage, quarantine=quarantine,
                        scope={"store": str(args.store), "from": args.start or "", "to": args.end or "",
                               "findings": len(findings)})
+    if args.html:
+        from ..runreport import write_html_report
+
+        write_html_report(args.html, findings, coverage=coverage, scope={
+            "store": str(root), "from": args.start or "the first day", "to": args.end or "the last day"})
     if not args.quiet:
         print(f"{len(findings)} finding(s) on {findings['round_id'].nunique()} round(s) written to {args.out}"
               + (f"; {unmatched}" if unmatched else ""))

@@ -49,6 +49,8 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
     s.add_argument("--summaries", metavar="DIR", help="also write summaries by citation, table, dealer and day here")
     s.add_argument("--xlsx", metavar="FILE", help="also write an Excel workbook: summary, findings, summaries by "
                    "citation, table, dealer and day, coverage, quarantine")
+    s.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report (charts, coverage, "
+                   "summaries, the top findings) that opens offline")
     s.add_argument("--quarantine-report", metavar="CSV", help="write every quarantined line (file, line, reason, raw) here")
     s.add_argument("--config", help="paytable and house-rules TOML (when not given: the rules catalog's defaults)")
     s.add_argument("--game", action="append", choices=GAMES, help="only these games (repeatable; when not given: all)")
@@ -69,7 +71,7 @@ def output_paths(args: argparse.Namespace) -> list[Path]:
     """Every file this command writes."""
     from ..report import SUMMARIES
 
-    out = [Path(p) for p in (args.out, args.parquet, args.quarantine_report, args.xlsx) if p]
+    out = [Path(p) for p in (args.out, args.parquet, args.quarantine_report, args.xlsx, args.html) if p]
     if args.summaries:
         out += [Path(args.summaries) / f"summary_by_{name}.csv" for name in SUMMARIES]
         out.append(Path(args.summaries) / "coverage.csv")
@@ -178,6 +180,12 @@ def run(args: argparse.Namespace) -> int:
         write_workbook(args.xlsx, findings, coverage=coverage, quarantine=quarantine,
                        scope={"inputs": ", ".join(map(str, args.paths)), "rounds checked": checked,
                               "findings": len(findings)})
+    if args.html:
+        from ..runreport import write_html_report
+
+        write_html_report(args.html, findings, coverage=coverage, scope={
+            "inputs": ", ".join(map(str, args.paths)), "rounds checked": f"{checked:,}"},
+            links={"findings (CSV)": os.path.relpath(args.out, Path(args.html).parent)})
     print(format_summary(findings, checked) + (f"\nwarning: {unmatched}" if unmatched else ""))
     print(format_coverage(coverage))
     print(f"report: {args.out}")
