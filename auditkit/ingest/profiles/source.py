@@ -366,7 +366,10 @@ def _undecodable(table: pa.Table, names: list[str], spec: SourceSpec, src: RawSo
 # ---------------------------------------------------------------- xlsx, JSON
 
 def _open_xlsx(spec: SourceSpec, path: Path, batch_rows: int) -> RawSource:
-    from python_calamine import CalamineWorkbook
+    try:
+        from python_calamine import CalamineWorkbook
+    except ImportError:
+        raise InputError("reading xlsx needs python-calamine: pip install 'auditkit[sources]'") from None
     try:
         book = CalamineWorkbook.from_path(str(path))
         if isinstance(spec.sheet, int):
@@ -386,7 +389,10 @@ def _open_xlsx(spec: SourceSpec, path: Path, batch_rows: int) -> RawSource:
     at = spec.header_row - 1 - first
     if not 0 <= at < len(rows):
         raise InputError(f"{path.name}: no header row at row {spec.header_row}")
-    names = _unique([(_cell(v) or "").strip() or f"column_{j + 1}" for j, v in enumerate(rows[at])])
+    header = [(_cell(v) or "").strip() for v in rows[at]]
+    while header and not header[-1]:  # the used area may be wider than the header
+        header.pop()
+    names = _unique([h or f"column_{j + 1}" for j, h in enumerate(header)])
     src = RawSource(path.name, file_sha256(path), iter(()))
 
     def batches() -> Iterator[pa.Table]:

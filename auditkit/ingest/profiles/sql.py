@@ -85,7 +85,7 @@ def _scalar(conn: Any, query: str) -> str:
             row = cur.fetchone()
     except Exception as e:
         raise InputError(f"source.snapshot_key: the query failed: {_reason(e)}") from None
-    return "snapshot:" + ("" if row is None else repr(row[0]))
+    return "snapshot:" + ("" if row is None else repr(tuple(row)))
 
 
 def _reason(e: Exception) -> str:
