@@ -39,6 +39,9 @@ def _local(text: str) -> dt.datetime:
 
 
 def _points(card: str) -> str:
+    """``0`` for T J Q K, ``1`` for an ace; a card that is no rank and suit (a planted joker) as it is."""
+    if len(card) != 2 or card[1] not in "cdhs" or card[0] not in "23456789TJQKA":
+        return card
     return "0" if card[0] in "TJQK" else "1" if card[0] == "A" else card[0]
 
 
