@@ -56,24 +56,35 @@ def _money(v: float) -> str:
     return f"{v:.2f}".rstrip("0").rstrip(".")
 
 
-def baccarat_csv(logs: Path, out: Path) -> int:
-    """``baccarat_rounds.csv`` from ``logs/baccarat.jsonl``; the number of rounds written."""
-    shoes: dict[tuple[str, str], int] = {}
+def baccarat_csv(log: Path, target: Path) -> int:
+    """The one-row-per-round baccarat CSV of the baccarat rounds of ``log`` (read twice, not held);
+    the number of rounds written."""
     words = {"player": "player win", "banker": "banker win", "tie": "tie"}
-    chosen = [r for r in rounds(logs / "baccarat.jsonl")
-              if r.get("status", "complete") == "complete" and r.get("outcome") in words]
-    k = max([3] + [len(r[side]) for r in chosen for side in ("player_cards", "banker_cards")])  # a faulty round may have more
-    rows = [",".join(["Date", "Table", "Dealer", "Shoe", "Hand", *(f"P{i}" for i in range(1, k + 1)),
-                      *(f"B{i}" for i in range(1, k + 1)), "Result"])]
-    for r in chosen:
-        shoe = shoes.setdefault((r["table_id"], r["shoe_id"]), 1 + sum(t == r["table_id"] for t, _ in shoes))
-        t = _local(r["started_at"])
-        p = [_points(c) for c in r["player_cards"]] + [""] * (k - len(r["player_cards"]))
-        b = [_points(c) for c in r["banker_cards"]] + [""] * (k - len(r["banker_cards"]))
-        rows.append(",".join([f"{t.month}/{t.day}/{t.year} {t:%H:%M}", r["table_id"], r["dealer_id"], str(shoe),
-                              str(r["round_seq"]), *p, *b, words[r["outcome"]]]))
-    _write(out / "baccarat_rounds.csv", ("\r\n".join(rows) + "\r\n").encode())
-    return len(rows) - 1
+
+    def chosen() -> Iterator[dict[str, Any]]:
+        return (r for r in rounds(log) if r.get("game", "baccarat") == "baccarat"
+                and r.get("status", "complete") == "complete" and r.get("outcome") in words)
+
+    k = max([3] + [len(r[side]) for r in chosen() for side in ("player_cards", "banker_cards")])  # a fault may add
+    shoes: dict[tuple[str, str], int] = {}
+    per_table: dict[str, int] = {}
+    n = 0
+    tmp = target.with_name(target.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8", newline="") as f:
+        f.write(",".join(["Date", "Table", "Dealer", "Shoe", "Hand", *(f"P{i}" for i in range(1, k + 1)),
+                          *(f"B{i}" for i in range(1, k + 1)), "Result"]) + "\r\n")
+        for r in chosen():
+            key = (r["table_id"], r["shoe_id"])
+            if key not in shoes:
+                per_table[r["table_id"]] = shoes[key] = per_table.get(r["table_id"], 0) + 1
+            t = _local(r["started_at"])
+            p = [_points(c) for c in r["player_cards"]] + [""] * (k - len(r["player_cards"]))
+            b = [_points(c) for c in r["banker_cards"]] + [""] * (k - len(r["banker_cards"]))
+            f.write(",".join([f"{t.month}/{t.day}/{t.year} {t:%H:%M}", r["table_id"], r["dealer_id"], str(shoes[key]),
+                              str(r["round_seq"]), *p, *b, words[r["outcome"]]]) + "\r\n")
+            n += 1
+    tmp.replace(target)
+    return n
 
 
 def blackjack_xlsx(logs: Path, out: Path) -> int:
@@ -141,18 +152,12 @@ def _join(cards: list[str] | None) -> str | None:
     return None if cards is None else ",".join(cards)
 
 
-def _write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    tmp.replace(path)
-
-
 def write_exports(sample: Path) -> dict[str, int]:
     """Write the exports of ``sample/logs`` into ``sample/exports`` (the profiles beside them are kept
     in the repository); the rounds written per file."""
     logs, out = sample / "logs", sample / "exports"
     out.mkdir(parents=True, exist_ok=True)
-    return {"baccarat_rounds.csv": baccarat_csv(logs, out), "blackjack_hands.xlsx": blackjack_xlsx(logs, out),
+    return {"baccarat_rounds.csv": baccarat_csv(logs / "baccarat.jsonl", out / "baccarat_rounds.csv"), "blackjack_hands.xlsx": blackjack_xlsx(logs, out),
             "pai_gow_poker.sqlite": pai_gow_sqlite(logs, out)}
 
 
