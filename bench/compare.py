@@ -39,6 +39,7 @@ import argparse
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -417,29 +418,6 @@ def ingest_games(rounds: int, work: Path) -> None:
               f"{rss:9.0f} {csv_cpu:19.2f} {csv_floor:6.2f} {csv_cpu / csv_floor:6.2f} {csv_rss:9.0f}")
 
 
-PROFILE = """profile = 1
-name = "bench-baccarat-rounds"
-[grain]
-rows = "round"
-shoe = ["Table", "Shoe"]
-[fields]
-game = {const = "baccarat"}
-table_id = "Table"
-dealer_id = "Dealer"
-round_id = {template = "{Table}-S{Shoe}-{Hand:06d}"}
-round_seq = "Hand"
-started_at = "Date"
-player_cards = {columns = PLAYER}
-banker_cards = {columns = BANKER}
-outcome = {column = "Result", values = {"player win" = "player", "banker win" = "banker", tie = "tie"}}
-[cards]
-notation = "points"
-[times]
-format = "%m/%d/%Y %H:%M"
-zone = "Etc/GMT+5"
-"""
-
-
 def source_route(export: str, profile: str) -> None:
     """The raw source read alone: the export's rows as string columns (no mapping)."""
     from auditkit.ingest.profiles import load_profile
@@ -450,8 +428,8 @@ def source_route(export: str, profile: str) -> None:
 
 
 def profile_run(rounds: int, work: Path) -> None:
-    """A one-row-per-round baccarat CSV (point values, US dates: sample_data/exports' shape) ingested
-    through its profile, beside the JSONL bulk reader ingesting the same rounds (issue 26's target:
+    """A one-row-per-round baccarat CSV (sample_data/exports' shape, read by its profile) ingested
+    through the profile, beside the JSONL bulk reader ingesting the same rounds (issue 26's target:
     at least half its rounds per second)."""
     from auditkit.simulate.exports import baccarat_csv
 
@@ -463,10 +441,7 @@ def profile_run(rounds: int, work: Path) -> None:
     export, profile = work / "rounds.csv", work / "rounds.toml"
     if not export.exists():
         baccarat_csv(log, export)
-    with open(export, encoding="utf-8") as fh:
-        header = fh.readline().strip().split(",")
-    columns = {side: json.dumps([h for h in header if h[:1] == side[0] and h[1:].isdigit()]) for side in ("PLAYER", "BANKER")}
-    profile.write_text(PROFILE.replace("PLAYER", columns["PLAYER"]).replace("BANKER", columns["BANKER"]))
+    shutil.copyfile(Path(__file__).resolve().parents[1] / "sample_data/exports/baccarat_rounds.toml", profile)
     subprocess.run(["rm", "-rf", str(work / "store-jsonl"), str(work / "store-profile")], check=True)
     print(f"\n{rounds:,} baccarat rounds: JSONL {log.stat().st_size / 2**20:,.0f} MiB, one-row-per-round CSV "
           f"{export.stat().st_size / 2**20:,.0f} MiB; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")

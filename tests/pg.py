@@ -1,9 +1,9 @@
-"""A throwaway PostgreSQL cluster for the SQL source tests: Debian's server binaries (``initdb``,
-``pg_ctl``) on a Unix socket in a temporary folder, no TCP (``listen_addresses=''``).
+"""A throwaway PostgreSQL server for the SQL tests: Debian's ``postgresql`` binaries, ``initdb`` and
+``pg_ctl`` on a Unix socket in a temporary folder, no TCP port (``listen_addresses = ''``).
 
-As root, ``initdb`` refuses to run: the cluster is then made and run as the ``postgres`` user (or
-``nobody``) through ``runuser``. Skipped, with the reason, when the binaries are missing; failing
-instead when ``AUDITKIT_REQUIRE_POSTGRES=1`` (CI).
+As root, ``initdb`` refuses to run: the server runs as the ``postgres`` user (Debian's package makes
+it) or ``nobody``. Skipped, saying why, when the binaries are missing; with
+``AUDITKIT_REQUIRE_POSTGRES=1`` (``.ci/run``) a missing server fails instead.
 """
 
 from __future__ import annotations
@@ -15,83 +15,71 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-
-def _unavailable(reason: str) -> None:
-    if os.environ.get("AUDITKIT_REQUIRE_POSTGRES") == "1":
-        pytest.fail(f"PostgreSQL required (AUDITKIT_REQUIRE_POSTGRES=1) but {reason}")
-    pytest.skip(reason)
+REQUIRED = os.environ.get("AUDITKIT_REQUIRE_POSTGRES") == "1"
 
 
-def _bindir() -> Path | None:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(p.split("/")[4]))
+def binaries() -> Path | None:
+    """The folder of ``initdb`` and ``pg_ctl`` (the newest Debian version), or None."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"), key=lambda p: int(p.split("/")[4]))
     if found:
         return Path(found[-1]).parent
-    initdb = shutil.which("initdb")
-    return Path(initdb).parent if initdb and shutil.which("pg_ctl") else None
+    ctl = shutil.which("pg_ctl")
+    return Path(ctl).parent if ctl and shutil.which("initdb") else None
 
 
-def _runner() -> tuple[list[str], int | None]:
-    """The command prefix to run the server's binaries, and the uid that will own the cluster."""
-    if os.geteuid() != 0:
-        return [], None
-    for user in ("postgres", "nobody"):
-        try:
-            uid = pwd.getpwnam(user).pw_uid
-        except KeyError:
-            continue
-        if shutil.which("runuser"):
-            return ["runuser", "-u", user, "--"], uid
-    return [], None
+def _unavailable(why: str) -> None:
+    if REQUIRED:
+        pytest.fail(f"PostgreSQL is required (AUDITKIT_REQUIRE_POSTGRES=1): {why}")
+    pytest.skip(f"no PostgreSQL server here ({why}); apt-get install postgresql")
 
 
-@pytest.fixture(scope="session")
-def pg_url() -> Iterator[str]:
-    """The URL of a fresh database ``audit`` on a private cluster (stopped and removed at the end)."""
-    bindir = _bindir()
+@contextmanager
+def server() -> Iterator[str]:
+    """Start a server; yields a libpq URL (``postgresql:///auditkit?host=SOCKET_DIR``)."""
+    bindir = binaries()
     if bindir is None:
-        _unavailable("PostgreSQL's server binaries (initdb, pg_ctl) are not installed (apt-get install postgresql)")
-    prefix, uid = _runner()
-    if os.geteuid() == 0 and uid is None:
-        _unavailable("running as root without a postgres or nobody user and runuser: initdb refuses root")
-    root = Path(tempfile.mkdtemp(prefix="auditkit-pg-"))
-    data, sock = root / "data", root / "sock"
+        _unavailable("initdb and pg_ctl not found")
+    user = None
+    if os.geteuid() == 0:
+        for name in ("postgres", "nobody"):
+            try:
+                user = pwd.getpwnam(name)
+                break
+            except KeyError:
+                continue
+        if user is None:
+            _unavailable("running as root and no postgres or nobody user to run the server")
+    folder = Path(tempfile.mkdtemp(prefix="auditkit-pg-"))
+    data, sock = folder / "data", folder / "sock"
     sock.mkdir()
-    if uid is not None:
-        for p in (root, sock):
-            os.chown(p, uid, -1)
-    env = {**os.environ, "LC_ALL": "C", "LANG": "C"}
+    if user is not None:
+        os.chown(folder, user.pw_uid, user.pw_gid)
+        os.chown(sock, user.pw_uid, user.pw_gid)
 
-    def run(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([*prefix, *args], capture_output=True, text=True, env=env, timeout=120)
+    def run(*cmd: str) -> subprocess.CompletedProcess:
+        prefix = ["runuser", "-u", user.pw_name, "--"] if user is not None else []
+        return subprocess.run([*prefix, *cmd], capture_output=True, text=True, timeout=120, cwd=folder)
 
-    r = run(str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "audit", "-E", "UTF8", "--no-sync")
-    if r.returncode:
-        shutil.rmtree(root, ignore_errors=True)
-        _unavailable(f"initdb failed: {r.stderr.strip()[-400:]}")
-    opts = f"-c listen_addresses='' -c unix_socket_directories={sock} -c fsync=off"
-    r = run(str(bindir / "pg_ctl"), "-D", str(data), "-o", opts, "-l", str(root / "log"), "-w", "-t", "60", "start")
-    if r.returncode:
-        log = (root / "log").read_text(errors="replace")[-400:] if (root / "log").exists() else r.stderr
-        shutil.rmtree(root, ignore_errors=True)
-        _unavailable(f"pg_ctl start failed: {log.strip()}")
     try:
-        r = run(str(bindir / "createdb"), "-h", str(sock), "-U", "audit", "audit")
-        assert r.returncode == 0, r.stderr
-        yield f"postgresql://audit@/audit?host={sock}"
+        done = run(str(bindir / "initdb"), "-D", str(data), "-U", "auditkit", "--auth=trust", "-E", "UTF8",
+                   "--no-locale")
+        if done.returncode:
+            _unavailable(f"initdb failed: {done.stderr.strip()[-500:]}")
+        options = f"-c listen_addresses='' -c unix_socket_directories={sock} -c fsync=off"
+        done = run(str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(folder / "log"), "-w", "start")
+        if done.returncode:
+            _unavailable(f"pg_ctl start failed: {done.stderr.strip()[-500:]}")
+        try:
+            done = run(str(bindir / "createdb"), "-h", str(sock), "-U", "auditkit", "auditkit")
+            if done.returncode:
+                _unavailable(f"createdb failed: {done.stderr.strip()[-500:]}")
+            yield f"postgresql:///auditkit?host={sock}&user=auditkit"
+        finally:
+            run(str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop")
     finally:
-        run(str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop")
-        shutil.rmtree(root, ignore_errors=True)
-
-
-def execute(url: str, *statements: str) -> None:
-    """Run ``statements`` on the database at ``url`` (through ADBC, committed)."""
-    import adbc_driver_postgresql.dbapi as driver
-    with driver.connect(url) as conn:
-        with conn.cursor() as cur:
-            for s in statements:
-                cur.execute(s)
-        conn.commit()
+        shutil.rmtree(folder, ignore_errors=True)

@@ -1,93 +1,94 @@
-"""The sample exports (sample_data/exports, written by ``python -m auditkit.simulate.exports``): each,
-read through its profile, gives the findings of its JSONL twin (the same rounds from the sample logs)
-on every check the export can show. Counts come from the logs, not from this file."""
+"""The sample exports (sample_data/exports/): each, read through the profile beside it, gives the
+findings of its JSONL twin (the same rounds of sample_data/logs) for every rule the export can show,
+nothing for the rules it cannot, and the coverage table names those; the generator writes them again."""
 
 from __future__ import annotations
 
-import csv
-import filecmp
-import json
-import re
 import sqlite3
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from auditkit.cli import main
 from auditkit.ingest.profiles import load_profile
-from auditkit.rules.registry import rules_for
-from auditkit.simulate.exports import rounds, write_exports
+from auditkit.ingest.sources import ingest_paths
+from auditkit.rules.coverage import Tally
+from auditkit.simulate.exports import write_exports
+from auditkit.store import Store
+from auditkit.validate import collect
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data"
-CARD = re.compile(r"^[2-9TJQKA][cdhs]$")
-
-
-def test_the_generator_is_deterministic_and_the_committed_exports_are_its_output(tmp_path):
-    (tmp_path / "logs").symlink_to(SAMPLE / "logs")
-    counts = write_exports(tmp_path)
-    for name in ("baccarat_rounds.csv",):
-        assert filecmp.cmp(tmp_path / "exports" / name, SAMPLE / "exports" / name, shallow=False)
-    with sqlite3.connect(tmp_path / "exports" / "pai_gow_poker.sqlite") as a, \
-            sqlite3.connect(SAMPLE / "exports" / "pai_gow_poker.sqlite") as b:
-        q = "SELECT * FROM hands ORDER BY id"
-        assert a.execute(q).fetchall() == b.execute(q).fetchall()
-    assert counts["pai_gow_poker.sqlite"] == len({r["round_id"] for r in rounds(SAMPLE / "logs/pai_gow_poker.jsonl.gz")
-                                                 if r.get("status", "complete") == "complete"})
-
-
-def _baccarat_ids(records: list[dict]) -> dict[str, str]:
-    """The log's round ids -> the ids the baccarat export's profile makes (table, shoe number, hand)."""
-    shoes: dict[tuple[str, str], int] = {}
-    out = {}
-    for r in records:
-        shoe = shoes.setdefault((r["table_id"], r["shoe_id"]), 1 + sum(t == r["table_id"] for t, _ in shoes))
-        out[r["round_id"]] = f"{r['table_id']}-S{shoe}-{r['round_seq']:04d}"
-    return out
-
-
-CASES = {  # export, log, game, which log rounds the export carries
-    "baccarat_rounds.csv": ("baccarat.jsonl", "baccarat",  # a joker has no point value: quarantined
-                            lambda r: r.get("status", "complete") == "complete"
-                            and r.get("outcome") in ("player", "banker", "tie")
-                            and all(CARD.match(c) for c in r["player_cards"] + r["banker_cards"])),
-    "blackjack_hands.xlsx": ("blackjack.jsonl.gz", "blackjack",
-                             lambda r: r.get("status", "complete") == "complete"  # a joker has no numeric rank
-                             and all(CARD.match(c) for h in r["hands"] for c in h["cards"])
-                             and all(CARD.match(c) for c in r["dealer_cards"])),
-    "pai_gow_poker.sqlite": ("pai_gow_poker.jsonl.gz", "pai_gow_poker",
-                             lambda r: r.get("status", "complete") == "complete"),
+EXPORTS = {  # export, its profile, its twin among the logs
+    "baccarat_rounds.csv": ("baccarat_rounds.toml", "baccarat.jsonl"),
+    "blackjack_hands.xlsx": ("blackjack_hands.toml", "blackjack.jsonl.gz"),
+    "pai_gow_poker.db": ("pai_gow_poker.toml", "pai_gow_poker.jsonl.gz"),
 }
 
 
-# Checks whose result depends on evidence the export does not carry although the rule declares no need
-# of it, so the coverage table does not name them (reported to the lead as a gap of the rules' needs):
-# baccarat (c) reads the deal order and (e) the cutting card (no columns); blackjack (a)(3) reads the even-money wager
-# (wagers and events are not exported); pai gow's paytable and (f) read the dealer's hand-reset event.
-CANNOT_SHOW = {"baccarat_rounds.csv": {"baccarat.c", "baccarat.e"}, "blackjack_hands.xlsx": {"blackjack.a3"},
-               "pai_gow_poker.sqlite": {"paigow.paytable", "paigow.f"}}
+def _findings(store: Store):
+    tally = Tally()
+    found, checked = collect(store, tally=tally)
+    return found, checked, tally.table()
 
 
-def _findings(path: Path, rename: dict[str, str] | None = None) -> set[tuple]:
-    with open(path, newline="", encoding="utf-8") as f:
-        return {((rename or {}).get(r["round_id"], r["round_id"]), r["rule_id"], r["expected_amount"],
-                 r["recorded_amount"]) for r in csv.DictReader(f)}
+@pytest.mark.parametrize("export", list(EXPORTS))
+def test_an_export_gives_its_twins_findings_on_what_it_can_show(tmp_path, export):
+    profile, twin = EXPORTS[export]
+    mine = Store(tmp_path / "export")
+    report = ingest_paths([SAMPLE / "exports" / export], mine, profile=load_profile(SAMPLE / "exports" / profile))
+    assert report.total("quarantined") == 0 and report.total("stored") > 0
+    theirs = Store(tmp_path / "twin")
+    ingest_paths([SAMPLE / "logs" / twin], theirs)
+    found, checked, coverage = _findings(mine)
+    twin_found, _, _ = _findings(theirs)
+    rounds = set(mine.index(["round_id"])["round_id"].to_pylist())
+    assert checked == len(rounds) > 0
+    lacking = coverage[coverage["rounds_not_checkable"] > 0]
+    shown = set(coverage.loc[coverage["rounds_not_checkable"] == 0, "rule_id"])
+    partly = set(lacking["rule_id"])
+    assert shown and not (shown & partly)
+
+    def keys(frame, rules):
+        frame = frame[frame["rule_id"].isin(rules) & frame["round_id"].isin(rounds)]
+        return Counter(zip(frame["round_id"], frame["rule_id"], frame["discrepancy"].round(2), strict=True))
+
+    assert keys(found, shown) == keys(twin_found, shown)
+    assert keys(twin_found, shown)  # the comparison is not empty: the twin has findings the export shows
+    # a rule that cannot check a round never flags it: only rules checkable on some rounds may find
+    unchecked = set(lacking.loc[lacking["rounds_not_checkable"] == lacking["rounds_in_scope"], "rule_id"])
+    assert not set(found["rule_id"]) & unchecked
+    assert (lacking["reasons"].str.len() > 0).all()
 
 
-@pytest.mark.parametrize("export", sorted(CASES))
-def test_each_sample_export_gives_the_findings_of_its_jsonl_twin(export, tmp_path):
-    log, game, carried = CASES[export]
-    profile = SAMPLE / "exports" / (export.rsplit(".", 1)[0] + ".toml")
-    records = [r for r in rounds(SAMPLE / "logs" / log) if carried(r)]
-    twin = tmp_path / "twin.jsonl"
-    twin.write_text("".join(json.dumps(r) + "\n" for r in records))
-    assert main(["validate", str(SAMPLE / "exports" / export), "--profile", str(profile),
-                 "--out", str(tmp_path / "export.csv")]) in (0, 1)
-    assert main(["validate", str(twin), "--out", str(tmp_path / "twin.csv")]) in (0, 1)
-    lacks = set(load_profile(profile).not_recorded)
-    checkable = {r.rule_id for r in rules_for(game) if not set(r.needs) & lacks} - CANNOT_SHOW.get(export, set())
-    rename = _baccarat_ids(records) if game == "baccarat" else None
-    got = {f for f in _findings(tmp_path / "export.csv") if f[1] in checkable}
-    want = {f for f in _findings(tmp_path / "twin.csv", rename) if f[1] in checkable}
-    assert want, "the twin has findings on checkable rules (the sample logs hold planted faults)"
-    assert got == want
+def test_the_baccarat_export_cannot_show_payouts_suits_or_announcements(tmp_path):
+    store = Store(tmp_path / "s")
+    ingest_paths([SAMPLE / "exports" / "baccarat_rounds.csv"], store,
+                 profile=load_profile(SAMPLE / "exports" / "baccarat_rounds.toml"))
+    _, _, coverage = _findings(store)
+    by_rule = coverage.set_index("rule_id")
+    for rule, why in [("baccarat.paytable", "wagers"), ("baccarat.a", "announced"),
+                      ("baccarat.integrity_shoe", "suits")]:
+        row = by_rule.loc[rule]
+        assert row["rounds_checked"] == 0 and why in row["reasons"], (rule, row.to_dict())
+    assert by_rule.loc["baccarat.b1", "rounds_not_checkable"] == 0
+
+
+def test_the_generator_writes_the_committed_exports_again(tmp_path):
+    (tmp_path / "logs").symlink_to(SAMPLE / "logs")
+    counts = write_exports(tmp_path)
+    assert all(counts.values())
+    committed = SAMPLE / "exports"
+    assert (tmp_path / "exports" / "baccarat_rounds.csv").read_bytes() == (committed / "baccarat_rounds.csv").read_bytes()
+    from python_calamine import CalamineWorkbook
+
+    def sheet(p):
+        return CalamineWorkbook.from_path(str(p)).get_sheet_by_name("Hands").to_python()
+
+    assert sheet(tmp_path / "exports" / "blackjack_hands.xlsx") == sheet(committed / "blackjack_hands.xlsx")
+
+    def table(p):
+        with sqlite3.connect(p) as db:
+            return db.execute("SELECT * FROM hands ORDER BY id").fetchall()
+
+    assert table(tmp_path / "exports" / "pai_gow_poker.db") == table(committed / "pai_gow_poker.db")
