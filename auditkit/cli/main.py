@@ -15,10 +15,10 @@ import traceback
 from collections.abc import Sequence
 
 from .. import __version__
-from . import ingest, profile, report, rules, run, score, simulate, validate, watch
+from . import ingest, profile, report, review, rules, run, score, simulate, validate, watch
 from .common import EXIT_ERROR, UsageError
 
-COMMANDS = (ingest, validate, simulate, rules, run, report, score, watch, profile)
+COMMANDS = (ingest, validate, simulate, rules, run, report, score, watch, profile, review)
 
 
 class _Formatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -87,7 +87,9 @@ def _mistyped(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
     target = sub.choices.get(command) if command else None
     if target is None:
         return
-    known = [o for o in target._option_string_actions if o.startswith("--")]
+    parsers = [target] + [p for a in target._actions if isinstance(a, argparse._SubParsersAction)
+                          for p in a.choices.values()]  # a command's actions (auditkit review import)
+    known = list(dict.fromkeys(o for p in parsers for o in p._option_string_actions if o.startswith("--")))
     for token in argv[list(argv).index(command) + 1:]:
         if token == "--":
             return

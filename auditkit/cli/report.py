@@ -42,6 +42,8 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
     s.add_argument("--summary", choices=list(SUMMARIES),
                    help="write counts and money by this instead of the findings (when not given: the findings)")
     s.add_argument("--parquet", help="also write the selected findings as Parquet here")
+    s.add_argument("--status", action="append", choices=("open", "explained", "confirmed", "escalated"),
+                   help="only findings whose review status is this (repeatable; when not given: all)")
     s.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report that opens offline")
     s.add_argument("--xlsx", metavar="FILE", help="also write the selected findings as an Excel workbook (summary, "
                    "findings, summaries, coverage, quarantine)")
@@ -78,6 +80,7 @@ def select_findings(findings: pd.DataFrame, *, tables: list[str] | None = None, 
 def run(args: argparse.Namespace) -> int:
     from .. import report as rep
     from ..job import load_job
+    from ..reviews import latest, with_reviews
     from ..rules.coverage import format_coverage, of_store
     from ..store import Store
     from ..validate import sort_findings
@@ -102,11 +105,14 @@ def run(args: argparse.Namespace) -> int:
         findings = sort_findings(store.findings(args.game or None, start, end))
         coverage = of_store(store, args.game or None, start, end)
         quarantine = store.quarantine() if args.xlsx else None
+        findings = with_reviews(findings, latest(store))
     if behind:
         print(f"auditkit: warning: {len(behind)} source(s) in the store were never validated by `auditkit run` "
               f"(e.g. {behind[0].path}); their findings are not in this report", file=sys.stderr)
     findings = select_findings(findings, tables=args.table, citations=args.citation, severity=args.severity,
                                dealers=args.dealer)
+    if args.status:
+        findings = findings[findings["status"].isin(args.status)].reset_index(drop=True)
     out = rep.summarize(findings, rep.SUMMARIES[args.summary]) if args.summary else findings
     rep.write_csv(out, args.out)
     if args.parquet:
