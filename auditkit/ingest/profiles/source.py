@@ -42,7 +42,7 @@ _CHUNK = 16 << 20  # bytes of a CSV scanned at a time for its record boundaries
 
 @dataclass(frozen=True)
 class SourceSpec:
-    """A profile's ``[source]`` table, checked (docs/profiles.md, "The source")."""
+    """A profile's ``[source]`` table, checked (docs/profiles.md, `[source]`)."""
 
     format: str | None = None   # None: from the file's suffix
     encoding: str = "utf-8"
