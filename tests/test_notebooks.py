@@ -158,3 +158,12 @@ def test_plain_nbconvert_html_offline(executed):
     html, _ = HTMLExporter(template_name="lab").from_notebook_node(nb)
     assert html.count('data-mime-type="image/svg+xml"') >= len(_chart_specs(nb)) >= 3
     assert "cdn.jsdelivr.net" not in html and "Error loading script" not in html
+
+
+@pytest.mark.parametrize("name", N.NOTEBOOKS)
+def test_committed_notebook_is_as_jupyterlab_saves_it(name):
+    """Opening and saving a notebook in JupyterLab leaves `git status` clean: what is committed is what
+    JupyterLab writes (its kernelspec, the kernel's language_info, nbformat's layout, no outputs).
+    tests/test_browser.py::test_saving_leaves_a_notebook_as_committed does it in a real JupyterLab."""
+    path = N.NOTEBOOK_DIR / f"{name}.ipynb"
+    assert path.read_text("utf-8") == N.as_saved(path), "run: python -m auditkit.notebooks"
