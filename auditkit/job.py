@@ -548,6 +548,15 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
         names["coverage"] = write_coverage(coverage, partial)
         q = store.quarantine()
         rep.write_csv(q[q["sha256"].isin({r.sha256 for r in pending})], partial / names["quarantine"])
+        reviewed = _review_counts(store, findings, pending)
+        names["workbook"] = "findings.xlsx"
+        from .workbook import write_workbook
+
+        write_workbook(partial / names["workbook"], reviewed.pop("findings"), coverage=coverage,
+                       quarantine=q[q["sha256"].isin({r.sha256 for r in pending})],
+                       scope={"job": job.name, "run": run_id, "rounds checked": checked})
+        if _write_html(partial / "report.html", findings, coverage, run_id, checked, names):
+            names["html"] = "report.html"
 
         rendered = _render_notebooks(job, store, parts, partial) if job.notebooks and parts else []
         threshold = FAIL_ON[fail_on]
@@ -584,6 +593,7 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
                 "rounds_checked": checked, "findings": len(findings),
                 "rounds_with_findings": int(findings["round_id"].nunique()),
                 "findings_by_severity": {s: int((findings["severity"] == s).sum()) for s in SEVERITY_RANK},
+                **reviewed,
             },
             "coverage": coverage.to_dict(orient="records"),
             "outputs": names,
@@ -607,6 +617,35 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
             _save_state(job, store, validated | {r.sha256 for r in pending}, run_id)
     log.info("run %s: %s, %d finding(s), exit %d; outputs in %s", run_id, status, len(findings), exit_code, final)
     return RunResult(exit_code, record, final)
+
+
+def _review_counts(store, findings, pending) -> dict:
+    """The findings with their reviews (key ``findings``), and how many are new (on rounds this run stored
+    first), open (never reviewed, or reviewed as open) and reviewed (explained, confirmed or escalated)."""
+    from .reviews import latest, with_reviews
+
+    out = with_reviews(findings, latest(store))
+    files = [f"_index/{r.sha256[:16]}.parquet" for r in pending]
+    files = [f for f in files if f in set(store.index_files())]
+    new_ids = set(store.read_index(files, ["round_id"])["round_id"].to_pylist()) if files else set()
+    return {"findings": out, "findings_new": int(out["round_id"].isin(new_ids).sum()),
+            "findings_open": int((out["status"] == "open").sum()),
+            "findings_reviewed": int((out["status"] != "open").sum())}
+
+
+def _write_html(path: Path, findings, coverage, run_id: str, checked: int, names: dict) -> bool:
+    """The run's HTML report (needs vl-convert, of the notebooks extra: without it, a warning, no page)."""
+    try:
+        import vl_convert  # noqa: F401
+    except ImportError:
+        log.warning("no report.html: vl-convert-python is not installed (pip install 'auditkit[notebooks]')")
+        return False
+    from .runreport import write_html_report
+
+    write_html_report(path, findings, title=f"auditkit run {run_id}", coverage=coverage,
+                      scope={"run": run_id, "rounds checked": f"{checked:,}"},
+                      links={"findings (CSV)": names["findings_csv"], "workbook": "findings.xlsx"})
+    return True
 
 
 def _render_notebooks(job: Job, store, parts: set[tuple[str, str]], folder: Path) -> list[str]:
