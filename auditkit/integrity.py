@@ -144,9 +144,10 @@ def build_layout(records: list[Any], listing: dict[str, int]) -> Layout:
     return out
 
 
-def check_index(store: Any) -> list[tuple[str, str, str | None]]:
+def check_index(store: Any, hashed: bool = False) -> list[tuple[str, str, str | None]]:
     """(source prefix, index file, what is wrong with it or None) of every committed source with an
-    index: missing, of another size than recorded, or of other rows than its source's parts."""
+    index: missing, of another size (or, when ``hashed``, SHA-256) than recorded, or of other rows than
+    its source's parts."""
     layout = store.layout()
     out = []
     for sha16, entry in sorted(layout.index.items()):
@@ -161,6 +162,8 @@ def check_index(store: Any) -> list[tuple[str, str, str | None]]:
             elif entry["rows"] != layout.source_rows.get(sha16):
                 problem = (f"index file {rel} lists {entry['rows']} rounds, its source's parts hold "
                            f"{layout.source_rows.get(sha16)}")
+            elif hashed and hashlib.sha256(store._files.read_bytes(rel)).hexdigest() != entry["sha256"]:
+                problem = f"index file {rel} is not the file written (its SHA-256 differs from the manifest's)"
         else:  # an older entry: rows from the files' footers
             parts = store.source_parts(sha16)
             got, want = store._files.num_rows(rel), sum(store._files.num_rows(p) for p in parts)

@@ -15,6 +15,7 @@ output folder, the configuration and what to check::
     follow_symlinks = false               # follow symbolic links out of the input folders
     notebooks = false                     # true (or a list of names) renders the notebooks to HTML in the run folder
     workers = 2                           # optional; ingest and validation processes (default: the cores)
+    verify = false                        # true: check the store against its manifest after the ingest (exit 2 when it disagrees)
 
     [engine]                              # optional; default kind = "local" (the processes above)
     kind = "dask"                         # "local" or "dask" (a dask.distributed cluster; the dask extra)
@@ -65,7 +66,7 @@ log = logging.getLogger("auditkit.job")
 SEVERITY_RANK = {"low": 1, "medium": 2, "high": 3}
 FAIL_ON = {"any": 1, "low": 1, "medium": 2, "high": 3, "none": 99}
 KEYS = {"name", "inputs", "store", "output", "config", "settings", "limits", "games", "citations", "fail_on",
-        "lock_timeout", "notebooks", "follow_symlinks", "workers", "engine"}
+        "lock_timeout", "notebooks", "follow_symlinks", "workers", "engine", "verify"}
 ENGINES = ("local", "dask")
 ENGINE_KEYS = {"kind", "scheduler"}
 SCHEDULER = re.compile(r"^[a-z][a-z0-9+.-]*://\S+$")  # tcp://host:8786, tls://..., inproc://...
@@ -99,6 +100,7 @@ class Job:
     engine: str = "local"
     scheduler: str | None = None
     sha256: str = ""
+    verify: bool = False
 
     def config(self):
         """The merged configuration: defaults, the config file, ``[settings]``, then ``[limits]``."""
@@ -209,6 +211,8 @@ def load_job(path: str | Path) -> Job:
     follow = raw.get("follow_symlinks", False)
     if not isinstance(follow, bool):
         raise JobError(f"{path}: follow_symlinks must be true or false")
+    if not isinstance(raw.get("verify", False), bool):
+        raise JobError(f"{path}: verify must be true or false")
     settings = raw.get("settings", {})
     if not isinstance(settings, dict):
         raise JobError(f"{path}: [settings] must be a table")
@@ -242,7 +246,7 @@ def load_job(path: str | Path) -> Job:
               config_path=_path(raw, "config", base, path, required=False), settings=settings, limits=limits,
               games=games, citations=citations, fail_on=fail_on, lock_timeout=float(timeout), notebooks=notebooks,
               follow_symlinks=follow, workers=workers, engine=kind, scheduler=scheduler,
-              sha256=hashlib.sha256(text).hexdigest())
+              sha256=hashlib.sha256(text).hexdigest(), verify=raw.get("verify", False))
     job.config()  # fail now on a bad configuration (ConfigError)
     return job
 
@@ -445,6 +449,8 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
             if bar is not None:
                 bar.close()
         inputs = [{"path": path, "status": f"skipped: {why}"} for path, why in passed] + inputs
+        if job.verify:
+            _verify(job, store)
 
         new_shas = {r.sha256 for r in new}
         pending = [r for r in store.manifest() if r.sha256 not in validated]
@@ -535,6 +541,18 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
             _save_state(job, store, validated | {r.sha256 for r in pending}, run_id)
     log.info("run %s: %s, %d finding(s), exit %d; outputs in %s", run_id, status, len(findings), exit_code, final)
     return RunResult(exit_code, record, final)
+
+
+def _verify(job: Job, store) -> None:
+    """``verify = true``: JobError (exit 2) when the store disagrees with its manifest."""
+    from .verify import verify
+
+    result = verify(store)
+    log.info("run: %s", result.summary().splitlines()[0])
+    if not result.ok:
+        shown = "; ".join(result.problems[:3]) + (f"; and {len(result.problems) - 3} more" if len(result.problems) > 3 else "")
+        raise JobError(f"{job.path}: verify = true: store {job.store} disagrees with its manifest: {shown} "
+                       f"(auditkit verify {job.store} lists each)")
 
 
 def _render_notebooks(job: Job, store, parts: set[tuple[str, str]], folder: Path) -> list[str]:

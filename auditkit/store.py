@@ -760,7 +760,7 @@ class Store:
         from .integrity import check_index, rebuild_index
 
         out = []
-        for sha16, rel, problem in check_index(self):
+        for sha16, rel, problem in check_index(self, hashed=repair):
             if problem is not None:
                 if not repair:
                     raise CorruptStore(f"store damaged: {problem} (auditkit verify STORE)")
