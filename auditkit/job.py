@@ -408,6 +408,7 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
     from . import report as rep
     from .ingest.sources import discover
     from .progress import on_terminal, progress_bar
+    from .rules.coverage import Tally, write_coverage
     from .store import Store
     from .validate import validate_into_store, with_next_days
 
@@ -462,6 +463,7 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
         touched = {(g, d) for g, d in touched if wanted is None or g in wanted}
 
         checked = 0
+        tally = Tally()
         parts: set[tuple[str, str]] = set()
         if touched:
             parts = with_next_days(store, touched)  # type: ignore[arg-type]
@@ -471,7 +473,7 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
                 _n, checked = validate_into_store(store, config, only=touched, games=job.games or None,
                                                   citations=job.citations or None, workers=workers,
                                                   scheduler=scheduler if engine == "dask" else None,
-                                                  progress=bar.update if bar is not None else None)
+                                                  progress=bar.update if bar is not None else None, tally=tally)
             finally:
                 if bar is not None:
                     bar.close()
@@ -485,8 +487,10 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
         names = {"findings_csv": "findings.csv", "findings_parquet": "findings.parquet",
                  "quarantine": "quarantine.csv", "record": "run.json"}
         rep.write_csv(findings, partial / names["findings_csv"])
-        rep.write_findings_parquet(findings, partial / names["findings_parquet"])
+        coverage = tally.table()
+        rep.write_findings_parquet(findings, partial / names["findings_parquet"], coverage)
         names.update(rep.write_summaries(findings, partial))
+        names["coverage"] = write_coverage(coverage, partial)
         q = store.quarantine()
         rep.write_csv(q[q["sha256"].isin({r.sha256 for r in pending})], partial / names["quarantine"])
 
@@ -520,6 +524,7 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
                 "rounds_with_findings": int(findings["round_id"].nunique()),
                 "findings_by_severity": {s: int((findings["severity"] == s).sum()) for s in SEVERITY_RANK},
             },
+            "coverage": coverage.to_dict(orient="records"),
             "outputs": names,
             "output_files": {str(f.relative_to(partial)): _file_digest(f)
                              for f in sorted(partial.rglob("*")) if f.is_file() and not f.name.startswith(".")},

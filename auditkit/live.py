@@ -22,6 +22,7 @@ why a restart after a crash loses no round and reports none twice in ``--out``.
 from __future__ import annotations
 
 import base64
+import contextlib
 import gzip
 import hashlib
 import io
@@ -36,7 +37,7 @@ import threading
 import time
 import uuid
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, TextIO
@@ -47,7 +48,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .ingest import MAX_LINE
-from .ingest.dedup import SeenRounds
+from .ingest.dedup import SeenRounds, duplicate_reason
 from .ingest.hashing import content_columns, id_hashes, row_hashes
 from .ingest.jsonl import RAW_KEPT, read_blocks
 from .ingest.perline import decode_line, storable
@@ -55,8 +56,9 @@ from .ingest.records import BadRecord, parse_record
 from .ingest.sources import SUFFIXES, InputError, discover, quarantine_entry
 from .paytables import Config
 from .report import spreadsheet_safe
+from .rules.coverage import Tally
 from .schema import FINDINGS, QUARANTINE, schema_for
-from .store import INDEX, SourceRecord, Store, atomic_path
+from .store import INDEX, SourceRecord, Store, StoreLocked, atomic_path
 from .validate import check_rounds, check_shoes, select_rules, shoe_columns
 
 __all__ = ["Watcher", "OpenShoes", "RecentRounds", "finding_lines", "CHECKPOINT_VERSION"]
@@ -117,6 +119,17 @@ class Tracked:
 def _head_hash(fh: IO[bytes], n: int) -> str:
     fh.seek(0)
     return hashlib.blake2b(fh.read(n), digest_size=16).hexdigest()
+
+
+@contextlib.contextmanager
+def _naming(path: Path | None) -> Iterator[None]:
+    """An OSError raised without a file name (ENOSPC from a write or fsync) names ``path``."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is None and path is not None:
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
+        raise
 
 
 def _gzip_complete(path: Path) -> bool:
@@ -271,13 +284,13 @@ class OpenShoes:
     def __init__(self, game: str, rules: Sequence[Any], idle: float = 4 * 3600.0, max_rounds: int = 2000,
                  max_shoes: int = 1000):
         self.game, self.rules, self.idle, self.max_rounds, self.max_shoes = game, list(rules), idle, max_rounds, max_shoes
-        self.columns = shoe_columns(self.rules) + ["date"]
+        self.columns = shoe_columns(self.rules, game) + ["date"]
         self.shoes: dict[tuple[str, str | None], pa.Table] = {}
         self.seen: dict[tuple[str, str | None], float] = {}  # least recently dealt first
         self.current: dict[str, tuple[str, str | None]] = {}  # table_id -> its open shoe
 
-    def check(self, batch: pa.Table, config: Config) -> pd.DataFrame:
-        """Shoe findings on the new rounds of ``batch`` (a poll's rounds of this game)."""
+    def check(self, batch: pa.Table, config: Config, tally: Tally | None = None) -> pd.DataFrame:
+        """Shoe findings on the new rounds of ``batch`` (a poll's rounds of this game); ``tally`` gets the coverage."""
         narrow = batch.select(self.columns)
         tables, shoes = narrow["table_id"].to_pylist(), narrow["shoe_id"].to_pylist()
         groups: dict[tuple[str, str | None], list[int]] = {}
@@ -304,7 +317,7 @@ class OpenShoes:
         while len(self.shoes) > self.max_shoes:
             self._drop(next(iter(self.seen)))
         both = pa.concat_tables(parts)
-        return check_shoes(both, self.game, config, self.rules, emit=np.concatenate(emit))
+        return check_shoes(both, self.game, config, self.rules, emit=np.concatenate(emit), tally=tally)
 
     def expire(self, now: float | None = None) -> int:
         """Drop shoes idle for longer than ``idle`` seconds; returns how many."""
@@ -377,9 +390,28 @@ class _Pending:
         ("lines_read", "stored", "already_stored", "quarantined", "blank"), 0))
     games: dict[str, int] = field(default_factory=dict)
     size: int = 0
+    raw: list[bytes] = field(default_factory=list)  # the line of each index row (a duplicate's quarantine entry)
 
     def __bool__(self) -> bool:
         return self.counts["lines_read"] > 0
+
+    def absorb(self, later: _Pending) -> _Pending:
+        """This and a later poll's pending rounds as one commit (after a commit found the store locked)."""
+        for key, tables in later.tables.items():
+            self.tables.setdefault(key, []).extend(tables)
+        for column, values in later.index.items():
+            self.index[column].extend(values)
+        self.quarantine.extend(later.quarantine)
+        for key, (path, first, last) in later.ranges.items():
+            mine = self.ranges.setdefault(key, [path, first, last])
+            mine[0], mine[1], mine[2] = path, min(mine[1], first), max(mine[2], last)
+        for key, n in later.counts.items():
+            self.counts[key] += n
+        for game, n in later.games.items():
+            self.games[game] = self.games.get(game, 0) + n
+        self.size += later.size
+        self.raw.extend(later.raw)
+        return self
 
 
 class Watcher:
@@ -395,7 +427,8 @@ class Watcher:
                  stdout: TextIO | None = None, stderr: TextIO | None = None, poll: float = 0.2,
                  checkpoint_every: float = 5.0, gzip_settle: float = 1.0, gzip_damaged: float = 60.0,
                  orphan_grace: float = 10.0, shoe_idle: float = 4 * 3600.0, recent: int = 100_000,
-                 rescan: float = 1.0, max_line: int = MAX_LINE, emit: Callable[[pd.DataFrame], None] | None = None):
+                 rescan: float = 1.0, max_line: int = MAX_LINE, emit: Callable[[pd.DataFrame], None] | None = None,
+                 lock_timeout: float = 60.0):
         self.paths = [Path(p) for p in paths]
         self.config = config or Config()
         self.store, self.out, self.csv, self.checkpoint = store, out, csv, checkpoint
@@ -411,13 +444,18 @@ class Watcher:
         self.shoes: dict[str, OpenShoes] = {}
         self.rules: dict[str, tuple[list, list]] = {}
         self.suppress: set[tuple[str, str]] = set()  # (round_id, rule_id) already in --out past the checkpoint
+        self._out_from = 0  # where --out's findings past the restored checkpoint start (while they are suppressed)
         self.pending = _Pending()
         self.stored_seen = SeenRounds(store) if store is not None else None
+        self._indexed = set(store.index_files()) if store is not None else set()  # index files looked at
+        self.lock_timeout = lock_timeout
+        self._carry: _Pending | None = None  # rounds a commit could not store: the store was locked
         self.own = {Path(p).resolve() for p in (out, csv, checkpoint) if p is not None}
         self.store_root = store.root.resolve() if store is not None else None
         self.warned: dict[str, None] = {}  # keys warned about, the oldest forgotten past WARNED
         self.stop = False
         self.stats = {"rounds": 0, "findings": 0, "quarantined": 0, "polls": 0}
+        self.coverage = Tally()  # rounds each rule could not check, and why
         self.poll_times = PollTimes()  # of polls that read lines
         self._out_fh: IO[bytes] | None = None
         self._csv_fh: IO[bytes] | None = None
@@ -455,6 +493,7 @@ class Watcher:
             offset = int(state.get("csv_offset", 0))
             if self._csv_fh.seek(0, os.SEEK_END) > offset:  # rows after the checkpoint: written again below
                 self._csv_fh.truncate(offset)
+                self._csv_fh.seek(0, os.SEEK_END)  # truncate() leaves the position at the old end
             if self._csv_fh.tell() == 0:
                 self._csv_fh.write(",".join(COLUMNS).encode() + b"\r\n")
                 self._csv_fh.flush()
@@ -467,6 +506,7 @@ class Watcher:
         end = fh.seek(0, os.SEEK_END)
         if end <= offset:
             return
+        self._out_from = offset
         fh.seek(offset)
         tail = fh.read()
         cut = tail.rfind(b"\n") + 1
@@ -483,7 +523,7 @@ class Watcher:
     def close(self) -> None:
         """Commit what is pending, write the checkpoint, close every file."""
         try:
-            self.flush()
+            self.flush(final=True)
         finally:
             if self._writer is not None:
                 self._jobs.put(None)
@@ -568,6 +608,11 @@ class Watcher:
         if listing is None:  # folders listed again every ``rescan`` seconds; known files stat'ed every poll
             listing, self._scanned = self._listing(), now
         self._listed = listing
+        new = [key for key in listing if key not in self.files]
+        for key in new:
+            self.files[key] = Tracked(dev=key[0], ino=key[1], path=listing[key][0])
+        if new and self.checkpoint is not None:  # checkpointed before any line of this poll is read: a crash
+            self.flush()                          # before the next checkpoint finds it (renamed too), reads it from 0
         lines: list[tuple[Tracked, int, bytes]] = []
         more = False
         share = max(READ_BUDGET // max(len(self.files), len(listing), 1), READ_MIN)
@@ -583,9 +628,7 @@ class Watcher:
                 t.close()
                 del self.files[key]
         for key, (path, st) in listing.items():
-            t = self.files.get(key)
-            if t is None:
-                t = self.files[key] = Tracked(dev=key[0], ino=key[1], path=path)
+            t = self.files[key]
             t.path = path
             if t.gzip is None and st.st_size >= 2:
                 with open(path, "rb") as fh:
@@ -764,15 +807,13 @@ class Watcher:
                 if first[0] == line_hash:
                     p.counts["already_stored"] += 1
                 else:
-                    self._bad(name, n, raw, f"duplicate round_id {round_id!r} with different content "
-                              f"(first stored from {first[1]} line {first[2]})", round_id)
+                    self._bad(name, n, raw, duplicate_reason(round_id, first[1], first[2]), round_id)
                 continue
             if self.stored_seen is not None:
                 prior = self.stored_seen.lookup(round_id, hash_of_id)
                 if prior is not None:
                     if prior[0] != line_hash:
-                        self._bad(name, n, raw, f"duplicate round_id {round_id!r} with different content "
-                                  f"(first stored from {prior[1]} line {prior[2]})", round_id)
+                        self._bad(name, n, raw, duplicate_reason(round_id, prior[1], prior[2]), round_id)
                         continue
                     if (prior[1], prior[2]) != (name, n):  # stored before from elsewhere: not new
                         p.counts["already_stored"] += 1
@@ -790,6 +831,7 @@ class Watcher:
                 store[k] = True
                 for column, value in zip(INDEX.names, (hash_of_id, line_hash, round_id, name, n), strict=True):
                     p.index[column].append(value)
+                p.raw.append(raw)
         frames = []
         for game, (where, all_rows) in tables.items():
             table = all_rows.filter(pa.array(check[where]))
@@ -797,12 +839,12 @@ class Watcher:
                 continue
             self.stats["rounds"] += table.num_rows
             round_rules, shoe_rules = self._rules(game)
-            frames.append(check_rounds(table, game, self.config, round_rules))
+            frames.append(check_rounds(table, game, self.config, round_rules, tally=self.coverage))
             if shoe_rules:
                 shoes = self.shoes.get(game)
                 if shoes is None:
                     shoes = self.shoes[game] = OpenShoes(game, shoe_rules, idle=self.shoe_idle)
-                frames.append(shoes.check(table, self.config))
+                frames.append(shoes.check(table, self.config, self.coverage))
             keep = store[where]
             if keep.any():
                 stored = all_rows.filter(pa.array(keep))
@@ -837,35 +879,52 @@ class Watcher:
                 self.stdout.write("\n".join(lines) + "\n")
                 self.stdout.flush()
             if self._out_fh is not None:
-                self._out_fh.write(("\n".join(lines) + "\n").encode("utf-8"))
-                self._out_fh.flush()
+                with _naming(self.out):
+                    self._out_fh.write(("\n".join(lines) + "\n").encode("utf-8"))
+                    self._out_fh.flush()
         if self._csv_fh is not None and len(found):
             text = spreadsheet_safe(found[COLUMNS]).to_csv(index=False, header=False, float_format="%.2f",
                                                            lineterminator="\r\n")
-            self._csv_fh.write(text.encode("utf-8"))
-            self._csv_fh.flush()
+            with _naming(self.csv):
+                self._csv_fh.write(text.encode("utf-8"))
+                self._csv_fh.flush()
         self.stats["findings"] += len(new)
         if self.on_emit is not None:
             self.on_emit(found)
 
     # ---- store and checkpoint ----------------------------------------------------------------
-    def flush(self, wait: bool = True) -> None:
+    def flush(self, wait: bool = True, final: bool = False) -> None:
         """Hand the rounds read since the last checkpoint and a snapshot of the state to a writer thread,
         which fsyncs the outputs, commits the rounds to the store, then writes the checkpoint, in that
-        order (a slow disk does not hold up the polls); ``wait`` for it to finish."""
+        order (a slow disk does not hold up the polls); ``wait`` for it to finish.
+
+        The store's lock is taken for each commit. While another writer holds it (an ingest, the nightly
+        job), the rounds are kept for the next checkpoint and no checkpoint is written; the ``final``
+        flush (at exit) waits up to ``lock_timeout`` seconds for the lock, then fails naming the holder."""
         self.wait_flush()
         pending, self.pending = self.pending, _Pending()
+        if self._carry is not None:
+            pending, self._carry = self._carry.absorb(pending), None
         state = self._state() if self.checkpoint is not None else None
-        fds = [fh.fileno() for fh in (self._out_fh, self._csv_fh) if fh is not None]
+        fds = [(fh.fileno(), path) for fh, path in ((self._out_fh, self.out), (self._csv_fh, self.csv))
+               if fh is not None]
 
         def job() -> None:
             try:
-                for fd in fds:
-                    os.fsync(fd)
+                for fd, path in fds:
+                    with _naming(path):
+                        os.fsync(fd)
                 if self.store is not None and pending:
-                    self._commit(pending)
+                    try:
+                        self._commit(pending, timeout=self.lock_timeout if final else 0.0)
+                    except StoreLocked as exc:
+                        if final:
+                            raise
+                        self._carry = pending
+                        self._warn("store-locked", f"{exc}: rounds kept for the next checkpoint")
+                        return
                 if state is not None:
-                    with atomic_path(self.checkpoint) as tmp:  # type: ignore[arg-type]
+                    with _naming(self.checkpoint), atomic_path(self.checkpoint) as tmp:  # type: ignore[arg-type]
                         tmp.write_text(json.dumps(state), "utf-8")
             except BaseException as exc:  # raised in the polling thread by wait_flush
                 self._flush_error = exc
@@ -896,9 +955,68 @@ class Watcher:
             exc, self._flush_error = self._flush_error, None
             raise exc
 
-    def _commit(self, p: _Pending) -> None:
+    def _commit(self, p: _Pending, timeout: float) -> None:
         """Rounds read since the last checkpoint as one source of the store, committed by its protocol
-        (parts, index and quarantine first, manifest last)."""
+        (parts, index and quarantine first, manifest last) under the store's lock."""
+        store = self.store
+        assert store is not None
+        with store.lock(timeout, command="watch", sweep=False):
+            self._drop_stored_since(p)
+            self._commit_locked(p)
+
+    def _drop_stored_since(self, p: _Pending) -> None:
+        """Rounds another writer (an ingest, a second watcher) committed since this watcher last looked are
+        not stored again: the same line is already stored, another content with the id is quarantined."""
+        store, seen = self.store, self.stored_seen
+        assert store is not None and seen is not None
+        fresh = [rel for rel in store.index_files() if rel not in self._indexed]
+        self._indexed.update(fresh)
+        if not fresh:
+            return
+        other = store.read_index(fresh, ["id_hash", "line_hash", "round_id", "source_file", "source_line"])
+        seen.current.extend(fresh)
+        seen.stored = np.union1d(seen.stored, other["id_hash"].to_numpy())
+        if not p.index["id_hash"]:
+            return
+        mine = np.array(p.index["id_hash"], np.uint64)
+        hit = np.flatnonzero(np.isin(mine, other["id_hash"].to_numpy()))
+        if not len(hit):
+            return
+        first = {r: (h, f, n) for r, h, f, n in zip(*(other[c].to_pylist() for c in (
+            "round_id", "line_hash", "source_file", "source_line")), strict=True)}
+        drop: set[str] = set()
+        for k in hit:
+            round_id = p.index["round_id"][k]
+            prior = first.get(round_id)
+            if prior is None:  # an id hash collision, not the same id
+                continue
+            drop.add(round_id)
+            p.counts["stored"] -= 1
+            if prior[0] == p.index["line_hash"][k]:
+                p.counts["already_stored"] += 1
+            else:
+                p.quarantine.append(quarantine_entry(
+                    p.index["source_file"][k], p.index["source_line"][k], p.raw[k],
+                    duplicate_reason(round_id, prior[1], prior[2]), round_id, None))
+                p.counts["quarantined"] += 1
+        if not drop:
+            return
+        keep = [k for k in range(len(mine)) if p.index["round_id"][k] not in drop]
+        p.index = {c: [v[k] for k in keep] for c, v in p.index.items()}
+        p.raw = [p.raw[k] for k in keep]
+        value_set = pa.array(sorted(drop), pa.string())
+        for key, tables in list(p.tables.items()):
+            kept = [t.filter(pc.invert(pc.is_in(t["round_id"], value_set=value_set))) for t in tables]
+            gone = sum(t.num_rows for t in tables) - sum(t.num_rows for t in kept)
+            p.games[key[0]] -= gone
+            kept = [t for t in kept if t.num_rows]
+            if kept:
+                p.tables[key] = kept
+            else:
+                del p.tables[key]
+        p.games = {g: n for g, n in p.games.items() if n}
+
+    def _commit_locked(self, p: _Pending) -> None:
         store = self.store
         assert store is not None
         ranges = sorted(p.ranges.items(), key=lambda kv: (kv[1][0], kv[1][1]))
@@ -911,6 +1029,7 @@ class Watcher:
             store.write_rounds(game, date, pa.concat_tables(tables), sha)
             partitions.append(f"{game}/{date}")
         store.write_index(sha, pa.Table.from_pydict(p.index, schema=INDEX))
+        self._indexed.add(f"_index/{sha[:16]}.parquet")
         q = [dict(e, sha256=sha) for e in p.quarantine]
         store.write_quarantine(sha, pa.Table.from_pylist(q, schema=QUARANTINE))
         rec = SourceRecord(sha256=sha, path=desc, size=p.size, format="jsonl-live", games=dict(p.games),
@@ -927,7 +1046,10 @@ class Watcher:
             "files": [t.state() for t in self.files.values()],
             "shoes": {g: s.state() for g, s in self.shoes.items()},
             "recent": self.recent.state(),
-            "out_offset": self._out_fh.tell() if self._out_fh is not None else 0,
+            # findings past the restored checkpoint stay suppressed in the next run too: their lines may be
+            # read again after a crash, so the next checkpoint keeps pointing before them
+            "out_offset": (self._out_from if self.suppress else self._out_fh.tell()) if self._out_fh is not None
+            else 0,
             "csv_offset": self._csv_fh.tell() if self._csv_fh is not None else 0,
         }
 
@@ -990,17 +1112,23 @@ def watch_command(args: Any) -> int:
     """Run ``auditkit watch``: 0 after SIGINT/SIGTERM (checkpoint written); with ``--once`` 1 when findings
     were emitted, else 0."""
     from .paytables import load_config
+    from .rules.coverage import format_coverage
 
+    if args.once:  # a one-off run over paths that are not there checked nothing: not a clean run
+        missing = [p for p in args.paths if not Path(p).exists()]
+        if missing:
+            raise InputError(f"no such file or folder: {', '.join(map(str, missing))}")
     watcher = Watcher(args.paths, config=load_config(args.config), store=Store(args.store) if args.store else None,
                       out=Path(args.out) if args.out else None, csv=Path(args.csv) if args.csv else None,
                       checkpoint=Path(args.checkpoint) if args.checkpoint else None,
                       stdout=None if args.no_stdout else sys.stdout, poll=args.poll,
                       checkpoint_every=args.checkpoint_every, gzip_settle=0.0 if args.once else 1.0,
-                      max_line=args.max_line_bytes)
+                      max_line=args.max_line_bytes, lock_timeout=args.lock_timeout)
     found = watcher.run(once=args.once)
     s = watcher.stats
     print(f"auditkit watch: {s['rounds']} round(s) checked, {found} finding(s) emitted, "
           f"{s['quarantined']} line(s) quarantined", file=sys.stderr)
+    print(f"auditkit watch: {format_coverage(watcher.coverage.table())}", file=sys.stderr)
     if watcher.poll_times:
         wall, cpu = (x * 1000 for x in watcher.poll_times.wall_cpu())
         print(f"auditkit watch: {len(wall)} poll(s) read lines; per poll wall p50 {np.median(wall):.0f} ms, "

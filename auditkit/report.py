@@ -51,9 +51,14 @@ def write_csv(frame: pd.DataFrame, path: str | Path) -> Path:
     return path
 
 
-def write_findings_parquet(findings: pd.DataFrame, path: str | Path) -> Path:
-    """Write findings as Parquet with the findings schema, atomically."""
+def write_findings_parquet(findings: pd.DataFrame, path: str | Path, coverage: pd.DataFrame | None = None) -> Path:
+    """Write findings as Parquet with the findings schema, atomically; ``coverage`` (the coverage table,
+    :mod:`auditkit.rules.coverage`) goes into the schema's metadata as JSON."""
     table = pa.Table.from_pandas(findings, schema=FINDINGS, preserve_index=False)
+    if coverage is not None:
+        from .rules.coverage import METADATA_KEY, to_json
+
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), METADATA_KEY: to_json(coverage)})
     return write_parquet_atomic(table, Path(path))
 
 

@@ -74,6 +74,7 @@ def select_findings(findings: pd.DataFrame, *, tables: list[str] | None = None, 
 def run(args: argparse.Namespace) -> int:
     from .. import report as rep
     from ..job import load_job
+    from ..rules.coverage import format_coverage, of_store
     from ..store import Store
     from ..validate import sort_findings
 
@@ -95,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
                 validated |= set(json.loads(store.read_text(state) or "{}")["validated"])
         behind = [r for r in store.manifest() if r.sha256 not in validated]
         findings = sort_findings(store.findings(args.game or None, start, end))
+        coverage = of_store(store, args.game or None, start, end)
     if behind:
         print(f"auditkit: warning: {len(behind)} source(s) in the store were never validated by `auditkit run` "
               f"(e.g. {behind[0].path}); their findings are not in this report", file=sys.stderr)
@@ -103,7 +105,8 @@ def run(args: argparse.Namespace) -> int:
     out = rep.summarize(findings, rep.SUMMARIES[args.summary]) if args.summary else findings
     rep.write_csv(out, args.out)
     if args.parquet:
-        rep.write_findings_parquet(findings, args.parquet)
+        rep.write_findings_parquet(findings, args.parquet, coverage)
     if not args.quiet:
         print(f"{len(findings)} finding(s) on {findings['round_id'].nunique()} round(s) written to {args.out}")
+        print(format_coverage(coverage))
     return EXIT_CLEAN

@@ -61,6 +61,7 @@ def output_paths(args: argparse.Namespace) -> list[Path]:
     out = [Path(p) for p in (args.out, args.parquet, args.quarantine_report) if p]
     if args.summaries:
         out += [Path(args.summaries) / f"summary_by_{name}.csv" for name in SUMMARIES]
+        out.append(Path(args.summaries) / "coverage.csv")
     return out
 
 
@@ -83,8 +84,8 @@ def temporary_store() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def _check(store, config, args: argparse.Namespace, show: bool):
-    """(findings, rounds checked) of a store, with a progress bar on a terminal."""
+def _check(store, config, args: argparse.Namespace, show: bool, tally=None):
+    """(findings, rounds checked) of a store, with a progress bar on a terminal; ``tally`` gets the coverage."""
     from ..progress import on_terminal, progress_bar
     from ..validate import collect
 
@@ -92,7 +93,7 @@ def _check(store, config, args: argparse.Namespace, show: bool):
     try:
         return collect(store, config, games=args.game or None, citations=args.citation or None,
                        workers=args.workers, scheduler=args.scheduler,
-                       progress=bar.update if bar is not None else None)
+                       progress=bar.update if bar is not None else None, tally=tally)
     finally:
         if bar is not None:
             bar.close()
@@ -109,6 +110,7 @@ def check_engine(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..paytables import load_config
     from ..report import format_summary, write_csv, write_findings_parquet, write_summaries
+    from ..rules.coverage import Tally, format_coverage, write_coverage
     from ..store import Store
 
     check_citations(args.citation, args.game)
@@ -116,10 +118,11 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     prepare_outputs(output_paths(args))
     show = not args.no_progress and not args.quiet
+    tally = Tally()
     if len(args.paths) == 1 and Store.is_store(args.paths[0]):
         store = Store(args.paths[0])
         with store.lock(args.lock_timeout, shared=True, command="validate"):
-            findings, checked = _check(store, config, args, show)
+            findings, checked = _check(store, config, args, show, tally)
     else:
         with temporary_store() as tmp:
             store = Store(tmp)
@@ -130,12 +133,15 @@ def run(args: argparse.Namespace) -> int:
             report_quarantine(report, store)
             if args.quarantine_report:
                 write_csv(store.quarantine(), args.quarantine_report)
-            findings, checked = _check(store, config, args, show)
+            findings, checked = _check(store, config, args, show, tally)
+    coverage = tally.table()
     write_csv(findings, args.out)
     if args.parquet:
-        write_findings_parquet(findings, args.parquet)
+        write_findings_parquet(findings, args.parquet, coverage)
     if args.summaries:
         write_summaries(findings, args.summaries)
+        write_coverage(coverage, args.summaries)
     print(format_summary(findings, checked))
+    print(format_coverage(coverage))
     print(f"report: {args.out}")
     return EXIT_FINDINGS if len(findings) else EXIT_CLEAN

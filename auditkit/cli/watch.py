@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..ingest import MAX_LINE
-from .common import positive, positive_int
+from .common import DEFAULT_LOCK_TIMEOUT, add_lock_timeout, positive, positive_int
 
 
 def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
@@ -22,7 +22,9 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
                    help="seconds between checkpoints and store commits")
     s.add_argument("--max-line-bytes", type=positive_int, default=MAX_LINE, metavar="N",
                    help="longest line read (bytes); a longer one is quarantined as too long, never held in memory")
-    s.add_argument("--once", action="store_true", help="read what is there, then stop (tests, cron)")
+    s.add_argument("--once", action="store_true", help="read what is there, then stop (tests, cron); "
+                   "a path that does not exist is an error (exit 2)")
+    add_lock_timeout(s, DEFAULT_LOCK_TIMEOUT)
     s.add_argument("--no-stdout", action="store_true", help="do not print findings on stdout")
     s.set_defaults(func=run)
 

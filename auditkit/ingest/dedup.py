@@ -19,10 +19,16 @@ import pyarrow.compute as pc
 from ..store import Store
 from .hashing import VERSION, content_columns, id_hashes, row_hashes
 
-__all__ = ["SeenRounds", "NEW", "ALREADY", "DIFFERENT"]
+__all__ = ["SeenRounds", "NEW", "ALREADY", "DIFFERENT", "duplicate_reason"]
 
 NEW, ALREADY, DIFFERENT = 0, 1, 2
 _CHUNK_CAP = 1_000_000  # runs are merged up to this many ids (bounds the merge's transient copies)
+
+
+def duplicate_reason(round_id: str, file: str, line: int) -> str:
+    """The quarantine reason of a line whose round id was stored before with other content (one text for
+    ingest and live mode)."""
+    return f"duplicate round_id {round_id!r} with different content (first stored from {file} line {line})"
 
 
 class _Runs:

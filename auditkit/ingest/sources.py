@@ -28,7 +28,7 @@ from ..store import INDEX, ROW_GROUP, SourceRecord, Store
 from .blocks import Parsed, parse_block, parse_objects
 from .csv import ATTACHED, companions_of, is_companion, is_round_csv, read_csv_rounds
 from .csvblocks import read_csv_blocks
-from .dedup import ALREADY, DIFFERENT, NEW, SeenRounds
+from .dedup import ALREADY, DIFFERENT, NEW, SeenRounds, duplicate_reason
 from .hashing import content_columns, id_hashes, row_hashes
 from .jsonl import MAX_LINE, RAW_KEPT, read_blocks
 
@@ -359,8 +359,7 @@ class SourceWriter:
         for k in np.flatnonzero(status == DIFFERENT):
             rid = ids[int(k)].as_py()
             file, line = first[int(k)]
-            bad.append((name, int(lines[k]), raw(int(lines[k])), f"duplicate round_id {rid!r} with different "
-                        f"content (first stored from {file} line {line})", rid))
+            bad.append((name, int(lines[k]), raw(int(lines[k])), duplicate_reason(rid, file, line), rid))
         new = status == NEW
         keep_lines = lines[new]
         every = bool(new.all())  # the usual case: nothing to filter out
