@@ -98,7 +98,7 @@ def test_a_deleted_or_changed_index_is_rebuilt_by_the_next_ingest(tmp_path, caps
     for day in range(3):  # the same rounds under other file contents: every one already stored
         write_log(tmp_path / "again" / f"day{day}.jsonl", day_records(day, f"d{day}") + [{}])
     with caplog.at_level(logging.WARNING, "auditkit.store"):
-        assert main(["-q", "ingest", "--store", str(store), str(tmp_path / "again")]) == 0
+        assert main(["ingest", "--store", str(store), str(tmp_path / "again")]) == 0
     out = capsys.readouterr().out
     assert "stored 0, already stored 234" in out
     rebuilt = [r.getMessage() for r in caplog.records if "rebuilding it" in r.getMessage()]
@@ -118,5 +118,5 @@ def test_a_store_of_an_older_version_still_reads(tmp_path, capsys):
     assert (again, out) == (code, clean)
     for day in range(3):
         write_log(tmp_path / "again" / f"day{day}.jsonl", day_records(day, f"d{day}") + [{}])
-    assert main(["-q", "ingest", "--store", str(store), str(tmp_path / "again")]) == 0
+    assert main(["ingest", "--store", str(store), str(tmp_path / "again")]) == 0
     assert "already stored 234" in capsys.readouterr().out
