@@ -18,6 +18,7 @@ output folder, the configuration and what to check::
     notebooks = false                     # true (or a list of names) renders the notebooks to HTML in the run folder
     workers = 2                           # optional; ingest and validation processes (default: the cores)
     max_quarantined = 0.05                # optional; exit 2 past this share of quarantined lines
+    verify = false                        # true: check the store against its manifest after the ingest (exit 2 when it disagrees)
 
     [engine]                              # optional; default kind = "local" (the processes above)
     kind = "dask"                         # "local" or "dask" (a dask.distributed cluster; the dask extra)
@@ -68,7 +69,7 @@ log = logging.getLogger("auditkit.job")
 SEVERITY_RANK = {"low": 1, "medium": 2, "high": 3}
 FAIL_ON = {"any": 1, "low": 1, "medium": 2, "high": 3, "none": 99}
 KEYS = {"name", "inputs", "store", "output", "config", "settings", "limits", "games", "citations", "fail_on",
-        "lock_timeout", "notebooks", "follow_symlinks", "workers", "engine", "max_quarantined"}
+        "lock_timeout", "notebooks", "follow_symlinks", "workers", "engine", "max_quarantined", "verify"}
 ENGINES = ("local", "dask")
 ENGINE_KEYS = {"kind", "scheduler"}
 SCHEDULER = re.compile(r"^(tcp|tls|inproc|ucx|ws|wss)://\S+$")  # the schemes dask.distributed knows
@@ -104,6 +105,7 @@ class Job:
     max_quarantined: float | None = None  # a run past this share of quarantined lines is exit 2
     profiles: dict[str, Any] = field(default_factory=dict)  # input pattern -> its import profile
     sha256: str = ""
+    verify: bool = False
 
     def config(self):
         """The merged configuration: defaults, the config file, ``[settings]``, then ``[limits]``."""
@@ -242,6 +244,8 @@ def load_job(path: str | Path) -> Job:
     follow = raw.get("follow_symlinks", False)
     if not isinstance(follow, bool):
         raise JobError(f"{path}: follow_symlinks must be true or false")
+    if not isinstance(raw.get("verify", False), bool):
+        raise JobError(f"{path}: verify must be true or false")
     settings = raw.get("settings", {})
     if not isinstance(settings, dict):
         raise JobError(f"{path}: [settings] must be a table")
@@ -277,7 +281,8 @@ def load_job(path: str | Path) -> Job:
               config_path=_path(raw, "config", base, path, required=False), settings=settings, limits=limits,
               games=games, citations=citations, fail_on=fail_on, lock_timeout=float(timeout), notebooks=notebooks,
               follow_symlinks=follow, workers=workers, engine=kind, scheduler=scheduler,
-              max_quarantined=max_quarantined, sha256=hashlib.sha256(text).hexdigest(), profiles=profiles)
+              max_quarantined=max_quarantined, sha256=hashlib.sha256(text).hexdigest(), profiles=profiles,
+              verify=raw.get("verify", False))
     job.config()  # fail now on a bad configuration (ConfigError)
     return job
 
@@ -501,6 +506,8 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
             if bar is not None:
                 bar.close()
         inputs = [{"path": path, "status": f"skipped: {why}"} for path, why in passed] + inputs
+        if job.verify:
+            _verify(job, store)
 
         new_shas = {r.sha256 for r in new}
         pending = [r for r in store.manifest() if r.sha256 not in validated]
@@ -646,6 +653,18 @@ def _write_html(path: Path, findings, coverage, run_id: str, checked: int, names
                       scope={"run": run_id, "rounds checked": f"{checked:,}"},
                       links={"findings (CSV)": names["findings_csv"], "workbook": "findings.xlsx"})
     return True
+
+
+def _verify(job: Job, store) -> None:
+    """``verify = true``: JobError (exit 2) when the store disagrees with its manifest."""
+    from .verify import verify
+
+    result = verify(store)
+    log.info("run: %s", result.summary().splitlines()[0])
+    if not result.ok:
+        shown = "; ".join(result.problems[:3]) + (f"; and {len(result.problems) - 3} more" if len(result.problems) > 3 else "")
+        raise JobError(f"{job.path}: verify = true: store {job.store} disagrees with its manifest: {shown} "
+                       f"(auditkit verify {job.store} lists each)")
 
 
 def _render_notebooks(job: Job, store, parts: set[tuple[str, str]], folder: Path) -> list[str]:

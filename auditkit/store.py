@@ -180,6 +180,7 @@ class SourceRecord:
     games: dict[str, int] = field(default_factory=dict)
     partitions: list[str] = field(default_factory=list)
     ingested_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    files: list[dict[str, Any]] | None = None  # path, rows, bytes, sha256 of each file (None: not recorded)
 
     @property
     def balanced(self) -> bool:
@@ -201,13 +202,18 @@ class ParquetStream:
     in one piece by :meth:`close`. :meth:`abort` leaves nothing (a killed process leaves only a
     ``.tmp`` file, removed later)."""
 
-    def __init__(self, files: _LocalFiles | _ObjectFiles, rel: str, schema: pa.Schema):
-        self.files, self.rel, self.schema = files, rel, schema
+    def __init__(self, files: _LocalFiles | _ObjectFiles, rel: str, schema: pa.Schema,
+                 on_close: Any = None):
+        from .integrity import HashingFile
+
+        self.files, self.rel, self.schema, self.on_close = files, rel, schema, on_close
+        self._fh: Any = None
         if files.remote:
             self.tmp, sink = None, pa.BufferOutputStream()
         else:
             self.tmp = _temp_sibling(Path(files.path(rel)))
-            sink = str(self.tmp)
+            self._fh = HashingFile(open(self.tmp, "wb"))  # noqa: SIM115 (closed by close or abort)
+            sink = pa.PythonFile(self._fh, mode="w")
         self._sink = sink
         self._writer = pq.ParquetWriter(sink, schema, compression="zstd")
         self.rows = 0
@@ -218,16 +224,26 @@ class ParquetStream:
         self.rows += table.num_rows
 
     def close(self) -> None:
+        import hashlib
+
         self._writer.close()
         if self.tmp is None:
-            self.files.write_bytes(self.rel, self._sink.getvalue().to_pybytes())
+            data = self._sink.getvalue().to_pybytes()
+            size, sha = len(data), hashlib.sha256(data).hexdigest()
+            self.files.write_bytes(self.rel, data)
         else:
+            self._fh.fh.close()
+            size, sha = self._fh.size, self._fh.sha.hexdigest()
             _publish(self.tmp, Path(self.files.path(self.rel)))
+        if self.on_close is not None:
+            self.on_close(self.rel, self.rows, size, sha)
 
     def abort(self) -> None:
         try:
             self._writer.close()
         finally:
+            if self._fh is not None:
+                self._fh.fh.close()
             if self.tmp is not None:
                 self.tmp.unlink(missing_ok=True)
 
@@ -272,8 +288,28 @@ class _LocalFiles:
         with atomic_path(self.root / rel) as tmp:
             tmp.write_bytes(data)
 
-    def write_parquet(self, rel: str, table: pa.Table) -> Path:
-        return write_parquet_atomic(table, self.root / rel)
+    def write_parquet(self, rel: str, table: pa.Table) -> tuple[int, str]:
+        """Write a Parquet file atomically; (its size, the SHA-256 of the bytes written)."""
+        from .integrity import HashingFile
+
+        with atomic_path(self.root / rel) as tmp, open(tmp, "wb") as fh:
+            sink = HashingFile(fh)
+            pq.write_table(table, pa.PythonFile(sink, mode="w"), compression="zstd", row_group_size=ROW_GROUP)
+        return sink.size, sink.sha.hexdigest()
+
+    def sizes(self, folder: str) -> dict[str, int]:
+        """Relative path -> size of every file under ``folder`` (temporary files left out)."""
+        base = self.root / folder
+        if not base.is_dir():
+            return {}
+        out = {}
+        for dirpath, _dirs, names in os.walk(base):
+            for name in names:
+                if not name.startswith("."):
+                    p = Path(dirpath) / name
+                    with contextlib.suppress(OSError):
+                        out[p.relative_to(self.root).as_posix()] = p.stat().st_size
+        return out
 
     def delete(self, rel: str) -> None:
         (self.root / rel).unlink(missing_ok=True)
@@ -362,11 +398,22 @@ class _ObjectFiles:
         with self.fs.open_output_stream(self.path(rel)) as out:  # visible when the upload completes
             out.write(data)
 
-    def write_parquet(self, rel: str, table: pa.Table) -> str:
+    def write_parquet(self, rel: str, table: pa.Table) -> tuple[int, str]:
+        import hashlib
+
         sink = pa.BufferOutputStream()
         pq.write_table(table, sink, compression="zstd")  # encoded whole before a byte is uploaded
-        self.write_bytes(rel, sink.getvalue().to_pybytes())
-        return self.path(rel)
+        data = sink.getvalue().to_pybytes()
+        self.write_bytes(rel, data)
+        return len(data), hashlib.sha256(data).hexdigest()
+
+    def sizes(self, folder: str) -> dict[str, int]:
+        """Relative path -> size of every object under ``folder``."""
+        import pyarrow.fs as pafs
+
+        base = self.base.lstrip("/") + "/"
+        return {info.path.lstrip("/")[len(base):]: info.size for info in self._infos(folder, recursive=True)
+                if info.type == pafs.FileType.File and info.path.lstrip("/").startswith(base)}
 
     def delete(self, rel: str) -> None:
         with contextlib.suppress(FileNotFoundError):
@@ -407,8 +454,11 @@ class Store:
                 root = root[len("file://"):]
             self.root = Path(root)
             self._files = _LocalFiles(self.root)
+        self._written: dict[str, list[dict[str, Any]]] = {}  # sha16 -> files written, recorded at commit
 
     _pinned: frozenset[str] | None = None  # the committed sources of a read view (see pinned)
+    _layout_cache: Any = None              # its Layout (see layout)
+    _layout_key: frozenset[str] = frozenset()
 
     def pinned(self) -> Store:
         """A read view of this store as it is now: the committed sources listed once, then reused by
@@ -417,8 +467,42 @@ class Store:
         import copy
 
         view = copy.copy(self)
-        view._pinned = frozenset(self._committed())
+        records = self.manifest()
+        view._pinned = frozenset(r.sha256[:16] for r in records)
+        view._layout_cache = self._build_layout(records)
         return view
+
+    def _build_layout(self, records: list[SourceRecord]) -> Any:
+        from .integrity import build_layout
+
+        listing = {**self._files.sizes("rounds"), **self._files.sizes("_index")}
+        layout = build_layout(records, listing)
+        layout.check()
+        return layout
+
+    def layout(self) -> Any:
+        """The committed store as its manifest lists it (:class:`auditkit.integrity.Layout`), checked:
+        unlisted files warned about once, CorruptStore naming a listed part missing or of another size.
+        A read view keeps its own; a store built again when its manifest has changed."""
+        if self._pinned is not None:
+            return self._layout_cache
+        key = frozenset(self._files.files("_manifest/*.json"))
+        if self._layout_cache is None or key != self._layout_key:
+            self._layout_cache, self._layout_key = self._build_layout(self.manifest()), key
+        return self._layout_cache
+
+    def _check_rows(self, game: str, date: str, rows: int) -> None:
+        """CorruptStore when a partition read holds another number of rows than its manifest says."""
+        want = self.layout().rows.get((game, date))
+        if want is not None and rows != want:
+            raise CorruptStore(f"store damaged: the parts of {game}/{date} hold {rows} rows, the manifest says "
+                               f"{want} ({', '.join(self._part_files(game, date))}; auditkit verify STORE)")
+
+    def _record_file(self, rel: str, rows: int, size: int, sha: str) -> None:
+        from .integrity import file_entry
+
+        sha16 = rel.rsplit("/", 1)[1].removeprefix("part-")[:16]
+        self._written.setdefault(sha16, []).append(file_entry(rel, rows, size, sha))
 
     @property
     def remote(self) -> bool:
@@ -559,13 +643,18 @@ class Store:
         return {rel[len("_manifest/"):][:16] for rel in self._files.files("_manifest/*.json")}
 
     def commit_source(self, record: SourceRecord) -> None:
-        """Write the manifest entry last: it is what makes a source's parts visible."""
+        """Write the manifest entry last: it is what makes a source's parts visible. It lists the
+        files this store object wrote for the source (path, rows, bytes, SHA-256)."""
+        written = self._written.pop(record.sha256[:16], None)
+        if written is not None or record.files is None:
+            record.files = sorted(written or [], key=lambda f: f["path"])
         self._files.write_bytes(f"_manifest/{safe_component(record.sha256)}.json",
                                 json.dumps(record.__dict__, indent=1, sort_keys=True).encode("utf-8"))
 
     def discard_uncommitted(self, sha256: str) -> int:
         """Remove parts, index and quarantine a crashed ingest of this source left behind."""
         prefix = sha256[:16]
+        self._written.pop(prefix, None)
         n = 0
         for rel in self._files.files(f"rounds/game=*/date=*/part-{prefix}-*.parquet"):
             self._files.delete(rel)
@@ -584,7 +673,10 @@ class Store:
         """Atomically add a part of rounds of one game and day, tagged with its source."""
         table = table.cast(schema_for(game))
         name = f"part-{source_sha[:16]}-{uuid.uuid4().hex[:12]}.parquet"
-        return self._files.write_parquet(f"{self._partition('rounds', game, date)}/{name}", table)
+        rel = f"{self._partition('rounds', game, date)}/{name}"
+        self._record_file(rel, table.num_rows, *self._files.write_parquet(rel, table))
+        path = self._files.path(rel)
+        return path if self.remote else Path(path)
 
     def games(self) -> list[str]:
         """Games with stored rounds."""
@@ -592,24 +684,12 @@ class Store:
 
     def dates(self, game: str, start: str | None = None, end: str | None = None) -> list[str]:
         """Days with committed rounds of a game, sorted, within [start, end] when given."""
-        if self.remote:  # one listing of the game's parts instead of one per day
-            committed = self._committed()
-            days = {rel.split("/")[2][5:] for rel in self._files.files(f"rounds/game={game}/date=*/part-*.parquet")
-                    if rel.rsplit("/", 1)[1][5:21] in committed}
-            return sorted(d for d in days if _DATE.match(d) and (start is None or d >= start)
-                          and (end is None or d <= end))
-        out = []
-        for name in self._files.children(f"rounds/game={game}"):
-            d = name[5:]
-            if name.startswith("date=") and _DATE.match(d) and (start is None or d >= start) \
-                    and (end is None or d <= end) and self._part_files(game, d):
-                out.append(d)
-        return sorted(out)
+        return sorted(d for (g, d), rels in self.layout().parts.items() if g == game and rels and _DATE.match(d)
+                      and (start is None or d >= start) and (end is None or d <= end))
 
     def _part_files(self, game: str, date: str) -> list[str]:
-        committed = self._committed()
-        rels = self._files.files(f"{self._partition('rounds', game, date)}/part-*.parquet")
-        return sorted(r for r in rels if r.rsplit("/", 1)[1][5:21] in committed)
+        """The parts of a partition the manifest lists (an older entry's: by its name prefix)."""
+        return list(self.layout().parts.get((game, date), []))
 
     def parts(self, game: str, date: str) -> list[Path] | list[str]:
         """Committed part files of one partition (parts of an unfinished ingest are skipped): paths in
@@ -630,47 +710,66 @@ class Store:
         """Stream one partition's rounds in batches of whole rounds, about ``batch_size`` each
         (small part files are gathered into one batch, so many small logs cost no more than one)."""
         pending: list[pa.RecordBatch] = []
-        rows = 0
+        rows = total = 0
         for batch in self._dataset(game, date).to_batches(columns=columns, batch_size=batch_size):
             if not batch.num_rows:
                 continue
             pending.append(batch)
             rows += batch.num_rows
+            total += batch.num_rows
             if rows >= batch_size:
                 yield pa.Table.from_batches(pending)
                 pending, rows = [], 0
+        self._check_rows(game, date, total)
         if pending:
             yield pa.Table.from_batches(pending)
 
     def read(self, game: str, date: str, columns: list[str] | None = None) -> pa.Table:
         """One partition's rounds (only the given columns)."""
-        return self._dataset(game, date).to_table(columns=columns)
+        table = self._dataset(game, date).to_table(columns=columns)
+        self._check_rows(game, date, table.num_rows)
+        return table
 
     def count(self, game: str | None = None, date: str | None = None) -> int:
         """Number of stored rounds (of one game, or all; of one day, or all), from the files' metadata."""
         total = 0
-        for g in [game] if game else self.games():
-            for d in [date] if date else self.dates(g):
-                total += sum(self._files.num_rows(r) for r in self._part_files(g, d))
+        layout = self.layout()
+        for (g, d), rels in layout.parts.items():
+            if (game is None or g == game) and (date is None or d == date):
+                rows = layout.rows.get((g, d))
+                total += rows if rows is not None else sum(self._files.num_rows(r) for r in rels)
         return total
 
     # ---- duplicate index ----------------------------------------------------------------
     def write_index(self, sha256: str, table: pa.Table) -> None:
         """The round-id index of a source, written at once (marked with its hashes' version)."""
-        self._files.write_parquet(f"_index/{sha256[:16]}.parquet", table.cast(_index_schema()))
+        rel = f"_index/{sha256[:16]}.parquet"
+        self._record_file(rel, table.num_rows, *self._files.write_parquet(rel, table.cast(_index_schema())))
 
     def index_stream(self, sha256: str) -> ParquetStream:
         """The round-id index of a source, written as a stream (bounded memory)."""
-        return ParquetStream(self._files, f"_index/{sha256[:16]}.parquet", _index_schema())
+        return ParquetStream(self._files, f"_index/{sha256[:16]}.parquet", _index_schema(), self._record_file)
 
     def _committed_files(self, folder: str) -> list[str]:
         committed = self._committed()
         return [rel for rel in self._files.files(f"{folder}/*.parquet")
                 if rel[len(folder) + 1:-len(".parquet")] in committed]
 
-    def index_files(self) -> list[str]:
-        """The index files of every committed source (paths relative to the store)."""
-        return self._committed_files("_index")
+    def index_files(self, repair: bool = False) -> list[str]:
+        """The index files of every committed source (paths relative to the store), checked against the
+        manifest: one missing, or of other rows than its source's parts, is rebuilt from the parts with a
+        warning when ``repair`` (an ingest, which holds the lock exclusively), else CorruptStore."""
+        from .integrity import check_index, rebuild_index
+
+        out = []
+        for sha16, rel, problem in check_index(self, hashed=repair):
+            if problem is not None:
+                if not repair:
+                    raise CorruptStore(f"store damaged: {problem} (auditkit verify STORE)")
+                log.warning("%s: rebuilding it from its source's parts", problem)
+                rebuild_index(self, sha16)
+            out.append(rel)
+        return out
 
     def read_index(self, files: list[str], columns: list[str] | None = None, filter: Any = None) -> pa.Table:
         """Rows of some index files (as :meth:`index_files` names them)."""
@@ -683,8 +782,9 @@ class Store:
         return (self._files.dataset([rel], None).schema.metadata or {}).get(VERSION_KEY)
 
     def source_parts(self, sha256_prefix: str) -> list[str]:
-        """The round parts a source wrote (paths relative to the store)."""
-        return sorted(self._files.files(f"rounds/game=*/date=*/part-{sha256_prefix}-*.parquet"))
+        """The round parts of a committed source (paths relative to the store)."""
+        return sorted(rel for rels in self.layout().parts.values() for rel in rels
+                      if rel.rsplit("/", 1)[1][5:21] == sha256_prefix)
 
     def read_part(self, rel: str, filter: Any = None) -> pa.Table:
         """Rows of one round part."""
@@ -699,11 +799,12 @@ class Store:
 
     # ---- quarantine ---------------------------------------------------------------------
     def write_quarantine(self, sha256: str, table: pa.Table) -> None:
-        self._files.write_parquet(f"_quarantine/{sha256[:16]}.parquet", table.cast(QUARANTINE))
+        rel = f"_quarantine/{sha256[:16]}.parquet"
+        self._record_file(rel, table.num_rows, *self._files.write_parquet(rel, table.cast(QUARANTINE)))
 
     def quarantine_stream(self, sha256: str) -> ParquetStream:
         """The quarantine of a source, written as a stream."""
-        return ParquetStream(self._files, f"_quarantine/{sha256[:16]}.parquet", QUARANTINE)
+        return ParquetStream(self._files, f"_quarantine/{sha256[:16]}.parquet", QUARANTINE, self._record_file)
 
     def quarantine(self) -> pd.DataFrame:
         """Every quarantined line of every committed source."""
@@ -716,7 +817,10 @@ class Store:
     def write_findings(self, game: str, date: str, findings: pd.DataFrame) -> Path | str:
         """Replace the findings of one partition (atomic)."""
         table = pa.Table.from_pandas(findings, schema=FINDINGS, preserve_index=False)
-        return self._files.write_parquet(f"{self._partition('findings', game, date)}/findings.parquet", table)
+        rel = f"{self._partition('findings', game, date)}/findings.parquet"
+        self._files.write_parquet(rel, table)
+        path = self._files.path(rel)
+        return path if self.remote else Path(path)
 
     def findings(self, games: list[str] | None = None, start: str | None = None,
                  end: str | None = None) -> pd.DataFrame:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -93,8 +94,10 @@ def _rounds(store: Store) -> dict[tuple[str, str], pd.DataFrame]:
 
 
 def _manifest(store: Store) -> list[dict]:
-    return sorted(({k: v for k, v in vars(r).items() if k != "ingested_at"} for r in store.manifest()),
-                  key=lambda r: r["sha256"])
+    return sorted(({**{k: v for k, v in vars(r).items() if k not in ("ingested_at", "files")},
+                    # the files recorded, their parts' random suffix left out
+                    "files": sorted((re.sub(r"-[0-9a-f]{12}\.parquet$", "", f["path"]), f["rows"]) for f in r.files or [])}
+                   for r in store.manifest()), key=lambda r: r["sha256"])
 
 
 def _index(store: Store) -> pd.DataFrame:

@@ -15,10 +15,10 @@ import traceback
 from collections.abc import Sequence
 
 from .. import __version__
-from . import ingest, profile, report, review, rules, run, score, simulate, validate, watch
+from . import ingest, profile, report, review, rules, run, score, simulate, validate, verify, watch
 from .common import EXIT_ERROR, UsageError
 
-COMMANDS = (ingest, validate, simulate, rules, run, report, score, watch, profile, review)
+COMMANDS = (ingest, validate, simulate, rules, run, report, score, watch, profile, review, verify)
 
 
 class _Formatter(argparse.ArgumentDefaultsHelpFormatter):

@@ -69,7 +69,7 @@ class SeenRounds:
         self.store = store
         self.current: list[str] = []  # index files of this hash version
         self.legacy: list[str] = []   # older ones: BLAKE2b id hashes, line hashes of the JSON text
-        for rel in store.index_files():
+        for rel in store.index_files(repair=True):  # an ingest holds the lock: a damaged index is rebuilt
             (self.current if store.index_version(rel) == VERSION else self.legacy).append(rel)
         hashes = []
         if self.current:
