@@ -194,7 +194,7 @@ def test_every_example_of_the_docs_is_a_valid_profile_that_reads_its_example_row
         return
     data = tmp_path / "x.csv"
     data.write_text(csv_text, encoding="utf-8")
-    table, _, _ = read_rows({"format": "csv"}, data)
+    table, _, _, _ = read_rows({"format": "csv"}, data)
     mapped = map_rows(table, prof)
     assert not mapped.bad and mapped.rounds
     parsed = parse_objects(mapped.rounds, mapped.raws)
