@@ -151,7 +151,7 @@ def test_rows_are_grouped_into_rounds_and_a_round_whose_rows_disagree_is_quarant
     (row,) = _rows_all(store)
     assert row["player_cards"] == [4 * 1 + 3, 4 * 8 + 3, 4 * 8 + 3]  # 3s Ts Ts: point values, suits invented
     assert row["round_id"] == "T1-1" and row["round_seq"] == 1
-    assert sorted(row["not_recorded"]) == ["announced", "dealer", "events", "ranks", "round_id", "suits", "times"]
+    assert sorted(row["not_recorded"]) == ["announced", "cut_card", "deal_order", "dealer", "events", "ranks", "round_id", "suits", "times"]
     assert str(row["started_at"]) == "2025-06-01 05:00:00+00:00"  # the start date, local midnight
     assert ingest_source(data, store, profile=load_profile(prof))[1] is False  # idempotent: the same content
 

@@ -36,6 +36,8 @@ EVIDENCE: dict[str, str] = {
     "announced": "the totals the dealer announced",
     "times": "the rounds' event times (without them started_at is made from a stated date and the order)",
     "order": "the order of the rounds in the shoe and of the cards in the hand",
+    "deal_order": "the order the cards were dealt in across the hands (baccarat's deal_order)",
+    "cut_card": "the round in which the cutting card came out (baccarat's cut_card)",
     "wagers": "the wagers and their nets",
     "events": "the events of the round (decisions, wager actions, dice, exposed cards)",
     "dealer": "the dealer's id",
@@ -51,7 +53,7 @@ STANDS_FOR: dict[str, dict[str, tuple[str, ...]]] = {
 """The stored columns that stand for a kind of evidence, for every game (``*``) and per game (by the
 game's name, aliases included): a round where one of them is null (or, a list, empty: a baccarat round
 without wagers has no payout to check) lacks that kind. A kind with no column here (suits, ranks,
-times, order, events, round_id, and wagers carried inside the hands of blackjack, pai gow poker and
+times, order, deal_order, cut_card, events, round_id, and wagers carried inside the hands of blackjack, pai gow poker and
 three card poker) is lacking only where ``not_recorded`` names it."""
 
 KINDS = tuple(EVIDENCE)

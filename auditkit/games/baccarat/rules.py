@@ -263,7 +263,7 @@ def _banker_third_first(order: str) -> bool:
 
 @rule("baccarat.c", games=GAMES, citation=f"{SECTION}(c)", severity="medium",
       summary="When both hands take a third card, the player's is dealt first", columns=("deal_order", *CARDS),
-      needs=("order",))
+      needs=("order", "deal_order"))
 def c_player_third_card_first(ctx: Baccarat) -> Hits:
     """(c) "Any third card required to be dealt at the direction of the dealer shall first be dealt face
     upwards to the player's hand and then to the banker's hand if necessary by the curator or the dealer."
@@ -400,7 +400,7 @@ def _decks(config: Config, table: pa.Table) -> np.ndarray:
 @rule("baccarat.e", games=GAMES, citation=f"{SECTION}(e)", severity="medium",
       summary="After the round in which the cutting card appeared, exactly one more round is dealt",
       scope="shoe", columns=("cut_card",),
-      needs=("order", "shoe"))
+      needs=("order", "shoe", "cut_card"))
 def e_one_more_hand_after_the_cutting_card(table: pa.Table, config: Config) -> Hits:
     """(e) "Whenever the cutting card appears during play, the cutting card will be removed and placed to
     the side and the hand will be completed. Upon completion of the hand, the dealer shall announce "Last

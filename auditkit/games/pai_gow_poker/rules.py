@@ -184,7 +184,7 @@ def _card_counts(ctx: PaiGowPoker, rounds: np.ndarray) -> list[str]:
 @rule("paigow.f", games=(GAME,), citation=f"{C}(f)", severity="high",
       summary="The dealer's hand is set (or reset) in the house way",
       columns=("status", "events", "dealer_cards", "dealer_high", "dealer_low"), params=("house_way", "house_ways"),
-      needs=("suits", "ranks"))
+      needs=("suits", "ranks", "events"))  # events: a reset of the dealer's hand is an event
 def f_dealer_house_way(ctx: PaiGowPoker) -> Hits:
     """(f) "If the dealer does not set the dealer's hand in the manner authorized by this rule, the hands
     must be reset in accordance with this rule and the round of play completed."
@@ -278,7 +278,7 @@ def void(ctx: PaiGowPoker) -> Hits:
 @rule("paigow.paytable", games=(GAME,), citation="paytable", severity="high",
       summary="Completed round: each hand's net matches its comparison with the dealer (1:1 less commission)",
       columns=("status", "events", "hands", "dealer_high", "dealer_low"), params=("win", "commission"),
-      needs=("wagers", "suits", "ranks"))
+      needs=("wagers", "suits", "ranks", "events"))  # events: the dealer's final setting may be a reset
 def paytable(ctx: PaiGowPoker) -> Hits:
     """``paytable``: in a completed round, each hand's net matches the comparison with the dealer
     (dealer wins copies; win pays 1:1 less 5% commission).

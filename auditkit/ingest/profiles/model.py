@@ -367,4 +367,6 @@ def _not_recorded(prof: Profile, extra: list[str]) -> list[str]:
         out.add("announced")
     if not any(k.startswith("events") for k in prof.fields):
         out.add("events")
+    if any(k in prof.fields for k in ("player_cards", "banker_cards")):  # baccarat's
+        out.update(k for k in ("deal_order", "cut_card") if k not in prof.fields)
     return sorted(out)
