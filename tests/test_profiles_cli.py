@@ -193,3 +193,15 @@ def test_a_run_whose_every_line_is_quarantined_exits_2_and_says_why(tmp_path, ca
     err = capsys.readouterr().err
     assert "resaved.jsonl:1:" in err and "every line read was quarantined (1)" in err and "--profile" in err
     assert main(["ingest", str(log), "--store", str(tmp_path / "s")]) == 2
+
+
+def test_suggest_drafts_the_sample_baccarat_export_so_that_check_accepts_every_row(tmp_path, capsys):
+    export_csv = ROOT / "sample_data" / "exports" / "baccarat_rounds.csv"
+    if not export_csv.exists():
+        pytest.skip("sample export not built")
+    draft = tmp_path / "draft.toml"
+    assert main(["profile", "suggest", str(export_csv), "--out", str(draft)]) == 0
+    text = draft.read_text()
+    assert 'player_cards = {columns = ["P1", "P2", "P3"]}' in text and 'notation = "points"' in text
+    assert 'format = "%m/%d/%Y %H:%M"' in text
+    assert main(["profile", "check", str(draft), str(export_csv)]) == 0

@@ -45,6 +45,16 @@ def _source_table(path: Path, fmt: str | None) -> dict:
             table["encoding"] = "cp1252"
         first = text.splitlines()[0] if text else ""
         table["delimiter"] = max([",", ";", "\t", "|"], key=first.count)
+    elif fmt == "sqlite":
+        import sqlite3
+
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
+            names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
+                                                "AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+        if not names:
+            raise UsageError(f"{path}: no table in the database")
+        quoted = '"' + names[0].replace('"', '""') + '"'
+        table["query"] = f"SELECT * FROM {quoted}"  # TODO in the draft: the table and an ORDER BY
     return table
 
 
