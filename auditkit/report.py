@@ -67,7 +67,7 @@ def payout_totals(findings: pd.DataFrame) -> dict[str, float]:
     positive, their difference ``net``, and how many findings are behind each."""
     d = findings["discrepancy"].astype(np.float64)
     over, under = float(d[d > 0].sum()), float(-d[d < 0].sum())
-    return {"overpaid": round(over, 2), "underpaid": round(under, 2), "net": round(over - under, 2),
+    return {"overpaid": round(over, 2) + 0.0, "underpaid": round(under, 2) + 0.0, "net": round(over - under, 2) + 0.0,
             "overpaid_findings": int((d > 0).sum()), "underpaid_findings": int((d < 0).sum())}
 
 
@@ -82,7 +82,7 @@ def summarize(findings: pd.DataFrame, by: str | list[str]) -> pd.DataFrame:
         findings=("rule_id", "size"), rounds=("round_id", "nunique"),
         overpaid=("overpaid", "sum"), underpaid=("underpaid", "sum"),
     ).reset_index()
-    out[["overpaid", "underpaid"]] = out[["overpaid", "underpaid"]].round(2)
+    out[["overpaid", "underpaid"]] = out[["overpaid", "underpaid"]].round(2) + 0.0  # never -0.00
     return out.sort_values(["findings"] + keys, ascending=[False] + [True] * len(keys), kind="stable") \
         .reset_index(drop=True)
 

@@ -71,7 +71,7 @@ def select_rules(game: str, scope: str, citations: Sequence[str] | None = None,
     """The rules of a game and scope, optionally only some citations or rule ids."""
     out = rules_for(game, scope)
     if citations:
-        out = [r for r in out if r.citation in citations]
+        out = [r for r in out if r.citation in citations or r.rule_id in citations]
     if rule_ids:
         out = [r for r in out if r.rule_id in rule_ids]
     return out

@@ -80,16 +80,36 @@ def fraction(text: str) -> float:
     return value
 
 
-def check_citations(citations: Sequence[str] | None, games: Sequence[str] | None = None) -> None:
-    """Refuse citations the rules registry does not know (of these games, when given), listing the valid ones."""
+def check_citations(citations: Sequence[str] | None, games: Sequence[str] | None = None) -> list[str] | None:
+    """The checks ``--citation`` names, as citations and rule ids the engine selects by: each value a
+    citation (``68 IAC 10-10-14(b)(5)``), a rule id (``baccarat.b5``, as ``auditkit rules`` lists it) or
+    a citation's prefix (``68 IAC 10-10-14(b)``: every subsection under it). An unknown value is refused
+    with the closest known ones, one per line."""
     if not citations:
-        return
+        return None
+    import difflib
+
     from ..rules.registry import catalog
 
-    known = list(dict.fromkeys(c for g in (games or [None]) for c in catalog(g)["citation"]))
-    bad = [c for c in citations if c not in known]
-    if bad:
-        raise UsageError(f"unknown citation(s) {', '.join(map(repr, bad))}; valid: {', '.join(known)}")
+    table = catalog(None)
+    if games:
+        table = table[table["games"].map(lambda gs: any(g in gs.split(", ") for g in games))]
+    known = list(dict.fromkeys(table["citation"]))
+    ids = list(table["rule_id"])
+    out: list[str] = []
+    for value in citations:
+        v = value.strip()
+        under = [c for c in known if c.startswith(v) and (len(c) == len(v) or c[len(v)] == "(")] if v else []
+        if v in ids:
+            out.append(v)
+        elif under:
+            out.extend(under)
+        else:
+            close = difflib.get_close_matches(v, known + ids, n=5, cutoff=0.5)
+            hint = ("; the closest:\n  " + "\n  ".join(close)) if close else ""
+            raise UsageError(f"unknown citation {value!r} (a citation, its prefix or a rule id, as `auditkit rules` "
+                             f"lists them){hint}")
+    return list(dict.fromkeys(out))
 
 
 def report_quarantine(report: Any, store: Any) -> None:

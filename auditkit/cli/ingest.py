@@ -51,7 +51,8 @@ def run(args: argparse.Namespace) -> int:
                                       max_line=args.max_line_bytes, workers=args.workers, scheduler=args.scheduler,
                                       profile=profile)
         require_logs(report, args.paths)
-        print(report.summary())
+        if not args.quiet:
+            print(report.summary())
         report_quarantine(report, store)
         if args.quarantine_report:
             q = store.quarantine()
