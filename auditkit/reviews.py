@@ -17,9 +17,10 @@ import uuid
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["STATUSES", "REVIEW_COLUMNS", "Review", "add_reviews", "latest", "with_reviews", "read_review_csv"]
 
@@ -61,6 +62,8 @@ def add_reviews(store: Any, reviews: Iterable[Review], *, by: str | None = None,
 
 def latest(store: Any) -> pd.DataFrame:
     """The latest review of each finding (``round_id``, ``rule_id`` and :data:`REVIEW_COLUMNS`)."""
+    import pandas as pd
+
     rows = []
     for rel in store.text_files("_reviews/*.jsonl"):
         for line in (store.read_text(rel) or "").splitlines():

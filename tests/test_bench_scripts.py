@@ -18,6 +18,7 @@ BENCH = Path(__file__).resolve().parents[1] / "bench"
     ("compare.py", ["--rounds", "3000"], "same: DuckDB SQL over the JSONL, 1 thread"),
     ("compare.py", ["--store-only", "--rounds", "3000"], "same: DuckDB SQL over the store, 2 threads"),
     ("compare.py", ["--ingest-games", "--rounds", "1000"], "CSV layout"),
+    ("compare.py", ["--profile", "--rounds", "2000"], "auditkit ingest EXPORT --profile P"),
     ("bench_workers.py", ["--rounds", "20000", "--workers", "2"], "same findings on every route"),
 ])
 def test_bench_script_runs(script, args, says):

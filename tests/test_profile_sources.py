@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 
+import pyarrow as pa
 import pytest
 
 from auditkit.ingest.profiles.source import SourceSpec, open_source
@@ -166,3 +167,14 @@ def test_postgresql_query_through_adbc(postgres_url, monkeypatch):
     monkeypatch.delenv("AUDIT_PG_URL")
     with pytest.raises(ConfigError, match="AUDIT_PG_URL is not set"):
         open_source(spec, "warehouse")
+
+
+def test_csv_rows_that_do_not_decode_are_set_aside_with_their_line_the_others_read(tmp_path):
+    path = tmp_path / "x.csv"
+    path.write_bytes(b"dealer,amount\nAnn,1\nJos\xe9,2\n\"Bo\nB\",3\n")  # cp1252 read as utf-8
+    src = open_source({"format": "csv"}, path)
+    table = pa.concat_tables(list(src.batches()))
+    assert table.to_pydict() == {"dealer": ["Ann", "Bo\nB"], "amount": ["1", "3"], "__row": [2, 4]}
+    assert src.bad == [(3, "undecodable text (not utf-8)", "Jos\ufffd,2")]
+    assert open_source({"format": "csv", "encoding": "cp1252"}, path).batches().__next__()["dealer"].to_pylist() == \
+        ["Ann", "José", "Bo\nB"]

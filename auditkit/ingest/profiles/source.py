@@ -42,7 +42,7 @@ _CHUNK = 16 << 20  # bytes of a CSV scanned at a time for its record boundaries
 
 @dataclass(frozen=True)
 class SourceSpec:
-    """A profile's ``[source]`` table, checked (docs/profiles.md, "The source")."""
+    """A profile's ``[source]`` table, checked (docs/profiles.md, `[source]`)."""
 
     format: str | None = None   # None: from the file's suffix
     encoding: str = "utf-8"
@@ -178,15 +178,23 @@ def _csv(src: RawSource) -> Iterator[pa.Table]:
                                invalid_row_handler=lambda row: "skip")
     convert = pacsv.ConvertOptions(column_types=dict.fromkeys(names, pa.string()), strings_can_be_null=True,
                                    null_values=[""], quoted_strings_can_be_null=True)
+    from .decoding import Replacing, decodes, set_aside
+
+    clean = decodes(src.location, spec.encoding)  # else undecodable rows are set aside, the others read
     with open(src.location, "rb") as fh:
         fh.seek(int(ends[header]))  # past the header record and its line break
         fh.readline()
-        reader = pacsv.open_csv(fh, read_options=opts, parse_options=parse, convert_options=convert)
+        if not clean:
+            opts.encoding = "utf-8"
+        stream = fh if clean else pa.PythonFile(Replacing(fh, spec.encoding), mode="r")
+        reader = pacsv.open_csv(stream, read_options=opts, parse_options=parse, convert_options=convert)
         done = 0
         for batch in reader:
             table = pa.Table.from_batches([batch])
             table = table.append_column(ROW, pa.array(good[done:done + table.num_rows], pa.int64()))
             done += table.num_rows
+            if not clean:
+                table = set_aside(table, names, ROW, spec.delimiter, spec.encoding, src.bad)
             yield table
     if done != len(good):  # the scan and the reader must agree on the records, or the row numbers are wrong
         raise ValueError(f"{src.name}: the CSV reader found {done} rows where the scan found {len(good)}")
