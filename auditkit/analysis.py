@@ -49,7 +49,7 @@ __all__ = [
     "DEFAULT_SHIFTS", "open_store", "shift_of", "load_findings", "coverage", "iter_rounds", "load_rounds", "round_counts",
     "summarize", "by_citation", "by_table", "by_dealer", "by_shift", "by_day", "payout_totals",
     "money_findings", "discrepancy_bins", "largest_discrepancies", "cumulative_payouts", "heatmap_frame",
-    "with_rates", "readable", "overview", "MONEY_COLUMNS",
+    "with_rates", "readable", "overview", "MONEY_COLUMNS", "MIN_ROUNDS", "busy",
     "drill_down", "rounds_behind", "baccarat_probabilities", "tcp_dealer_qualify_probability",
     "blackjack_bust_probabilities", "blackjack_bust_probability", "outcome_counts",
     "expected_vs_observed", "flagged_groups", "funnel_limits", "hold",
@@ -317,8 +317,19 @@ def readable(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+MIN_ROUNDS = 100
+"""Tables and dealers with fewer rounds are left out of the rankings by rate (summary and charts alike)."""
+
+
+def busy(summary: pd.DataFrame, min_rounds: int = MIN_ROUNDS) -> pd.DataFrame:
+    """The rows of a :func:`with_rates` summary with ``min_rounds`` rounds checked or more (all, if none has):
+    the same threshold for a notebook's summary and its charts by rate."""
+    kept = summary[summary["rounds_checked"] >= min_rounds]
+    return kept if len(kept) else summary
+
+
 def overview(findings: pd.DataFrame, counts: pd.DataFrame, flagged: pd.DataFrame | None = None,
-             top: int = 3, min_rounds: int = 100) -> dict[str, Any]:
+             top: int = 3, min_rounds: int = MIN_ROUNDS) -> dict[str, Any]:
     """The figures of a notebook's opening summary.
 
     ``counts``: :func:`round_counts` by game, table_id, dealer_id and date;
@@ -328,9 +339,8 @@ def overview(findings: pd.DataFrame, counts: pd.DataFrame, flagged: pd.DataFrame
     """
     severity = findings["severity"].value_counts()
     def worst(summary: pd.DataFrame) -> pd.DataFrame:
-        busy = summary[summary["rounds_checked"] >= min_rounds]
-        busy = busy if len(busy) else summary
-        return busy.sort_values(["per_1000", "findings"], ascending=False, kind="stable").head(top)
+        return busy(summary, min_rounds).sort_values(["per_1000", "findings"], ascending=False,
+                                                     kind="stable").head(top)
 
     tables = worst(with_rates(by_table(findings), counts, ["game", "table_id"]))
     dealers = worst(with_rates(by_dealer(findings), counts, "dealer_id"))
@@ -341,7 +351,7 @@ def overview(findings: pd.DataFrame, counts: pd.DataFrame, flagged: pd.DataFrame
         "days": len(dates), "findings": len(findings), "rounds_flagged": int(findings["round_id"].nunique()),
         "by_severity": {k: int(severity.get(k, 0)) for k in ("high", "medium", "low")},
         "money": payout_totals(findings),
-        "tables": tables, "dealers": dealers,
+        "tables": tables, "dealers": dealers, "min_rounds": min_rounds,
         "flagged": flagged if flagged is not None else pd.DataFrame(),
     }
 

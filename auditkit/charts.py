@@ -407,7 +407,8 @@ def summary(figures: dict[str, Any], title: str = "Summary") -> Any:
             rows = f[key]
             name = "table_id" if key == "tables" else "dealer_id"
             if len(rows):
-                lines.append(f"**{label}** (findings per 1,000 rounds): " + "; ".join(
+                least = f", among those with {f['min_rounds']:,} rounds or more" if f.get("min_rounds") else ""
+                lines.append(f"**{label}** (findings per 1,000 rounds{least}): " + "; ".join(
                     f"{_md(r[name])} {r['per_1000']:,.1f} ({int(r['findings']):,} findings)"
                     for _i, r in rows.iterrows()) + ".")
     flagged = f["flagged"]

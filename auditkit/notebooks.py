@@ -21,7 +21,8 @@ from typing import Any
 from . import games
 from .store import atomic_path
 
-__all__ = ["NOTEBOOK_DIR", "NOTEBOOKS", "execute", "render", "export_html", "render_all"]
+__all__ = ["NOTEBOOK_DIR", "NOTEBOOKS", "execute", "render", "export_html", "render_all", "lab_metadata",
+           "as_saved"]
 
 NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
 """The notebooks of a source checkout."""
@@ -106,3 +107,31 @@ def render_all(store: str | Path, out_dir: str | Path, *, start: str | None = No
     for name in notebooks:
         out.append(render(Path(folder) / f"{name}.ipynb", params, Path(out_dir) / f"{name}.html", kernel=kernel))
     return out
+
+
+def lab_metadata() -> dict[str, Any]:
+    """The notebook metadata JupyterLab writes when it saves a notebook run by this Python's ipykernel: its
+    kernelspec and the kernel's ``language_info`` (which names the Python version)."""
+    from ipykernel.ipkernel import IPythonKernel
+
+    return {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
+            "language_info": dict(IPythonKernel.language_info)}
+
+
+def as_saved(path: str | Path) -> str:
+    """A notebook's text as JupyterLab saves it (nbformat's layout, :func:`lab_metadata`, no outputs), so
+    that opening and saving a committed notebook leaves ``git status`` clean."""
+    import nbformat
+
+    nb = nbformat.read(Path(path), as_version=4)
+    nb.metadata = nbformat.from_dict({**nb.metadata, **lab_metadata()})
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    return nbformat.writes(nb) + "\n"
+
+
+if __name__ == "__main__":  # python -m auditkit.notebooks: the committed notebooks written as JupyterLab saves them
+    for _name in NOTEBOOKS:
+        _path = NOTEBOOK_DIR / f"{_name}.ipynb"
+        _path.write_text(as_saved(_path), "utf-8")

@@ -97,6 +97,10 @@ return {status: kernel ? kernel.status : 'none', ran: cells.filter(c => c.model.
 """
 
 
+LAB_ROOT: dict[str, Path] = {}
+"""The root folder of each running JupyterLab, by its base URL."""
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -115,6 +119,8 @@ def _root(tmp: Path) -> Path:
                 if "parameters" in cell.metadata.get("tags", []):
                     cell.source += f"\nrenderer = {renderer!r}"
         nbformat.write(nb, tmp / "notebooks" / f"{name}.ipynb")
+    for name in N.NOTEBOOKS:  # byte for byte, to be opened and saved (test_saving_leaves_a_notebook_as_committed)
+        shutil.copyfile(N.NOTEBOOK_DIR / f"{name}.ipynb", tmp / "notebooks" / f"saved_{name}.ipynb")
     settings = tmp / "settings" / "@jupyterlab"
     for plugin, values in (("notebook-extension/tracker", {"windowingMode": "none"}),
                            ("apputils-extension/notification", {"fetchNews": "false", "checkForUpdates": False})):
@@ -153,6 +159,7 @@ def lab() -> Iterator[str]:
             if proc.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"JupyterLab did not start: {(tmp / 'lab.log').read_text(errors='replace')[-2000:]}")
             time.sleep(0.5)
+        LAB_ROOT[base] = root
         yield f"{base}?token={token}"
     finally:
         proc.terminate()
@@ -303,3 +310,35 @@ def test_html_reports_draw_their_charts_offline(tmp_path):
         assert "Error loading script" not in text and "Javascript Error" not in text
     finally:
         driver.quit()
+
+
+@pytest.mark.parametrize("name", N.NOTEBOOKS[:1])  # the others: tests/test_notebooks.py, by N.as_saved
+def test_saving_leaves_a_notebook_as_committed(lab, name, tmp_path):
+    """Open a committed notebook in JupyterLab, let its kernel start, save it: the file is byte for byte
+    what is committed (JupyterLab writes its kernelspec and language_info; the notebooks carry them)."""
+    base, query = lab.split("?")
+    saved = LAB_ROOT[base] / "notebooks" / f"saved_{name}.ipynb"
+    driver = _browser(tmp_path / "profile")
+    try:
+        driver.execute_cdp_cmd("Emulation.setFocusEmulationEnabled", {"enabled": True})
+        driver.get(f"{base}/lab/workspaces/saved_{name}/tree/notebooks/{saved.name}?{query}")
+        driver.set_script_timeout(90)
+        driver.execute_async_script("""
+const done = arguments[arguments.length - 1];
+const wait = () => {
+  const app = window.jupyterapp, w = app && app.shell.currentWidget;
+  if (w && w.sessionContext) {
+    w.sessionContext.ready.then(() => w.context.ready).then(() => {
+      const k = w.sessionContext.session && w.sessionContext.session.kernel;
+      if (k && k.status === 'idle') setTimeout(() => w.context.save().then(() => done(true)), 1000);
+      else setTimeout(wait, 250);
+    });
+  } else setTimeout(wait, 250);
+};
+wait();""")
+        driver.execute_script("const w = window.jupyterapp.shell.currentWidget; return w.sessionContext.shutdown()")
+    finally:
+        driver.quit()
+    committed = (N.NOTEBOOK_DIR / f"{name}.ipynb").read_text("utf-8")
+    assert saved.read_text("utf-8") == committed, "".join(__import__("difflib").unified_diff(
+        committed.splitlines(True), saved.read_text("utf-8").splitlines(True), "committed", "saved"))[:3000]

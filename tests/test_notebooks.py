@@ -158,3 +158,68 @@ def test_plain_nbconvert_html_offline(executed):
     html, _ = HTMLExporter(template_name="lab").from_notebook_node(nb)
     assert html.count('data-mime-type="image/svg+xml"') >= len(_chart_specs(nb)) >= 3
     assert "cdn.jsdelivr.net" not in html and "Error loading script" not in html
+
+
+@pytest.mark.parametrize("name", N.NOTEBOOKS)
+def test_committed_notebook_is_as_jupyterlab_saves_it(name):
+    """Opening and saving a notebook in JupyterLab leaves `git status` clean: what is committed is what
+    JupyterLab writes (its kernelspec, the kernel's language_info, nbformat's layout, no outputs).
+    tests/test_browser.py::test_saving_leaves_a_notebook_as_committed does it in a real JupyterLab."""
+    path = N.NOTEBOOK_DIR / f"{name}.ipynb"
+    assert path.read_text("utf-8") == N.as_saved(path), "run: python -m auditkit.notebooks"
+
+
+N_MIN = 100
+"""The least rounds for a table or dealer to be ranked by rate (A.MIN_ROUNDS), stated on the page."""
+STORY_OF = {"10_baccarat": ("dealer_id", "D705"), "11_blackjack": ("table_id", "BJ-02"),
+            "12_three_card_poker": ("dealer_id", "D3105"), "13_pai_gow_poker": ("dealer_id", "D4003")}
+
+
+@pytest.fixture(scope="module")
+def stories(tmp_path_factory) -> dict[str, object]:
+    """The game notebooks executed with their defaults over the bundled sample data (ingested, validated)."""
+    from auditkit.ingest.sources import ingest_paths
+    from auditkit.store import Store
+    from auditkit.validate import validate_into_store
+
+    root = Path(__file__).resolve().parents[1]
+    tmp = tmp_path_factory.mktemp("stories")
+    story = json.loads((root / "sample_data" / "truth" / "story.json").read_text())
+    assert story["drifting_dealer"]["dealer_id"] == STORY_OF["10_baccarat"][1]
+    for name, game in GAME_OF.items():
+        if game != "baccarat":
+            told = story["games"][game]
+            assert told[STORY_OF[name][0]] == STORY_OF[name][1], name
+    store = Store(tmp / "store")
+    ingest_paths([root / "sample_data" / "logs"], store)
+    validate_into_store(store)
+
+    def run(name: str) -> object:
+        return N.execute(N.NOTEBOOK_DIR / f"{name}.ipynb", {"store": str(tmp / "store")}, tmp / f"{name}.ipynb")
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(zip(STORY_OF, pool.map(run, STORY_OF), strict=True))
+
+
+def _rates(nb, field: str) -> list[dict]:
+    """The rows of the chart of findings per 1,000 rounds by ``field`` (a table or a dealer)."""
+    for spec in _chart_specs(nb):
+        for rows in spec.get("datasets", {}).values():
+            if rows and field in rows[0] and "per_1000" in rows[0]:
+                return rows
+    raise AssertionError(f"no chart of findings per 1,000 rounds by {field}")
+
+
+@pytest.mark.parametrize("name", STORY_OF)
+def test_game_notebook_shows_its_story_by_default(stories, name):
+    """Each game's planted dealer or table is the top one of its chart by rate, and the summary names it
+    first among the worst (the same threshold of rounds, stated on the page)."""
+    field, who = STORY_OF[name]
+    rows = sorted(_rates(stories[name], field), key=lambda r: -r["per_1000"])
+    assert rows[0][field] == who and rows[0]["per_1000"] > 2 * rows[1]["per_1000"], rows[:3]
+    code = [c for c in stories[name].cells if "summary" in c.metadata.get("tags", [])]
+    text = "".join(o["data"].get("text/markdown", "") for o in code[0].outputs if "data" in o).replace("\\", "")
+    label = "Worst dealers" if field == "dealer_id" else "Worst tables"
+    line = next(ln for ln in text.splitlines() if label in ln)
+    assert line.split(": ", 1)[1].startswith(who) and f"{N_MIN:,} rounds or more" in line, line
+

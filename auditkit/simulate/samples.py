@@ -31,43 +31,83 @@ from . import simulate
 __all__ = ["SAMPLES", "write_samples", "deal_baccarat", "write_story", "STORY_DAYS", "DRIFTER", "BIASED_TABLE",
            "BIASED_SHOE"]
 
-# game, rounds, fault rate, file name: enough faults for a few of every kind
+# game, rounds a day, tables, fault rate, dealers' first number, file name: five weeks of each
 SAMPLES = [
-    ("baccarat", 6000, 0.05, "baccarat.jsonl"),
-    ("mini_baccarat", 400, 0.0, "mini_baccarat.jsonl"),
-    ("blackjack", 3000, 0.05, "blackjack.jsonl.gz"),
-    ("three_card_poker", 3000, 0.06, "three_card_poker.jsonl.gz"),
-    ("pai_gow_poker", 2000, 0.06, "pai_gow_poker.jsonl.gz"),
-    ("baccarat", 200, 0.05, "csv/baccarat_table9.csv"),
+    ("baccarat", 160, 4, 0.005, 1000, "baccarat.jsonl"),
+    ("mini_baccarat", 12, 1, 0.0, 5000, "mini_baccarat.jsonl"),
+    ("blackjack", 100, 2, 0.005, 2000, "blackjack.jsonl.gz"),
+    ("three_card_poker", 100, 3, 0.005, 3100, "three_card_poker.jsonl.gz"),
+    ("pai_gow_poker", 60, 2, 0.005, 4000, "pai_gow_poker.jsonl.gz"),
+    ("baccarat", 8, 2, 0.01, 6000, "csv/baccarat_table9.csv"),
 ]
+SEED_SHIFT = {"pai_gow_poker.jsonl.gz": 300}
+"""Seeds moved so that the few background faults include the kinds a sample export's twin test needs
+(pai gow: integrity and void, the rules its SQLite export can show; tests/test_sample_exports.py)."""
+
+
+def _sample(game: str, per_day: int, tables: int, rate: float, first_dealer: int, name: str,
+            seed: int) -> tuple[list[dict[str, Any]], pd.DataFrame, list[str]]:
+    """Five weeks of one sample log: each day simulated, spread over the opening hours, its story planted."""
+    from ..ingest.jsonl import records_from_table
+    from . import stories
+
+    dealers = tuple(f"D{first_dealer + k}" for k in range(10))
+    plant, _ = stories.STORIES.get(game, (None, {}))
+    records: list[dict[str, Any]] = []
+    truths, told = [], []
+    for k, day in enumerate(stories.days()):
+        table, truth = simulate(game, per_day, seed=seed * 1000 + k, fault_rate=rate, tables=tables, start=day)
+        if name.startswith("csv/"):  # other tables than the JSONL baccarat log's
+            for col in ("round_id", "table_id", "shoe_id"):
+                table = table.set_column(table.schema.get_field_index(col), col,
+                                         pc.binary_join_element_wise("CSV-", table[col], ""))
+            truth = truth.assign(round_id="CSV-" + truth["round_id"].astype(str))
+        recs = list(records_from_table(table, game))
+        stories.spread(recs, day, k, dealers)
+        if plant is not None:
+            faulty = set(truth["round_id"])  # the story only on rounds without a fault of their own
+            today = pd.DataFrame(plant([r for r in recs if r["round_id"] not in faulty], k),
+                                 columns=["round_id", "citation"])
+            told += today["round_id"].tolist()
+            truth = pd.concat([truth, today])
+        records += recs
+        truths.append(truth[["round_id", "citation"]])
+    return records, pd.concat(truths, ignore_index=True).drop_duplicates(ignore_index=True), told
+
+
+def _told(game: str, name: str, rounds: list[str]) -> dict[str, Any]:
+    """What ``story.json`` says of a game's planted story."""
+    from . import stories
+
+    told = {**stories.STORIES[game][1], "log": f"logs/{name}", "rounds": len(set(rounds))}
+    if "from" in told:
+        told["from"] = stories.days()[told["from"]]
+    return told
 
 
 def write_samples(folder: Path, seed: int = 2025) -> pd.DataFrame:
     """Write every sample log and its truth under ``folder``; returns faults per game and citation."""
     from ..ingest.csv import write_csv_rounds
-    from ..ingest.jsonl import records_from_table, write_jsonl
+    from ..ingest.jsonl import write_jsonl
     from ..report import write_csv
+    from . import stories
 
-    counts = []
-    for i, (game, rounds, rate, name) in enumerate(SAMPLES):
-        kwargs = {"tables": 2} if name.startswith("csv/") else {}
-        table, truth = simulate(game, rounds, seed=seed + i, fault_rate=rate, **kwargs)
-        if name.startswith("csv/"):  # other tables than the JSONL baccarat log's
-            for col in ("round_id", "table_id", "shoe_id"):
-                table = table.set_column(table.schema.get_field_index(col), col,
-                                         pc.binary_join_element_wise("CSV-", table[col], ""))
-            truth = truth.assign(round_id="CSV-" + truth["round_id"])
+    counts, planted = [], {}
+    for i, (game, per_day, tables, rate, first_dealer, name) in enumerate(SAMPLES):
+        records, truth, told = _sample(game, per_day, tables, rate, first_dealer, name,
+                                       seed + i + SEED_SHIFT.get(name, 0))
         log = folder / "logs" / name
         log.parent.mkdir(parents=True, exist_ok=True)
-        records = records_from_table(table, game)
         if name.endswith(".csv"):
-            write_csv_rounds(list(records), log)
+            write_csv_rounds(records, log)
         else:
             write_jsonl(records, log)
         stem = Path(name).name.split(".")[0]
-        write_csv(truth[["round_id", "citation"]], folder / "truth" / f"{stem}.truth.csv")
+        write_csv(truth, folder / "truth" / f"{stem}.truth.csv")
         counts.append(truth.assign(game=game, log=name).groupby(["log", "game", "citation"]).size())
-    story = write_story(folder, seed)
+        if game in stories.STORIES and not name.startswith("csv/"):
+            planted[game] = _told(game, name, told)
+    story = write_story(folder, seed, planted)
     return pd.concat([pd.concat(counts).rename("faults").reset_index(), story], ignore_index=True)
 
 
@@ -191,7 +231,7 @@ def _story_day(k: int, day: str, seed: int) -> tuple[list[dict[str, Any]], list[
     return records, overpaid
 
 
-def write_story(folder: Path, seed: int = 2025) -> pd.DataFrame:
+def write_story(folder: Path, seed: int = 2025, planted: dict[str, dict[str, Any]] | None = None) -> pd.DataFrame:
     """Write the story log, its truth (``paytable`` on the drifter's overpaid rounds) and ``truth/story.json``."""
     from ..ingest.jsonl import write_jsonl
     from ..report import write_csv
@@ -215,6 +255,7 @@ def write_story(folder: Path, seed: int = 2025) -> pd.DataFrame:
                             "rounds": len(truth)},
         "biased_table": {"table_id": BIASED_TABLE, "cards_per_point_value_0_to_9": list(BIASED_SHOE),
                          "findings": 0, "shows_in": "expected versus observed: ties and banker wins"},
+        "games": planted or {},
     }
     with open(folder / "truth" / "story.json", "w", encoding="utf-8") as fh:
         json.dump(story, fh, indent=1)

@@ -227,7 +227,7 @@ def _records(path: Path, spec: SourceSpec) -> tuple[np.ndarray, np.ndarray, np.n
     with open(path, "rb") as fh:
         while chunk := fh.read(_CHUNK):
             b = np.frombuffer(chunk, np.uint8)
-            parity = (np.cumsum(b == q) + quotes) % 2  # quotes seen up to and including each byte
+            parity = np.bitwise_xor.accumulate((b == q).view(np.uint8)) ^ np.uint8(quotes)  # quotes so far, mod 2 (a byte a byte)
             outside = parity == 0
             nl = np.flatnonzero((b == 10) & outside)
             dl = np.flatnonzero((b == d) & outside)
