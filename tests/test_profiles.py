@@ -194,7 +194,7 @@ def test_every_example_of_the_docs_is_a_valid_profile_that_reads_its_example_row
         return
     data = tmp_path / "x.csv"
     data.write_text(csv_text, encoding="utf-8")
-    table, _, _ = read_rows({"format": "csv"}, data)
+    table, _, _, _ = read_rows({"format": "csv"}, data)
     mapped = map_rows(table, prof)
     assert not mapped.bad and mapped.rounds
     parsed = parse_objects(mapped.rounds, mapped.raws)
@@ -223,3 +223,28 @@ def test_times_read_by_arrow_at_once_read_as_python_reads_them_one_by_one(cells)
                           "times": {"format": "%m/%d/%Y %H:%M", "zone": "America/Chicago"}}, "t.toml")
     col = pa.array(cells, pa.string())
     assert time_values(col, prof) == column_values(col, time_reader(prof))
+
+
+def test_a_sqlite_table_read_through_a_profile_stores_the_rounds_of_its_jsonl_twin(tmp_path):
+    import csv
+    import sqlite3
+
+    records = example_records("blackjack")
+    csv_path, profile, twins = export(records, tmp_path, grain="hand", notation="numeric-ace-14", nets="returned")
+    with csv_path.open(encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    db = tmp_path / "hands.sqlite"
+    with sqlite3.connect(db) as con:
+        con.execute(f"CREATE TABLE hands (id INTEGER PRIMARY KEY, {', '.join(f'{c!r} TEXT' for c in rows[0])})")
+        con.executemany(f"INSERT INTO hands ({', '.join(repr(c) for c in rows[0])}) VALUES "
+                        f"({', '.join('?' * len(rows[0]))})", [[v or None for v in r] for r in rows[1:]])
+    text = profile.read_text().replace('[source]\nformat = "csv"\nencoding = "utf-8"',
+                                       '[source]\nformat = "sqlite"\nquery = "SELECT * FROM hands ORDER BY id"')
+    sql_profile = tmp_path / "sql.toml"
+    sql_profile.write_text(text)
+    prof = load_profile(sql_profile)
+    store = Store(tmp_path / "sql-store")
+    rec, new = ingest_source(db, store, profile=prof)
+    assert new and rec.balanced and rec.quarantined == 0 and rec.stored == len(records)
+    assert _rows(store) == _rows(_twin(twins, tmp_path))
+    assert ingest_source(db, store, profile=prof)[1] is False  # the same query and data: already ingested

@@ -127,7 +127,8 @@ def _resaved(folder):
         w.writerow(header)
         for r in rounds:
             t = dt.datetime.fromisoformat(r.pop("started_at"))
-            r["cut_card"] = {"true": "TRUE", "false": "FALSE"}.get(r["cut_card"], r["cut_card"])
+            if "cut_card" in r:
+                r["cut_card"] = {"true": "TRUE", "false": "FALSE"}.get(r["cut_card"], r["cut_card"])
             base = [*r.values(), f"{t.month}/{t.day}/{t.year} {t:%H:%M}", "Café"]
             for x in wagers.get(r["round_id"], [None]):
                 w.writerow(base + (["", "", "", ""] if x is None else
@@ -172,7 +173,10 @@ def test_the_spreadsheet_resaved_sample_validates_through_a_profile_with_the_fin
         tmp_path, capsys):
     resaved, n = _resaved(tmp_path)
     profile = tmp_path / "resaved.toml"
-    profile.write_text(RESAVED_PROFILE)
+    with resaved.open(encoding="cp1252") as fh:
+        header = fh.readline().strip().split(",")
+    text = RESAVED_PROFILE if "cut_card" in header else RESAVED_PROFILE.replace('cut_card = "cut_card"\n', "")
+    profile.write_text(text)
     assert main(["profile", "check", str(profile), str(resaved)]) == 0
     assert main(["validate", str(resaved), "--profile", str(profile), "--out", str(tmp_path / "a.csv")]) == 1
     assert f"stored {n}" in capsys.readouterr().err
@@ -193,3 +197,15 @@ def test_a_run_whose_every_line_is_quarantined_exits_2_and_says_why(tmp_path, ca
     err = capsys.readouterr().err
     assert "resaved.jsonl:1:" in err and "every line read was quarantined (1)" in err and "--profile" in err
     assert main(["ingest", str(log), "--store", str(tmp_path / "s")]) == 2
+
+
+def test_suggest_drafts_the_sample_baccarat_export_so_that_check_accepts_every_row(tmp_path, capsys):
+    export_csv = ROOT / "sample_data" / "exports" / "baccarat_rounds.csv"
+    if not export_csv.exists():
+        pytest.skip("sample export not built")
+    draft = tmp_path / "draft.toml"
+    assert main(["profile", "suggest", str(export_csv), "--out", str(draft)]) == 0
+    text = draft.read_text()
+    assert 'player_cards = {columns = ["P1", "P2", "P3"]}' in text and 'notation = "points"' in text
+    assert 'format = "%m/%d/%Y %H:%M"' in text
+    assert main(["profile", "check", str(draft), str(export_csv)]) == 0

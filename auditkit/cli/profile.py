@@ -45,14 +45,22 @@ def _source_table(path: Path, fmt: str | None) -> dict:
             table["encoding"] = "cp1252"
         first = text.splitlines()[0] if text else ""
         table["delimiter"] = max([",", ";", "\t", "|"], key=first.count)
+    elif fmt == "sqlite":
+        import sqlite3
+
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
+            names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
+                                                "AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+        if not names:
+            raise UsageError(f"{path}: no table in the database")
+        quoted = '"' + names[0].replace('"', '""') + '"'
+        table["query"] = f"SELECT * FROM {quoted}"  # TODO in the draft: the table and an ORDER BY
     return table
 
 
 def _spec(table: dict, where: str):
-    try:
-        from ..ingest.profiles.source import SourceSpec
-    except ImportError:
-        return table
+    from ..ingest.profiles.source import SourceSpec
+
     return SourceSpec.from_table(table, where)
 
 
@@ -65,7 +73,7 @@ def run_suggest(args: argparse.Namespace) -> int:
     if not path.is_file():
         raise UsageError(f"no such file: {path}")
     table = _source_table(path, args.format)
-    rows, _, name = read_rows(_spec(table, str(path)), path)
+    rows, _, name, _ = read_rows(_spec(table, str(path)), path)
     lines = ["[source]"] + [f"{k} = {json.dumps(v, ensure_ascii=False)}" for k, v in table.items()]
     text = suggest_profile(rows, path.name, lines)
     if args.out:
@@ -88,13 +96,13 @@ def run_check(args: argparse.Namespace) -> int:
     path = Path(args.file)
     if not path.is_file():
         raise UsageError(f"no such file: {path}")
-    table, source_bad, name = read_rows(prof.source, path)
+    table, source_bad, name, blank = read_rows(prof.source, path)
     mapped = map_rows(table, prof)
     parsed = parse_objects(mapped.rounds, mapped.raws)
     stored = {line for t in parsed.tables.values() for line in t["source_line"].to_pylist()}
     shown = [(line, rec) for line, rec in mapped.rounds if line in stored][:args.rounds]
-    print(f"{name}: {mapped.rows + len(source_bad)} row(s) read through profile {prof.name!r}: "
-          f"{len(stored)} round(s), {mapped.attached} row(s) read into their round, {mapped.blank} blank")
+    print(f"{name}: {mapped.rows + len(source_bad) + blank} row(s) read through profile {prof.name!r}: "
+          f"{len(stored)} round(s), {mapped.attached} row(s) read into their round, {mapped.blank + blank} blank")
     if prof.not_recorded:
         print(f"not recorded by this export (rules needing it report 'not checkable'): {', '.join(prof.not_recorded)}")
     for line, rec in shown:

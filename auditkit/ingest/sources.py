@@ -400,8 +400,13 @@ def ingest_source(path: Path, store: Store, seen: SeenRounds | None = None, *, d
     read, rounds stored)`` is called after each block; ``profile`` (an import profile,
     :mod:`auditkit.ingest.profiles`) reads the source through it.
     """
-    fmt = f"profile:{profile.name}" if profile is not None else None
-    rec, writer = open_source(path, store, seen or SeenRounds(store), display, fmt)
+    if profile is None:
+        rec, writer = open_source(path, store, seen or SeenRounds(store), display)
+    else:
+        from .readers.profile import identity
+
+        sha, size = identity(profile, path)
+        rec, writer = open_known(path, store, seen or SeenRounds(store), sha, size, display, f"profile:{profile.name}")
     if writer is None:
         return rec, False
     try:
@@ -472,7 +477,7 @@ def ingest_paths(paths: Iterable[str | Path], store: Store, *, exclude: Iterable
     report = IngestReport()
     if profile is not None:
         skip = tuple(Path(x).resolve() for x in exclude)
-        files = [f for f in _profile_files(paths) if not any(f.resolve().is_relative_to(x) for x in skip)]
+        files = [f for f in _profile_files(paths, profile) if not any(f.resolve().is_relative_to(x) for x in skip)]
         _ingest_files(files, store, report, None, on_file, progress, bulk, max_line, profile)
         return report
     for orphan in orphan_companions(paths):  # nothing to attach its rows to: say so, read nothing
@@ -498,7 +503,7 @@ def ingest_paths(paths: Iterable[str | Path], store: Store, *, exclude: Iterable
     return report
 
 
-def _profile_files(paths: list[str | Path]) -> list[Path]:
+def _profile_files(paths: list[str | Path], profile: Any) -> list[Path]:
     """The files read through a profile: those named, and those of the folders (hidden names skipped)."""
     out: list[Path] = []
     for raw in paths:
@@ -506,7 +511,7 @@ def _profile_files(paths: list[str | Path]) -> list[Path]:
         if p.is_dir():
             out += sorted(f for f in p.rglob("*") if f.is_file() and not any(
                 part.startswith(".") for part in f.relative_to(p).parts))
-        elif p.is_file():
+        elif p.is_file() or getattr(profile.source, "format", None) == "postgresql":  # a database: a name
             out.append(p)
         else:
             raise InputError(f"no such file or folder: {p}")

@@ -172,10 +172,8 @@ def parse_profile(raw: dict[str, Any], where: str = "<profile>") -> Profile:
 
 def _source(table: Any, where: str) -> Any:
     table = _typed(table, dict, where, "source")
-    try:
-        from .source import SourceSpec  # profsrc's
-    except ImportError:
-        return table
+    from .source import SourceSpec
+
     return SourceSpec.from_table(table, where)
 
 

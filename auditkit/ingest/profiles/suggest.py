@@ -90,16 +90,25 @@ def _cells(values: list[str]) -> tuple[str | None, list[str]]:
     return None, values
 
 
+def _card_named(name: str) -> bool:
+    n = _norm(name)
+    return "card" in n or bool(re.match(r"^(p|b|d|player|banker|dealer)_?\d$", n)) or n in ("hand_cards", "cards")
+
+
 def _notation(cards: list[str], name: str) -> str | None:
     if not cards:
         return None
-    for n in ("auditkit", "symbols", "rank-suit", "rank-only"):
+    suited = ("auditkit", "symbols", "rank-suit") if not _card_named(name) else ("auditkit", "symbols", "rank-suit",
+                                                                                 "rank-only")
+    if not _card_named(name) and not all(CARD["numeric"].match(c.strip()) for c in cards):
+        return next((n for n in suited if all(CARD[n].match(c.strip()) for c in cards)), None)
+    for n in suited:
         if all(CARD[n].match(c.strip()) for c in cards):
             return n
     if all(CARD["numeric"].match(c.strip()) for c in cards):
         nums = {int(c.strip()[:2]) for c in cards}
         return "numeric-ace-14" if 14 in nums or 1 not in nums else "numeric-ace-1"
-    if all(CARD["points"].match(c.strip()) for c in cards) and "card" in _norm(name) or re.match(r"^[pb]\d$", _norm(name)):
+    if all(CARD["points"].match(c.strip()) for c in cards) and _card_named(name):
         return "points"
     return None
 
@@ -149,7 +158,23 @@ def suggest_profile(table: pa.Table, file_name: str, source_lines: Sequence[str]
     times: tuple[str, str | None] | None = None
     used: set[str] = set()
     item_list = None
+    groups: dict[str, list[str]] = {}
     for c in cols:
+        m = re.match(r"^(p|b|player|banker)_?(card_?)?\d$", _norm(c))
+        if m:
+            groups.setdefault("player_cards" if m[1].startswith("p") else "banker_cards", []).append(c)
+    for target, members in groups.items():
+        cards = [v.strip() for c in members for v in head[c].to_pylist() if v is not None and v.strip()]
+        found = _notation(cards, members[0])
+        if found:
+            notation = notation or found
+            fields.append(f"{target} = {{columns = [{', '.join(_toml(c) for c in members)}]}}")
+            used.add(target)
+    grouped = {c for members in groups.values() for c in members if any(f.startswith(
+        ("player_cards", "banker_cards")) for f in fields)}
+    for c in cols:
+        if c in grouped:
+            continue
         vals = [v for v in head[c].to_pylist() if v is not None and v.strip()]
         target = _guess_target(c)
         distinct = list(dict.fromkeys(vals))
@@ -214,7 +239,10 @@ def suggest_profile(table: pa.Table, file_name: str, source_lines: Sequence[str]
         sample = ", ".join(distinct[:6])
         kind = "amounts" if all(MONEY.match(v.strip()) for v in vals) else f"{len(distinct)} distinct values"
         todo.append(f"# TODO: column {_toml(c)} ({kind}; e.g. {sample[:80]}): map it to a field or leave it out")
-    if "game" not in used and "player_cards" in used:
+    blackjack = any(re.search(r"doubl|split|surrend|insurance", _norm(c)) for c in cols)
+    if "game" not in used and blackjack:
+        fields.insert(0, 'game = {const = "blackjack"}  # TODO: check the game')
+    elif "game" not in used and "player_cards" in used:
         fields.insert(0, 'game = {const = "baccarat"}  # TODO: or mini_baccarat')
     elif "game" not in used:
         fields.insert(0, '# TODO: the game: a constant (baccarat, blackjack, three_card_poker, pai_gow_poker...) '

@@ -7,8 +7,6 @@ round records, which the JSONL record reader stores (so a round stores as its JS
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,47 +24,29 @@ from . import ReadBlock, Reader
 __all__ = ["profile_reader", "read_rows", "mapped_block"]
 
 
-def read_rows(source: Any, path: Path) -> tuple[pa.Table, list[tuple[int, str, str]], str]:
+def read_rows(source: Any, path: Path) -> tuple[pa.Table, list[tuple[int, str, str]], str, int]:
     """The rows of the source ``path`` as its ``[source]`` spec reads them (string columns and
-    ``__row``), its undecodable rows (row, reason, raw text) and the name reports show as ``source_file``."""
-    try:
-        from ..profiles.source import open_source
-    except ImportError:
-        return _csv_rows(source if isinstance(source, dict) else {}, path) + (path.name,)
+    ``__row``), its undecodable rows (row, reason, raw text), the name reports show as
+    ``source_file``, and the blank rows the source reader passed over."""
+    from ..profiles.source import open_source
+
     src = open_source(source, path)
     batches = list(src.batches())
     table = pa.concat_tables(batches) if batches else pa.table({ROW: pa.array([], pa.int64())})
-    return table, list(src.bad), src.name
+    return table, list(src.bad), src.name, src.blank
 
 
-def _csv_rows(spec: dict[str, Any], path: Path) -> tuple[pa.Table, list[tuple[int, str, str]]]:
-    """A CSV's rows as strings, numbered by physical line (a stand-in until the source readers land)."""
-    text = path.read_bytes().decode(spec.get("encoding", "utf-8-sig"), errors="replace")
-    header_row = int(spec.get("header_row", 1))
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=spec.get("delimiter", ","),
-                        quotechar=spec.get("quote", '"'))
-    header: list[str] = []
-    cells: list[list[str | None]] = []
-    rows: list[int] = []
-    bad: list[tuple[int, str, str]] = []
-    for record in reader:
-        line = reader.line_num
-        if line < header_row:
-            continue
-        if not header:
-            header = [h.strip() for h in record]
-            continue
-        if len(record) > len(header) and any(v.strip() for v in record[len(header):]):
-            bad.append((line, f"{len(record)} cells, the header has {len(header)}", ",".join(record)))
-            continue
-        cells.append([(v if v.strip() else None) for v in record[:len(header)]] + [None] * (len(header) - len(record)))
-        rows.append(line)
-    cols = {h: pa.array([r[j] for r in cells], pa.string()) for j, h in enumerate(header)}
-    cols[ROW] = pa.array(rows, pa.int64())
-    return pa.table(cols), bad
+def identity(prof: Profile, path: Path) -> tuple[str, int]:
+    """(SHA-256, size) that identify a profiled source: the file's, or for SQL the query's, the URL's
+    and the snapshot key's (:mod:`auditkit.ingest.profiles.source`)."""
+    from ..profiles.source import open_source
+
+    src = open_source(prof.source, path)
+    return src.sha256, path.stat().st_size if path.is_file() else 0
 
 
-def mapped_block(prof: Profile, table: pa.Table, bad: list[tuple[int, str, str]]) -> tuple[Parsed, int, int]:
+def mapped_block(prof: Profile, table: pa.Table, bad: list[tuple[int, str, str]], blank: int = 0
+                 ) -> tuple[Parsed, int, int]:
     """(parsed block, rows read, attached rows) of a source's rows: the rounds mapped, written as
     JSON lines and read by the log's bulk reader (so they store as their JSONL twin), then given
     back their source's row numbers."""
@@ -75,14 +55,14 @@ def mapped_block(prof: Profile, table: pa.Table, bad: list[tuple[int, str, str]]
     parsed.bad.extend((row, raw, reason, None) for row, reason, raw in bad)
     parsed.bad.extend(mapped.bad)
     parsed.bad.sort(key=lambda b: b[0])
-    parsed.blank += mapped.blank
+    parsed.blank += mapped.blank + blank
     if prof.not_recorded:
         for game, t in parsed.tables.items():
             at = t.schema.get_field_index("not_recorded")
             if at >= 0:
                 value = pa.array([prof.not_recorded] * t.num_rows, t.schema.field(at).type)
                 parsed.tables[game] = t.set_column(at, t.schema.field(at), value)
-    return parsed, mapped.rows + len(bad), mapped.attached
+    return parsed, mapped.rows + len(bad) + blank, mapped.attached
 
 
 def _parse_records(rounds: list[tuple[int, dict[str, Any]]], raws: dict[int, str]) -> Parsed:
@@ -109,8 +89,8 @@ def profile_reader(prof: Profile) -> Reader:
     """The reader of sources mapped through ``prof``."""
 
     def read(path: Path, name: str, bulk: bool, max_line: int) -> Iterator[ReadBlock]:
-        table, bad, _ = read_rows(prof.source, path)
-        parsed, rows, attached = mapped_block(prof, table, bad)
-        yield parsed, rows, attached, [], path.stat().st_size
+        table, bad, _, blank = read_rows(prof.source, path)
+        parsed, rows, attached = mapped_block(prof, table, bad, blank)
+        yield parsed, rows, attached, [], path.stat().st_size if path.is_file() else 0
 
     return read
