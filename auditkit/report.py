@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ..schema import FINDINGS, SUMMARIES
-from ..store import atomic_path, write_parquet_atomic
+from .schema import FINDINGS, SUMMARIES
+from .store import atomic_path, write_parquet_atomic
 
 __all__ = ["safe_cell", "spreadsheet_safe", "write_csv", "write_findings_parquet", "summarize",
            "summary_by_citation", "format_summary", "payout_totals", "write_summaries", "SUMMARIES"]
