@@ -46,7 +46,7 @@ from .schema import schema_for
 from .store import Store
 
 __all__ = [
-    "DEFAULT_SHIFTS", "open_store", "shift_of", "load_findings", "iter_rounds", "load_rounds", "round_counts",
+    "DEFAULT_SHIFTS", "open_store", "shift_of", "load_findings", "coverage", "iter_rounds", "load_rounds", "round_counts",
     "summarize", "by_citation", "by_table", "by_dealer", "by_shift", "by_day", "payout_totals",
     "money_findings", "discrepancy_bins", "largest_discrepancies", "cumulative_payouts", "heatmap_frame",
     "with_rates", "readable", "overview", "MONEY_COLUMNS",
@@ -123,6 +123,22 @@ def load_findings(store: StoreLike, start: str | None = None, end: str | None = 
     f["hour"] = _local_hour(f["started_at"])
     f["shift"] = shift_of(f["hour"], shifts)
     return f
+
+
+def coverage(source: StoreLike, start: str | None = None, end: str | None = None, *,
+             games: str | Iterable[str] | None = None) -> pd.DataFrame:
+    """What the data could not show: per game and rule, rounds in scope, checked, not checkable (and
+    why: the kinds of evidence missing) and findings (:mod:`auditkit.rules.coverage`). ``source`` is a
+    store (its validated days, read without validating again) or a findings Parquet file written by
+    ``auditkit validate --parquet``, ``auditkit report --parquet`` or a nightly run (the table it carries)."""
+    from .rules.coverage import from_parquet, of_store
+
+    if not isinstance(source, Store) and str(source).endswith(".parquet") and Path(source).is_file():
+        table = from_parquet(source)
+        if table is None:
+            raise ValueError(f"{source} carries no coverage table (written before coverage was recorded)")
+        return table
+    return of_store(open_store(source), _as_list(games), start, end)
 
 
 def summarize(findings: pd.DataFrame, by: str | list[str]) -> pd.DataFrame:

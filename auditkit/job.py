@@ -5,6 +5,8 @@ output folder, the configuration and what to check::
 
     name = "nightly"                      # optional; default: the job file's stem
     inputs = ["logs/**/*.jsonl*", "/data/csv"]   # globs, files or folders
+    # an input read through an import profile (docs/profiles.md) is a table:
+    #   inputs = ["logs/*.jsonl", {path = "exports/*.csv", profile = "acme.toml"}]
     store = "store"
     output = "reports"
     config = "casino.toml"                # optional paytable / house-rules file
@@ -98,6 +100,7 @@ class Job:
     workers: int | None = None  # None: the machine's cores
     engine: str = "local"
     scheduler: str | None = None
+    profiles: dict[str, Any] = field(default_factory=dict)  # input pattern -> its import profile
     sha256: str = ""
 
     def config(self):
@@ -123,6 +126,30 @@ def _strings(raw: dict[str, Any], key: str, where: Path) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         raise JobError(f"{where}: {key} must be a list of non-empty strings")
     return value
+
+
+def _inputs(raw: dict[str, Any], base: Path, where: Path) -> tuple[list[str], dict[str, Any]]:
+    """The input patterns, and the import profile of those given as ``{path = ..., profile = ...}``."""
+    value = raw.get("inputs", [])
+    value = [value] if isinstance(value, str | dict) else value
+    if not isinstance(value, list):
+        raise JobError(f"{where}: inputs must be a list of globs, files or folders")
+    patterns: list[str] = []
+    profiles: dict[str, Any] = {}
+    for item in value:
+        if isinstance(item, dict):
+            if set(item) - {"path", "profile"} or not all(isinstance(item.get(k), str) and item[k] for k in
+                                                          ("path", "profile")):
+                raise JobError(f"{where}: an input table has a path and a profile (both non-empty strings), "
+                               f"got {item!r}")
+            from .ingest.profiles import load_profile
+
+            profiles[item["path"]] = load_profile(base / Path(item["profile"]).expanduser())
+            item = item["path"]
+        if not isinstance(item, str) or not item:
+            raise JobError(f"{where}: inputs must be a list of non-empty strings or {{path, profile}} tables")
+        patterns.append(item)
+    return patterns, profiles
 
 
 def _path(raw: dict[str, Any], key: str, base: Path, where: Path, required: bool = True) -> Path | None:
@@ -178,7 +205,7 @@ def load_job(path: str | Path) -> Job:
     name = raw.get("name", path.stem)
     if not isinstance(name, str) or not name.strip():
         raise JobError(f"{path}: name must be a non-empty string")
-    inputs = _strings(raw, "inputs", path)
+    inputs, profiles = _inputs(raw, base, path)
     if not inputs:
         raise JobError(f"{path}: inputs is required (globs, files or folders of logs)")
     games = _strings(raw, "games", path)
@@ -242,7 +269,7 @@ def load_job(path: str | Path) -> Job:
               config_path=_path(raw, "config", base, path, required=False), settings=settings, limits=limits,
               games=games, citations=citations, fail_on=fail_on, lock_timeout=float(timeout), notebooks=notebooks,
               follow_symlinks=follow, workers=workers, engine=kind, scheduler=scheduler,
-              sha256=hashlib.sha256(text).hexdigest())
+              sha256=hashlib.sha256(text).hexdigest(), profiles=profiles)
     job.config()  # fail now on a bad configuration (ConfigError)
     return job
 
@@ -327,8 +354,23 @@ class RunResult:
     folder: Path
 
 
+def _profiled(job: Job, files: list[Path]) -> tuple[list[Path], list[tuple[list[Path], Any]]]:
+    """The files read as logs, and those read through each input's import profile."""
+    if not job.profiles:
+        return files, []
+    groups = []
+    taken: set[Path] = set()
+    for pattern, profile in job.profiles.items():
+        hits, _, _ = expand_inputs(Job(path=job.path, name=job.name, inputs=[pattern], store=job.store,
+                                       output=job.output, follow_symlinks=job.follow_symlinks))
+        groups.append((hits, profile))
+        taken |= set(hits)
+    return [f for f in files if f not in taken], groups
+
+
 def _ingest(files: list[Path], store, bar, exclude: tuple[Path, ...], follow_symlinks: bool,
-            workers: int | None = 1, scheduler: str | None = None) -> tuple[list[dict[str, Any]], list]:
+            workers: int | None = 1, scheduler: str | None = None,
+            profiled: list[tuple[list[Path], Any]] = ()) -> tuple[list[dict[str, Any]], list]:
     """Ingest every log under ``files`` not seen before; one input entry per file for the run record.
 
     Files under ``exclude`` (the job's output and store folders) are never inputs:
@@ -342,6 +384,10 @@ def _ingest(files: list[Path], store, bar, exclude: tuple[Path, ...], follow_sym
     report = ingest_paths(files, store, exclude=exclude, follow_symlinks=follow_symlinks,
                           on_file=(lambda _p: bar.update(1)) if bar is not None else None,
                           workers=workers, scheduler=scheduler)
+    for group, profile in profiled:  # exports read through their import profile
+        more = ingest_paths(group, store, exclude=exclude, profile=profile)
+        report.files += more.files
+        report.sources += more.sources
     return report.files, report.sources
 
 
@@ -404,6 +450,7 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
     from . import report as rep
     from .ingest.sources import discover
     from .progress import on_terminal, progress_bar
+    from .rules.coverage import Tally, write_coverage
     from .store import Store
     from .validate import validate_into_store, with_next_days
 
@@ -424,7 +471,8 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
     for path, why in passed:
         log.warning("skip %s: %s", path, why)
     exclude = (job.output,) + ((job.store,) if isinstance(job.store, Path) else ())
-    if not any(GLOB_CHARS & set(p) for p in job.inputs) and not discover(files, exclude,
+    files, profiled = _profiled(job, files)
+    if not profiled and not any(GLOB_CHARS & set(p) for p in job.inputs) and not discover(files, exclude,
                                                                            follow_symlinks=job.follow_symlinks):
         raise JobError(f"{job.path}: no log file (.jsonl, .jsonl.gz, .ndjson, .csv) in the inputs "
                        f"{', '.join(job.inputs)} (a glob may match nothing; a folder must hold logs)")
@@ -440,7 +488,7 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
         bar = progress_bar(None, "ingest", " files", progress)
         try:
             inputs, new = _ingest(files, store, bar, exclude, job.follow_symlinks, workers,
-                                  scheduler if engine == "dask" else None)
+                                  scheduler if engine == "dask" else None, profiled)
         finally:
             if bar is not None:
                 bar.close()
@@ -456,6 +504,7 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
         touched = {(g, d) for g, d in touched if wanted is None or g in wanted}
 
         checked = 0
+        tally = Tally()
         parts: set[tuple[str, str]] = set()
         if touched:
             parts = with_next_days(store, touched)  # type: ignore[arg-type]
@@ -465,7 +514,7 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
                 _n, checked = validate_into_store(store, config, only=touched, games=job.games or None,
                                                   citations=job.citations or None, workers=workers,
                                                   scheduler=scheduler if engine == "dask" else None,
-                                                  progress=bar.update if bar is not None else None)
+                                                  progress=bar.update if bar is not None else None, tally=tally)
             finally:
                 if bar is not None:
                     bar.close()
@@ -479,8 +528,10 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
         names = {"findings_csv": "findings.csv", "findings_parquet": "findings.parquet",
                  "quarantine": "quarantine.csv", "record": "run.json"}
         rep.write_csv(findings, partial / names["findings_csv"])
-        rep.write_findings_parquet(findings, partial / names["findings_parquet"])
+        coverage = tally.table()
+        rep.write_findings_parquet(findings, partial / names["findings_parquet"], coverage)
         names.update(rep.write_summaries(findings, partial))
+        names["coverage"] = write_coverage(coverage, partial)
         q = store.quarantine()
         rep.write_csv(q[q["sha256"].isin({r.sha256 for r in pending})], partial / names["quarantine"])
 
@@ -514,6 +565,7 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
                 "rounds_with_findings": int(findings["round_id"].nunique()),
                 "findings_by_severity": {s: int((findings["severity"] == s).sum()) for s in SEVERITY_RANK},
             },
+            "coverage": coverage.to_dict(orient="records"),
             "outputs": names,
             "output_files": {str(f.relative_to(partial)): _file_digest(f)
                              for f in sorted(partial.rglob("*")) if f.is_file() and not f.name.startswith(".")},

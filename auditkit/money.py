@@ -38,9 +38,14 @@ def money_differs(recorded: np.ndarray, exact: np.ndarray, unit: float = 0.01) -
 
 def format_money(x: float) -> str:
     """An amount to the cent with thousands separators: ``1,234.50``; ``-`` for no amount (NaN)."""
-    return "-" if x != x else f"{x:,.2f}"
+    return "-" if x != x else f"{_no_negative_zero(x):,.2f}"
 
 
 def format_net(x: float) -> str:
     """A net (won or lost) to the cent, always signed: ``+23.75``, ``-150.00``, ``+0.00``."""
-    return "-" if x != x else f"{x:+,.2f}"
+    return "-" if x != x else f"{_no_negative_zero(x):+,.2f}"
+
+
+def _no_negative_zero(x: float) -> float:
+    """``x`` with an amount that rounds to 0.00 written as 0.00, never ``-0.00``."""
+    return 0.0 if round(x, 2) == 0 else x

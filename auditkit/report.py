@@ -51,9 +51,14 @@ def write_csv(frame: pd.DataFrame, path: str | Path) -> Path:
     return path
 
 
-def write_findings_parquet(findings: pd.DataFrame, path: str | Path) -> Path:
-    """Write findings as Parquet with the findings schema, atomically."""
+def write_findings_parquet(findings: pd.DataFrame, path: str | Path, coverage: pd.DataFrame | None = None) -> Path:
+    """Write findings as Parquet with the findings schema, atomically; ``coverage`` (the coverage table,
+    :mod:`auditkit.rules.coverage`) goes into the schema's metadata as JSON."""
     table = pa.Table.from_pandas(findings, schema=FINDINGS, preserve_index=False)
+    if coverage is not None:
+        from .rules.coverage import METADATA_KEY, to_json
+
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), METADATA_KEY: to_json(coverage)})
     return write_parquet_atomic(table, Path(path))
 
 
@@ -62,7 +67,7 @@ def payout_totals(findings: pd.DataFrame) -> dict[str, float]:
     positive, their difference ``net``, and how many findings are behind each."""
     d = findings["discrepancy"].astype(np.float64)
     over, under = float(d[d > 0].sum()), float(-d[d < 0].sum())
-    return {"overpaid": round(over, 2), "underpaid": round(under, 2), "net": round(over - under, 2),
+    return {"overpaid": round(over, 2) + 0.0, "underpaid": round(under, 2) + 0.0, "net": round(over - under, 2) + 0.0,
             "overpaid_findings": int((d > 0).sum()), "underpaid_findings": int((d < 0).sum())}
 
 
@@ -77,7 +82,7 @@ def summarize(findings: pd.DataFrame, by: str | list[str]) -> pd.DataFrame:
         findings=("rule_id", "size"), rounds=("round_id", "nunique"),
         overpaid=("overpaid", "sum"), underpaid=("underpaid", "sum"),
     ).reset_index()
-    out[["overpaid", "underpaid"]] = out[["overpaid", "underpaid"]].round(2)
+    out[["overpaid", "underpaid"]] = out[["overpaid", "underpaid"]].round(2) + 0.0  # never -0.00
     return out.sort_values(["findings"] + keys, ascending=[False] + [True] * len(keys), kind="stable") \
         .reset_index(drop=True)
 

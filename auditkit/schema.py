@@ -11,7 +11,8 @@ import functools
 
 import pyarrow as pa
 
-__all__ = ["CARDS", "WAGER", "EVENT", "COMMON", "schema_for", "STATUSES", "FINDINGS", "SUMMARIES", "QUARANTINE"]
+__all__ = ["CARDS", "WAGER", "EVENT", "COMMON", "OPTIONAL", "schema_for", "table_of", "STATUSES", "FINDINGS",
+           "SUMMARIES", "QUARANTINE"]
 
 STATUSES = ("completed", "void", "dead")
 
@@ -39,7 +40,20 @@ COMMON = [
     pa.field("events", pa.list_(EVENT)),
     pa.field("source_file", pa.string(), nullable=False),
     pa.field("source_line", pa.int64(), nullable=False),
+    pa.field("not_recorded", pa.list_(pa.string())),
 ]
+"""The common columns. ``not_recorded``: the kinds of evidence the source did not record for the round
+(:data:`auditkit.rules.coverage.EVIDENCE`); null when it recorded all (the JSONL log, the CSV layout).
+Stores written before it read it as null, and a null leaves the round's content hash as it was."""
+
+OPTIONAL = frozenset({"not_recorded"})
+"""Common columns a reader may leave out: they are null when absent (a null adds nothing to a round's hash)."""
+
+def table_of(columns: dict[str, pa.Array], schema: pa.Schema, rows: int) -> pa.Table:
+    """A table of ``schema`` from arrays by name; an absent :data:`OPTIONAL` column is all null."""
+    return pa.Table.from_arrays([columns[f.name] if f.name in columns or f.name not in OPTIONAL
+                                 else pa.nulls(rows, f.type) for f in schema], schema=schema)
+
 
 def schema_for(game: str) -> pa.Schema:
     """The stored schema of a game's rounds: :data:`COMMON`, then the game's own columns."""

@@ -430,7 +430,7 @@ class Store:
 
     # ---- the lock -----------------------------------------------------------------------
     @contextlib.contextmanager
-    def lock(self, timeout: float, *, shared: bool = False, command: str = "") -> Iterator[float]:
+    def lock(self, timeout: float, *, shared: bool = False, command: str = "", sweep: bool = True) -> Iterator[float]:
         """Hold the store's lock (``fcntl.flock`` on ``<store>/.auditkit.lock``); yields when it was taken.
 
         Writers (ingest, a job) take it exclusively, readers (validate of a store,
@@ -443,7 +443,8 @@ class Store:
         An object store has no lock of its own: the lock file is local
         (``$TMPDIR/auditkit-locks/<hash of the URI>.lock``), which serializes the
         writers of one host; only one host may commit to an object store (the
-        Dask workers never write, the client does).
+        Dask workers never write, the client does). ``sweep=False``: a writer that takes the lock
+        often (the live watcher, once a checkpoint) leaves the sweep of temporary files to the others.
         """
         import fcntl
 
@@ -481,7 +482,8 @@ class Store:
                 since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(taken))
                 os.pwrite(fd, f"pid {os.getpid()} on {platform.node()} ({command or 'auditkit'}) since {since}\n"
                           .encode(), 0)
-                self.remove_stale_temps(taken)
+                if sweep:
+                    self.remove_stale_temps(taken)
             yield taken
             if not shared:
                 os.ftruncate(fd, 0)

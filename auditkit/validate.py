@@ -23,6 +23,8 @@ import pyarrow.compute as pc
 from . import games as registered
 from .columns import combine, to_numpy
 from .paytables import Config
+from .rules import coverage
+from .rules.coverage import Tally
 from .rules.registry import PREPARERS, Hits, Rule, rules_for
 from .schema import FINDINGS, schema_for
 
@@ -69,7 +71,7 @@ def select_rules(game: str, scope: str, citations: Sequence[str] | None = None,
     """The rules of a game and scope, optionally only some citations or rule ids."""
     out = rules_for(game, scope)
     if citations:
-        out = [r for r in out if r.citation in citations]
+        out = [r for r in out if r.citation in citations or r.rule_id in citations]
     if rule_ids:
         out = [r for r in out if r.rule_id in rule_ids]
     return out
@@ -197,33 +199,42 @@ def _sorted_frame(tables: Iterable[pa.Table | None]) -> pd.DataFrame:
 
 
 def check_rounds(table: pa.Table, game: str, config: Config, rules: Sequence[Rule] | None = None,
-                 date: str | None = None) -> pd.DataFrame:
-    """Findings of the round rules of ``game`` on one batch of its rounds."""
-    return _frame(_round_findings(table, game, config, rules, date))
+                 date: str | None = None, tally: Tally | None = None) -> pd.DataFrame:
+    """Findings of the round rules of ``game`` on one batch of its rounds (``tally`` gets the coverage)."""
+    return _frame(_round_findings(table, game, config, rules, date, tally))
 
 
 def _round_findings(table: pa.Table, game: str, config: Config, rules: Sequence[Rule] | None,
-                    date: str | None) -> pa.Table | None:
+                    date: str | None, tally: Tally | None = None) -> pa.Table | None:
     rules = select_rules(game, "round") if rules is None else rules
     if table.num_rows == 0 or not rules:
         return None
     ctx = PREPARERS[game](table, config)
-    found = [(r, h) for r in rules if len(h := r.func(ctx))]
+    lack = coverage.lacking(table, game)  # a rule neither flags nor passes a round it cannot check
+    found = []
+    for r in rules:
+        hits, cannot = r.func(ctx), coverage.cannot(lack, r.needs)
+        if cannot is not None and len(hits):
+            hits = hits.subset(~cannot[hits.rows])
+        if tally is not None:
+            tally.add(game, r, table.num_rows, cannot, lack, hits.rows)
+        if len(hits):
+            found.append((r, hits))
     return _findings(table, found, game, date) if found else None
 
 
 def check_shoes(table: pa.Table, game: str, config: Config, rules: Sequence[Rule] | None = None,
-                emit: np.ndarray | None = None, date: str | None = None) -> pd.DataFrame:
+                emit: np.ndarray | None = None, date: str | None = None, tally: Tally | None = None) -> pd.DataFrame:
     """Findings of the shoe rules over rounds grouped by table and shoe, in round_seq order.
 
     ``emit`` marks the rounds whose findings are wanted (the others are context
     carried from an earlier day); by default all.
     """
-    return _frame(_shoe_findings(table, game, config, rules, emit, date))
+    return _frame(_shoe_findings(table, game, config, rules, emit, date, tally))
 
 
 def _shoe_findings(table: pa.Table, game: str, config: Config, rules: Sequence[Rule] | None,
-                   emit: np.ndarray | None, date: str | None) -> pa.Table | None:
+                   emit: np.ndarray | None, date: str | None, tally: Tally | None = None) -> pa.Table | None:
     rules = select_rules(game, "shoe") if rules is None else rules
     if table.num_rows == 0 or not rules:
         return None
@@ -231,48 +242,73 @@ def _shoe_findings(table: pa.Table, game: str, config: Config, rules: Sequence[R
     if not (order[1:] > order[:-1]).all():
         table = table.take(pa.array(order))
     keep = None if emit is None else np.asarray(emit)[order]
+    lack = coverage.lacking(table, game)
     found = []
     for r in rules:
-        hits = r.func(table, config)
+        cannot = coverage.cannot(lack, r.needs)
+        hits = r.func(table, config) if cannot is None else _shoe_rule_on(table, config, r, ~cannot)
         if keep is not None and len(hits):
             hits = hits.subset(keep[hits.rows])
+        if tally is not None:
+            tally.add(game, r, table.num_rows if keep is None else int(keep.sum()), cannot, lack, hits.rows, emit=keep)
         if len(hits):
             found.append((r, hits))
     return _findings(table, found, game, date) if found else None
 
 
-def shoe_columns(rules: Iterable[Rule]) -> list[str]:
-    """The columns the shoe rules read, with the shoe key and the report's metadata."""
+def _shoe_rule_on(table: pa.Table, config: Config, rule: Rule, checkable: np.ndarray) -> Hits:
+    """A shoe rule's hits over the rounds it can check only (a round it cannot check is not counted
+    in its shoe either: its cards may be invented), as rows of ``table``."""
+    rows = np.flatnonzero(checkable)
+    if not len(rows):
+        return Hits(rows=rows, message="")
+    hits = rule.func(table.take(pa.array(rows)), config)
+    hits.rows = rows[np.asarray(hits.rows, dtype=np.int64)]
+    return hits
+
+
+def shoe_columns(rules: Iterable[Rule], game: str | None = None) -> list[str]:
+    """The columns the shoe rules read, with the shoe key and the report's metadata (and, given the game,
+    those telling which rounds lack the evidence the rules need)."""
     cols = dict.fromkeys(SHOE_KEY + META)
     for r in rules:
         cols.update(dict.fromkeys(r.columns))
+        if game is not None:
+            cols.update(dict.fromkeys(coverage.columns_for(game, r.needs)))
     return list(cols)
 
 
-def read_columns(round_rules: Sequence[Rule], shoe_rules: Sequence[Rule]) -> list[str] | None:
+def read_columns(round_rules: Sequence[Rule], shoe_rules: Sequence[Rule], game: str | None = None
+                 ) -> list[str] | None:
     """The stored columns a validation pass reads: those the selected rules declare, the shoe
-    key and the report's metadata; None (every column) when a round rule declares none."""
+    key and the report's metadata (and, given the game, those telling which rounds lack the evidence
+    the rules need); None (every column) when a round rule declares none."""
     if any(not r.columns for r in round_rules):
         return None
-    cols = dict.fromkeys(["status", *shoe_columns(shoe_rules)])
+    cols = dict.fromkeys(["status", *shoe_columns(shoe_rules, game)])
     for r in round_rules:
         cols.update(dict.fromkeys(r.columns))
+        if game is not None:
+            cols.update(dict.fromkeys(coverage.columns_for(game, r.needs)))
     return list(cols)
 
 
 def validate_tables(tables: dict[str, pa.Table], config: Config | None = None,
-                    citations: Sequence[str] | None = None) -> pd.DataFrame:
-    """All findings on in-memory tables of rounds, keyed by game (no streaming)."""
+                    citations: Sequence[str] | None = None, tally: Tally | None = None) -> pd.DataFrame:
+    """All findings on in-memory tables of rounds, keyed by game (no streaming); ``tally`` (when given)
+    gets the coverage counts."""
     config = config or Config()
     frames = []
     for game, table in tables.items():
-        frames.append(check_rounds(table, game, config, select_rules(game, "round", citations)))
-        frames.append(check_shoes(table, game, config, select_rules(game, "shoe", citations)))
+        frames.append(_frame(_round_findings(table, game, config, select_rules(game, "round", citations), None,
+                                             tally)))
+        frames.append(_frame(_shoe_findings(table, game, config, select_rules(game, "shoe", citations), None, None,
+                                            tally)))
     return sort_findings(_finish(frames))
 
 
 def validate_records(records: Iterable[dict], config: Config | None = None,
-                     citations: Sequence[str] | None = None) -> pd.DataFrame:
+                     citations: Sequence[str] | None = None, tally: Tally | None = None) -> pd.DataFrame:
     """All findings on round records of the spec (parsed JSON objects); for tests and notebooks.
 
     A record that is not a readable round raises :class:`~auditkit.ingest.records.BadRecord`.
@@ -286,7 +322,7 @@ def validate_records(records: Iterable[dict], config: Config | None = None,
         rows.setdefault(game, []).append(row)
     tables = {g: pa.Table.from_pylist(r, schema=schema_for(g).append(pa.field("date", pa.string())))
               for g, r in rows.items()}
-    return validate_tables(tables, config, citations)
+    return validate_tables(tables, config, citations, tally)
 
 
 SORT_KEYS = ["started_at", "round_id", "rule_id"]
@@ -340,17 +376,18 @@ def validate_partition(store: Store, part: Partition, config: Config, *, citatio
 
 
 def _check_partition(store: Store, part: Partition, config: Config, citations: Sequence[str] | None,
-                     batch_size: int, prior: pa.Table | None, progress: Callable[[int], None] | None
-                     ) -> tuple[pa.Table | None, int, pa.Table | None]:
+                     batch_size: int, prior: pa.Table | None, progress: Callable[[int], None] | None,
+                     tally: Tally | None = None) -> tuple[pa.Table | None, int, pa.Table | None]:
     """:func:`validate_partition` with the findings as one sorted Arrow table (None: no finding)."""
     found, checked, day, _small = _read_partition(store, part, config, citations, batch_size, prior, progress,
-                                                  defer=False)
+                                                  defer=False, tally=tally)
     return _sorted(found), checked, day
 
 
 def _read_partition(store: Store, part: Partition, config: Config, citations: Sequence[str] | None,
                     batch_size: int, prior: pa.Table | None, progress: Callable[[int], None] | None, *,
-                    defer: bool) -> tuple[list[pa.Table | None], int, pa.Table | None, pa.Table | None]:
+                    defer: bool, tally: Tally | None = None
+                    ) -> tuple[list[pa.Table | None], int, pa.Table | None, pa.Table | None]:
     """A partition's findings (unsorted), rounds checked, shoe columns, and, with ``defer``, the
     day's rounds unchecked by the round rules when the day is one batch smaller than ``batch_size``
     (the caller checks several such days at once: see :func:`_serial`)."""
@@ -358,13 +395,14 @@ def _read_partition(store: Store, part: Partition, config: Config, citations: Se
     round_rules = select_rules(game, "round", citations)
     shoe_rules = select_rules(game, "shoe", citations)
     found, checked, small = [], 0, None
-    cols = shoe_columns(shoe_rules)
+    cols = shoe_columns(shoe_rules, game)
     shoe_parts = []  # the shoe pass's narrow columns, kept from the batches already read
-    for batch in store.scan(game, date, batch_size=batch_size, columns=read_columns(round_rules, shoe_rules)):
+    for batch in store.scan(game, date, batch_size=batch_size,
+                            columns=read_columns(round_rules, shoe_rules, game)):
         if defer and not checked and batch.num_rows < batch_size:  # the first batch is short: the only one
             small = batch
         else:
-            found.append(_round_findings(batch, game, config, round_rules, date))
+            found.append(_round_findings(batch, game, config, round_rules, date, tally))
         if shoe_rules:
             shoe_parts.append(batch.select(cols))
         checked += batch.num_rows
@@ -380,7 +418,7 @@ def _read_partition(store: Store, part: Partition, config: Config, citations: Se
             prior = prior.filter(pc.is_in(_shoe_key(prior), value_set=pc.unique(_shoe_key(day))))
         both = pa.concat_tables([prior, day]) if part.previous is not None else day
         emit = np.concatenate([np.zeros(both.num_rows - day.num_rows, bool), np.ones(day.num_rows, bool)])
-        found.append(_shoe_findings(both, game, config, shoe_rules, emit, date))
+        found.append(_shoe_findings(both, game, config, shoe_rules, emit, date, tally))
     return found, checked, day, small
 
 
@@ -398,7 +436,7 @@ def _chunks(parts: list[Partition], workers: int) -> list[list[Partition]]:
 
 
 def _serial(store: Store, parts: Sequence[Partition], config: Config, citations: Sequence[str] | None,
-            batch_size: int, progress: Callable[[int], None] | None = None
+            batch_size: int, progress: Callable[[int], None] | None = None, tally: Tally | None = None
             ) -> Iterator[tuple[Partition, pa.Table | None, int]]:
     """Partitions one after another, in order; a day whose previous stored day was just checked
     reuses its shoe columns. Days of one game smaller than a batch are checked by the round rules
@@ -408,14 +446,14 @@ def _serial(store: Store, parts: Sequence[Partition], config: Config, citations:
     waiting: list[tuple[Partition, list[pa.Table | None], int, pa.Table]] = []  # small days, round rules to run
 
     def flush() -> Iterator[tuple[Partition, pa.Table | None, int]]:
-        yield from _round_rules_of_days(waiting, config, citations)
+        yield from _round_rules_of_days(waiting, config, citations, tally)
         waiting.clear()
 
     for part in parts:
         prior = previous[1] if previous and previous[0].game == part.game and previous[0].date == part.previous \
             else None
         found, checked, day, small = _read_partition(store, part, config, citations, batch_size, prior, progress,
-                                                     defer=True)
+                                                     defer=True, tally=tally)
         previous = (part, day)
         if waiting and (small is None or part.game != waiting[0][0].game
                         or sum(w[3].num_rows for w in waiting) + small.num_rows > batch_size):
@@ -428,7 +466,8 @@ def _serial(store: Store, parts: Sequence[Partition], config: Config, citations:
 
 
 def _round_rules_of_days(days: list[tuple[Partition, list[pa.Table | None], int, pa.Table]], config: Config,
-                         citations: Sequence[str] | None) -> Iterator[tuple[Partition, pa.Table | None, int]]:
+                         citations: Sequence[str] | None, tally: Tally | None = None
+                         ) -> Iterator[tuple[Partition, pa.Table | None, int]]:
     """The round rules over several small days of one game at once (each round stamped with its
     day), then each day with its findings, in order."""
     if not days:
@@ -440,32 +479,33 @@ def _round_rules_of_days(days: list[tuple[Partition, list[pa.Table | None], int,
         rounds = pa.concat_tables([t for *_, t in days])
         day_of_row = np.repeat(np.arange(len(days)), [t.num_rows for *_, t in days])
         rounds = rounds.append_column("date", pa.array([p.date for p, *_ in days]).take(pa.array(day_of_row)))
-    found = _round_findings(rounds, game, config, select_rules(game, "round", citations), days[0][0].date)
+    found = _round_findings(rounds, game, config, select_rules(game, "round", citations), days[0][0].date, tally)
     for part, other, checked, _t in days:
         mine = found if found is None or len(days) == 1 else found.filter(pc.equal(found["date"], part.date))
         yield part, _sorted([mine if mine is None or mine.num_rows else None, *other]), checked
 
 
 def _run_chunk(store: Store, chunk: list[Partition], config: Config, citations: Sequence[str] | None,
-               batch_size: int) -> tuple[pa.Table | None, list[int], list[int]]:
+               batch_size: int) -> tuple[pa.Table | None, list[int], list[int], Tally]:
     """A worker's task: consecutive partitions of the store (pickled: its folder, or its URI and file
     system), run as the serial engine runs them. Returns their findings as one table, partition after
     partition (one table pickles in a fraction of a millisecond, a table per partition in about 0.4 ms
-    each), with each partition's number of findings and of rounds checked."""
-    tables, rows, checked = [], [], []
-    for _p, findings, n in _serial(store, chunk, config, citations, batch_size):
+    each), with each partition's number of findings and of rounds checked, and the coverage counts."""
+    tables, rows, checked, tally = [], [], [], Tally()
+    for _p, findings, n in _serial(store, chunk, config, citations, batch_size, tally=tally):
         if findings is not None and findings.num_rows:
             tables.append(findings)
         rows.append(0 if findings is None else findings.num_rows)
         checked.append(n)
-    return (pa.concat_tables(tables).combine_chunks() if tables else None), rows, checked
+    return (pa.concat_tables(tables).combine_chunks() if tables else None), rows, checked, tally
 
 
 def validate_partitions(store: Store, config: Config | None = None, *, games: Sequence[str] | None = None,
                         dates: tuple[str | None, str | None] = (None, None),
                         only: set[tuple[str, str]] | None = None, citations: Sequence[str] | None = None,
                         batch_size: int = 131_072, workers: int | None = 1, scheduler: Any = None,
-                        progress: Callable[[int], None] | None = None) -> Iterator[tuple[str, str, pd.DataFrame]]:
+                        progress: Callable[[int], None] | None = None,
+                        tally: Tally | None = None) -> Iterator[tuple[str, str, pd.DataFrame]]:
     """Stream ``(game, date, findings)`` over a store's partitions, in report order.
 
     Shoe rules see the day's rounds plus those of the previous stored day (a shoe
@@ -480,18 +520,20 @@ def validate_partitions(store: Store, config: Config | None = None, *, games: Se
     ``s3://`` URI). Either way the findings are the same, row for row, and only
     this process writes anything. Workers get runs of consecutive partitions
     (:data:`CHUNKS_PER_WORKER`). ``progress`` is called with the number of
-    rounds checked, per batch (one worker) or per partition.
+    rounds checked, per batch (one worker) or per partition. ``tally`` (when given) gets the coverage
+    counts (:class:`auditkit.rules.coverage.Tally`), whichever way the partitions run.
     """
     for game, date, found in _partition_tables(store, config, games=games, dates=dates, only=only,
                                                citations=citations, batch_size=batch_size, workers=workers,
-                                               scheduler=scheduler, progress=progress):
+                                               scheduler=scheduler, progress=progress, tally=tally):
         yield game, date, _frame(found)
 
 
 def _partition_tables(store: Store, config: Config | None, *, games: Sequence[str] | None,
                       dates: tuple[str | None, str | None], only: set[tuple[str, str]] | None,
                       citations: Sequence[str] | None, batch_size: int, workers: int | None, scheduler: Any,
-                      progress: Callable[[int], None] | None) -> Iterator[tuple[str, str, pa.Table | None]]:
+                      progress: Callable[[int], None] | None, tally: Tally | None = None
+                      ) -> Iterator[tuple[str, str, pa.Table | None]]:
     """:func:`validate_partitions` with each partition's findings as a sorted Arrow table (None: none)."""
     config = config or Config()
     with contextlib.ExitStack() as stack:
@@ -500,7 +542,7 @@ def _partition_tables(store: Store, config: Config | None, *, games: Sequence[st
         store = store.pinned()  # one commit point for the whole run; the manifest listed once
         parts = plan(store, games=games, dates=dates, only=only, citations=citations)
         if scheduler is not None:
-            yield from _dask(store, parts, config, citations, batch_size, scheduler, progress)
+            yield from _dask(store, parts, config, citations, batch_size, scheduler, progress, tally)
             return
         if workers is None:
             workers = default_workers()
@@ -508,9 +550,9 @@ def _partition_tables(store: Store, config: Config | None, *, games: Sequence[st
                 pool = stack.enter_context(_pool(workers))
         if pool is not None and len(parts) > 1:
             yield from _parallel(pool, store, parts, config, citations, batch_size, min(workers, len(parts)),
-                                 progress)
+                                 progress, tally)
             return
-        for part, findings, _n in _serial(store, parts, config, citations, batch_size, progress):
+        for part, findings, _n in _serial(store, parts, config, citations, batch_size, progress, tally):
             yield part.game, part.date, findings
 
 
@@ -526,12 +568,12 @@ def _at_least(store: Store, parts: list[Partition], rounds: int) -> bool:
 
 
 def _parallel(pool: Any, store: Store, parts: list[Partition], config: Config, citations: Sequence[str] | None,
-              batch_size: int, workers: int,
-              progress: Callable[[int], None] | None) -> Iterator[tuple[str, str, pa.Table | None]]:
+              batch_size: int, workers: int, progress: Callable[[int], None] | None,
+              tally: Tally | None = None) -> Iterator[tuple[str, str, pa.Table | None]]:
     """Runs of partitions on a pool of processes, yielded in plan order as they complete in turn."""
     chunks = _chunks(parts, workers)
     futures = [pool.submit(_run_chunk, store, c, config, citations, batch_size) for c in chunks]
-    yield from _in_order(chunks, futures, progress)
+    yield from _in_order(chunks, futures, progress, tally)
 
 
 @contextlib.contextmanager
@@ -560,11 +602,13 @@ def _one_arrow_thread() -> None:
     pa.set_cpu_count(1)
 
 
-def _in_order(chunks: list[list[Partition]], futures: list[Any],
-              progress: Callable[[int], None] | None) -> Iterator[tuple[str, str, pa.Table | None]]:
+def _in_order(chunks: list[list[Partition]], futures: list[Any], progress: Callable[[int], None] | None,
+              tally: Tally | None = None) -> Iterator[tuple[str, str, pa.Table | None]]:
     """Each partition's findings (None: none), in plan order, from the tasks' results in turn."""
     for chunk, future in zip(chunks, futures, strict=True):
-        findings, rows, checked = future.result()
+        findings, rows, checked, counts = future.result()
+        if tally is not None:
+            tally.merge(counts)
         start = 0
         for part, n, c in zip(chunk, rows, checked, strict=True):
             if progress:
@@ -574,8 +618,8 @@ def _in_order(chunks: list[list[Partition]], futures: list[Any],
 
 
 def _dask(store: Store, parts: list[Partition], config: Config, citations: Sequence[str] | None,
-          batch_size: int, scheduler: Any,
-          progress: Callable[[int], None] | None) -> Iterator[tuple[str, str, pa.Table | None]]:
+          batch_size: int, scheduler: Any, progress: Callable[[int], None] | None,
+          tally: Tally | None = None) -> Iterator[tuple[str, str, pa.Table | None]]:
     """Runs of partitions as tasks on a Dask cluster (``client.map``), yielded in plan order.
 
     A task is pure (it reads the store and returns findings), so a task whose
@@ -590,7 +634,7 @@ def _dask(store: Store, parts: list[Partition], config: Config, citations: Seque
         chunks = _chunks(parts, max(1, sum(client.nthreads().values())))
         task = functools.partial(_run_chunk, config=config, citations=citations, batch_size=batch_size)
         futures = client.map(task, [store] * len(chunks), chunks, pure=False)  # a store pickles small
-        yield from _in_order(chunks, futures, progress)
+        yield from _in_order(chunks, futures, progress, tally)
     finally:
         if client is not scheduler:
             client.close()
@@ -656,9 +700,9 @@ def validate_into_store(store: Store, config: Config | None = None, *,
 def collect(store: Store, config: Config | None = None, *, games: Sequence[str] | None = None,
             dates: tuple[str | None, str | None] = (None, None), citations: Sequence[str] | None = None,
             batch_size: int = 131_072, workers: int | None = 1, scheduler: Any = None,
-            progress: Callable[[int], None] | None = None) -> tuple[pd.DataFrame, int]:
+            progress: Callable[[int], None] | None = None, tally: Tally | None = None) -> tuple[pd.DataFrame, int]:
     """All findings of a store in one sorted frame, and the number of rounds checked (``workers``
-    processes validate partitions in parallel: the same findings)."""
+    processes validate partitions in parallel: the same findings); ``tally`` gets the coverage counts."""
     checked = 0
 
     def count(n: int) -> None:
@@ -669,5 +713,6 @@ def collect(store: Store, config: Config | None = None, *, games: Sequence[str] 
 
     found = _sorted(t for _g, _d, t in _partition_tables(store, config, games=games, dates=dates, only=None,
                                                          citations=citations, batch_size=batch_size,
-                                                         workers=workers, scheduler=scheduler, progress=count))
+                                                         workers=workers, scheduler=scheduler, progress=count,
+                                                         tally=tally))
     return _frame(found), checked

@@ -39,6 +39,7 @@ import argparse
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -378,6 +379,8 @@ def _report(rounds: int, results: list[tuple[str, float, float, float, Path | No
     for name, cpu, wall, rss, _ in results:
         print(f"{name:52} {cpu:7.2f} {wall:7.2f} {rss:9.0f} {cpu / base:12.2f} {rounds / cpu:14,.0f}")
     sets = {name: _pairs(out) for name, *_, out in results if out is not None}
+    if not sets:
+        return
     reference = sets[results[0][0]]
     print(f"findings compared on (b)(1)-(b)(11), outcome, paytable: {len(reference):,} (round, citation) pairs")
     for name, found in sets.items():
@@ -415,6 +418,45 @@ def ingest_games(rounds: int, work: Path) -> None:
               f"{rss:9.0f} {csv_cpu:19.2f} {csv_floor:6.2f} {csv_cpu / csv_floor:6.2f} {csv_rss:9.0f}")
 
 
+def source_route(export: str, profile: str) -> None:
+    """The raw source read alone: the export's rows as string columns (no mapping)."""
+    from auditkit.ingest.profiles import load_profile
+    from auditkit.ingest.profiles.source import open_source
+
+    for _ in open_source(load_profile(Path(profile)).source, export).batches():
+        pass
+
+
+def profile_run(rounds: int, work: Path) -> None:
+    """A one-row-per-round baccarat CSV (sample_data/exports' shape, read by its profile) ingested
+    through the profile, beside the JSONL bulk reader ingesting the same rounds (issue 26's target:
+    at least half its rounds per second)."""
+    from auditkit.simulate.exports import baccarat_csv
+
+    py, auditkit = sys.executable, [sys.executable, "-m", "auditkit", "-q"]
+    log = work / "rounds.jsonl"
+    if not log.exists():
+        subprocess.run([*auditkit, "simulate", "baccarat", "--rounds", str(rounds), "--fault-rate", "0.01",
+                        "--seed", "7", "--out", str(log)], check=True)
+    export, profile = work / "rounds.csv", work / "rounds.toml"
+    if not export.exists():
+        baccarat_csv(log, export)
+    shutil.copyfile(Path(__file__).resolve().parents[1] / "sample_data/exports/baccarat_rounds.toml", profile)
+    subprocess.run(["rm", "-rf", str(work / "store-jsonl"), str(work / "store-profile")], check=True)
+    print(f"\n{rounds:,} baccarat rounds: JSONL {log.stat().st_size / 2**20:,.0f} MiB, one-row-per-round CSV "
+          f"{export.stat().st_size / 2**20:,.0f} MiB; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    me = [py, str(Path(__file__).resolve()), "--route"]
+    routes = [
+        ("auditkit ingest LOG --workers 1 (JSONL bulk reader)",
+         [*auditkit, "ingest", str(log), "--store", str(work / "store-jsonl"), "--workers", "1"], None),
+        ("auditkit ingest EXPORT --profile P --workers 1",
+         [*auditkit, "ingest", str(export), "--profile", str(profile), "--store", str(work / "store-profile"),
+          "--workers", "1"], None),
+        ("floor: the profile's raw CSV source alone", [*me, "profile-source", str(export), str(profile)], None),
+    ]
+    _report(rounds, [(name, *_measure(argv, (0, 1))[:3], out) for name, argv, out in routes])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, action="append", help="rounds per run (repeatable; default 200000)")
@@ -424,6 +466,9 @@ def main() -> None:
     ap.add_argument("--ingest-games", action="store_true",
                     help="time auditkit ingest of each game's log (JSONL, and in the CSV layout) beside the "
                          "parsing floors instead")
+    ap.add_argument("--profile", action="store_true",
+                    help="time a one-row-per-round baccarat CSV ingested through its import profile beside "
+                         "the JSONL bulk reader instead")
     ap.add_argument("--route", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.route:
@@ -444,8 +489,11 @@ def main() -> None:
             arrow_csv_route(rest[0])
         elif kind == "arrow-store":
             arrow_store_route(rest[0])
+        elif kind == "profile-source":
+            source_route(rest[0], rest[1])
         return
-    bench = store_run if args.store_only else ingest_games if args.ingest_games else run
+    bench = (store_run if args.store_only else ingest_games if args.ingest_games
+             else profile_run if args.profile else run)
     for rounds in args.rounds or [200_000]:
         if args.keep:
             work = args.keep / str(rounds)

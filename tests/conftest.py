@@ -33,3 +33,12 @@ def expected_findings(game: str) -> pd.DataFrame:
 @pytest.fixture
 def spec_dir() -> Path:
     return SPEC
+
+
+@pytest.fixture(scope="session")
+def postgres_url():
+    """A throwaway PostgreSQL server on a Unix socket (tests/pg.py): its libpq URL."""
+    from pg import server
+
+    with server() as url:
+        yield url

@@ -104,7 +104,7 @@ def plain_mispaid(bets: pa.Array, amount: np.ndarray, net: np.ndarray, per_round
 def _kernel(bets: pa.Array, amount: np.ndarray, net: np.ndarray, per_round: np.ndarray, outcome: np.ndarray,
             banker_final: np.ndarray, settled: np.ndarray, paytables: list[dict], table: np.ndarray, unit: float):
     """mispaid_wagers on the settlement codes and payout table the context builds from these facts."""
-    from auditkit.games.baccarat.rules import Baccarat
+    from auditkit.games.baccarat.context import Baccarat
 
     facts = SimpleNamespace(dealt=outcome, settled=settled, banker_final=banker_final,  # what the settlement reads
                             paytables=(table, {k: np.array([p[k] for p in paytables]) for k in PAY_KEYS}))

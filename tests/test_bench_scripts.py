@@ -18,9 +18,19 @@ BENCH = Path(__file__).resolve().parents[1] / "bench"
     ("compare.py", ["--rounds", "3000"], "same: DuckDB SQL over the JSONL, 1 thread"),
     ("compare.py", ["--store-only", "--rounds", "3000"], "same: DuckDB SQL over the store, 2 threads"),
     ("compare.py", ["--ingest-games", "--rounds", "1000"], "CSV layout"),
+    ("compare.py", ["--profile", "--rounds", "2000"], "auditkit ingest EXPORT --profile P"),
     ("bench_workers.py", ["--rounds", "20000", "--workers", "2"], "same findings on every route"),
 ])
 def test_bench_script_runs(script, args, says):
     done = subprocess.run([sys.executable, str(BENCH / script), *args], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert says in done.stdout and "WARNING" not in done.stdout and "DIFFERENT" not in done.stdout
+
+
+def test_rule_lengths_counts_every_registered_rule():
+    from auditkit.rules.registry import _ordered
+
+    done = subprocess.run([sys.executable, str(BENCH / "rule_lengths.py")], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith(f"{len(_ordered())} rules: median ")

@@ -115,7 +115,8 @@ def test_validate_writes_the_quarantine_report(tmp_path):
     log = tmp_path / "bad.jsonl"
     log.write_text('{"round_id": "Q1"}\n=cmd|calc\n')
     q = tmp_path / "q.csv"
-    assert main(["validate", str(log), "--out", str(tmp_path / "r.csv"), "--quarantine-report", str(q)]) == 0
+    # every line quarantined: exit 2 (issue 26), the quarantine report written all the same
+    assert main(["validate", str(log), "--out", str(tmp_path / "r.csv"), "--quarantine-report", str(q)]) == 2
     rows = pd.read_csv(q)
     assert list(rows["line"]) == [1, 2] and "missing required field" in rows["reason"].iloc[0]
     assert rows["raw"].iloc[1] == "'=cmd|calc"  # spreadsheet-safe

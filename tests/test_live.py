@@ -217,7 +217,7 @@ def test_bad_lines_quarantined_as_ingest_does(tmp_path):
 def test_a_line_longer_than_max_line_is_quarantined_as_ingest_does(tmp_path, monkeypatch, gz):
     """A too-long line (written in pieces, its end arriving polls later) is one entry with its head
     and ingest's reason; the lines around it are checked; the file is not held whole."""
-    import auditkit.live as live
+    import auditkit.live.tail as live
 
     monkeypatch.setattr(live, "SCAN", 1000)  # several reads to find its end
     monkeypatch.setattr(live, "READ_BUDGET", 8192)  # and a poll's share smaller than the line
@@ -426,7 +426,7 @@ def test_open_shoes_poll_times_and_round_ids_stay_bounded_over_many_rounds(tmp_p
 
 
 def test_warned_files_are_remembered_up_to_a_bound(tmp_path, monkeypatch):
-    import auditkit.live as live
+    import auditkit.live.watcher as live
 
     monkeypatch.setattr(live, "WARNED", 3)
     w = watcher([tmp_path], tmp_path)
@@ -437,7 +437,7 @@ def test_warned_files_are_remembered_up_to_a_bound(tmp_path, monkeypatch):
 
 def test_a_poll_reads_at_most_its_budget_shared_over_the_files(tmp_path, monkeypatch):
     """A watcher behind 30 files reads about READ_BUDGET bytes a poll in all, some of each file, however many."""
-    import auditkit.live as live
+    import auditkit.live.tail as live
 
     monkeypatch.setattr(live, "READ_BUDGET", 30 * 4096)
     monkeypatch.setattr(live, "READ_MIN", 1024)

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from auditkit.cards import JOKER, NO_CARD
+from auditkit.games.three_card_poker.context import ThreeCardPoker
 from auditkit.games.three_card_poker.kernels import distinct_cards_short
-from auditkit.games.three_card_poker.rules import ThreeCardPoker
 from auditkit.games.three_card_poker.simulate import simulate
 from auditkit.paytables import Config
 from auditkit.rules.void import void_round_nets

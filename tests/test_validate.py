@@ -111,8 +111,8 @@ def test_a_run_given_up_early_cancels_the_partitions_not_started(tmp_path, monke
     monkeypatch.setattr(auditkit.validate, "CHUNKS_PER_WORKER", 16)  # a task per day (twenty)
     seen = []
     real = auditkit.validate._in_order
-    monkeypatch.setattr(auditkit.validate, "_in_order", lambda chunks, futures, progress: seen.append(futures)
-                        or real(chunks, futures, progress))
+    monkeypatch.setattr(auditkit.validate, "_in_order", lambda chunks, futures, progress, *rest: seen.append(futures)
+                        or real(chunks, futures, progress, *rest))
     run = validate_partitions(store, workers=2)
     next(run)
     run.close()

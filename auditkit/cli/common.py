@@ -80,16 +80,36 @@ def fraction(text: str) -> float:
     return value
 
 
-def check_citations(citations: Sequence[str] | None, games: Sequence[str] | None = None) -> None:
-    """Refuse citations the rules registry does not know (of these games, when given), listing the valid ones."""
+def check_citations(citations: Sequence[str] | None, games: Sequence[str] | None = None) -> list[str] | None:
+    """The checks ``--citation`` names, as citations and rule ids the engine selects by: each value a
+    citation (``68 IAC 10-10-14(b)(5)``), a rule id (``baccarat.b5``, as ``auditkit rules`` lists it) or
+    a citation's prefix (``68 IAC 10-10-14(b)``: every subsection under it). An unknown value is refused
+    with the closest known ones, one per line."""
     if not citations:
-        return
+        return None
+    import difflib
+
     from ..rules.registry import catalog
 
-    known = list(dict.fromkeys(c for g in (games or [None]) for c in catalog(g)["citation"]))
-    bad = [c for c in citations if c not in known]
-    if bad:
-        raise UsageError(f"unknown citation(s) {', '.join(map(repr, bad))}; valid: {', '.join(known)}")
+    table = catalog(None)
+    if games:
+        table = table[table["games"].map(lambda gs: any(g in gs.split(", ") for g in games))]
+    known = list(dict.fromkeys(table["citation"]))
+    ids = list(table["rule_id"])
+    out: list[str] = []
+    for value in citations:
+        v = value.strip()
+        under = [c for c in known if c.startswith(v) and (len(c) == len(v) or c[len(v)] == "(")] if v else []
+        if v in ids:
+            out.append(v)
+        elif under:
+            out.extend(under)
+        else:
+            close = difflib.get_close_matches(v, known + ids, n=5, cutoff=0.5)
+            hint = ("; the closest:\n  " + "\n  ".join(close)) if close else ""
+            raise UsageError(f"unknown citation {value!r} (a citation, its prefix or a rule id, as `auditkit rules` "
+                             f"lists them){hint}")
+    return list(dict.fromkeys(out))
 
 
 def report_quarantine(report: Any, store: Any) -> None:
@@ -117,18 +137,43 @@ def prepare_outputs(paths: Sequence[str | Path | None]) -> None:
     remove_stale_temps(outputs)
 
 
+def add_profile(parser: argparse.ArgumentParser) -> None:
+    """The ``--profile`` option: read the inputs through an import profile (docs/profiles.md)."""
+    parser.add_argument("--profile", metavar="TOML",
+                        help="read the inputs as a vendor's export through this import profile (docs/profiles.md)")
+
+
+def load_profile_arg(args: argparse.Namespace) -> Any:
+    """The import profile ``--profile`` names, validated (a bad one is exit 2); None when not given."""
+    if not getattr(args, "profile", None):
+        return None
+    from ..ingest.profiles import load_profile
+
+    return load_profile(args.profile)
+
+
 def require_logs(report: Any, paths: Sequence[str | Path]) -> None:
     """Refuse an ingest that met no log file at all (an empty folder, only ``.json`` files)."""
     if not any(e.get("status") in ("ingested", "already ingested") for e in report.files):
         raise UsageError(f"no log file (.jsonl, .jsonl.gz, .ndjson, .csv of rounds) in {', '.join(map(str, paths))}")
 
 
+def require_rounds(report: Any) -> None:
+    """Refuse a run whose every line read was quarantined (after the reasons were printed)."""
+    if report.sources and report.total("quarantined") and not (report.total("stored") or
+                                                               report.total("already_stored")):
+        raise UsageError(f"every line read was quarantined ({report.total('quarantined')}), no round stored: see the "
+                         "reasons above; a vendor's export is read through an import profile (--profile, "
+                         "docs/profiles.md; `auditkit profile suggest FILE` drafts one)")
+
+
 def ingest_with_progress(paths: Sequence[str | Path], store: Any, *, follow_symlinks: bool, show: bool,
-                         max_line: int | None = None, workers: int | None = None, scheduler: str | None = None) -> Any:
+                         max_line: int | None = None, workers: int | None = None, scheduler: str | None = None,
+                         profile: Any = None) -> Any:
     """Ingest ``paths`` into ``store``, with a bar of each file's bytes and rounds per second on a
     terminal; the ingest report. ``workers`` (None: the machine's cores) or a Dask ``scheduler``
-    parse the files (docs/scaling.md)."""
+    parse the files (docs/scaling.md); ``profile`` (an import profile) reads them through it."""
     from ..ingest.sources import MAX_LINE, ingest_paths
 
     return ingest_paths(paths, store, follow_symlinks=follow_symlinks, progress=show, max_line=max_line or MAX_LINE,
-                        workers=workers, scheduler=scheduler)
+                        workers=workers, scheduler=scheduler, profile=profile)

@@ -10,11 +10,14 @@ from .common import (
     EXIT_CLEAN,
     add_engine,
     add_lock_timeout,
+    add_profile,
     ingest_with_progress,
+    load_profile_arg,
     positive_int,
     prepare_outputs,
     report_quarantine,
     require_logs,
+    require_rounds,
 )
 
 
@@ -28,6 +31,7 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
     s.add_argument("--max-line-bytes", type=positive_int, default=MAX_LINE, metavar="N",
                    help="longest line read (bytes); a longer one is quarantined as too long, never held in memory")
     add_lock_timeout(s, DEFAULT_LOCK_TIMEOUT)
+    add_profile(s)
     add_engine(s, "the machine's cores; one process for less than 128 MiB of logs",
                "parse the logs (files, and byte ranges of a big plain file)")
     s.set_defaults(func=run)
@@ -40,14 +44,18 @@ def run(args: argparse.Namespace) -> int:
 
     check_engine(args)
     store = Store(args.store)
+    profile = load_profile_arg(args)
     prepare_outputs([args.quarantine_report])
     with store.lock(timeout=args.lock_timeout, command="ingest"):
         report = ingest_with_progress(args.paths, store, follow_symlinks=args.follow_symlinks, show=not args.quiet,
-                                      max_line=args.max_line_bytes, workers=args.workers, scheduler=args.scheduler)
+                                      max_line=args.max_line_bytes, workers=args.workers, scheduler=args.scheduler,
+                                      profile=profile)
         require_logs(report, args.paths)
-        print(report.summary())
+        if not args.quiet:
+            print(report.summary())
         report_quarantine(report, store)
         if args.quarantine_report:
             q = store.quarantine()
             write_csv(q[q["sha256"].isin({s.sha256 for s in report.sources})], args.quarantine_report)
+        require_rounds(report)
     return EXIT_CLEAN

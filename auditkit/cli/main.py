@@ -15,10 +15,10 @@ import traceback
 from collections.abc import Sequence
 
 from .. import __version__
-from . import ingest, report, rules, run, score, simulate, validate, watch
+from . import ingest, profile, report, review, rules, run, score, simulate, validate, watch
 from .common import EXIT_ERROR, UsageError
 
-COMMANDS = (ingest, validate, simulate, rules, run, report, score, watch)
+COMMANDS = (ingest, validate, simulate, rules, run, report, score, watch, profile, review)
 
 
 class _Formatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -77,10 +77,37 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
     return UsageError, InputError, ConfigError, JobError, OSError, pa.ArrowException
 
 
+def _mistyped(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
+    """Refuse an option the command does not have, suggesting the closest ones (``--ouput``: did you mean
+    ``--out``?), before argparse would say only what is missing or print the top-level usage."""
+    import difflib
+
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    command = next((t for t in argv if not t.startswith("-")), None)
+    target = sub.choices.get(command) if command else None
+    if target is None:
+        return
+    parsers = [target] + [p for a in target._actions if isinstance(a, argparse._SubParsersAction)
+                          for p in a.choices.values()]  # a command's actions (auditkit review import)
+    known = list(dict.fromkeys(o for p in parsers for o in p._option_string_actions if o.startswith("--")))
+    for token in argv[list(argv).index(command) + 1:]:
+        if token == "--":
+            return
+        name = token.split("=", 1)[0]
+        if not name.startswith("--") or name in known or any(k.startswith(name) for k in known):
+            continue
+        close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+        hint = f"; did you mean {' or '.join(close)}?" if close else f"; see auditkit {command} --help"
+        raise UsageError(f"auditkit {command}: unknown option {name}{hint}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 no finding, 1 findings written, 2 could not be done)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        _mistyped(parser, argv)
+        args = parser.parse_args(argv)
     except UsageError as exc:
         print(f"auditkit: error: {exc}", file=sys.stderr)
         return EXIT_ERROR

@@ -34,13 +34,19 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
     s.add_argument("--game", action="append", choices=GAMES, help="only these games (repeatable; when not given: all)")
     s.add_argument("--table", action="append",
                    help="only these table ids or globs such as 'BJ-*' (repeatable; when not given: all)")
-    s.add_argument("--citation", action="append", help="only these citations (repeatable; when not given: all)")
+    s.add_argument("--citation", action="append",
+                   help="only these checks: a citation, its prefix or a rule id (repeatable; when not given: all)")
     s.add_argument("--dealer", action="append", help="only these dealer ids (repeatable; when not given: all)")
     s.add_argument("--severity", choices=list(SEVERITY_RANK),
                    help="only findings at or above this severity (when not given: all)")
     s.add_argument("--summary", choices=list(SUMMARIES),
                    help="write counts and money by this instead of the findings (when not given: the findings)")
     s.add_argument("--parquet", help="also write the selected findings as Parquet here")
+    s.add_argument("--status", action="append", choices=("open", "explained", "confirmed", "escalated"),
+                   help="only findings whose review status is this (repeatable; when not given: all)")
+    s.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report that opens offline")
+    s.add_argument("--xlsx", metavar="FILE", help="also write the selected findings as an Excel workbook (summary, "
+                   "findings, summaries, coverage, quarantine)")
     add_lock_timeout(s, DEFAULT_LOCK_TIMEOUT)
     s.set_defaults(func=run)
 
@@ -63,7 +69,7 @@ def select_findings(findings: pd.DataFrame, *, tables: list[str] | None = None, 
         ok = {t for t in ids.unique() if any(fnmatch.fnmatchcase(t, pat) for pat in tables)}
         keep &= ids.isin(ok).to_numpy()
     if citations:
-        keep &= findings["citation"].isin(citations).to_numpy()
+        keep &= (findings["citation"].isin(citations) | findings["rule_id"].isin(citations)).to_numpy()
     if dealers:
         keep &= findings["dealer_id"].isin(dealers).to_numpy()
     if severity:
@@ -74,19 +80,21 @@ def select_findings(findings: pd.DataFrame, *, tables: list[str] | None = None, 
 def run(args: argparse.Namespace) -> int:
     from .. import report as rep
     from ..job import load_job
+    from ..reviews import latest, with_reviews
+    from ..rules.coverage import format_coverage, of_store
     from ..store import Store
     from ..validate import sort_findings
 
     if bool(args.store) == bool(args.job):
         raise UsageError("give either --store or --job")
-    check_citations(args.citation, args.game)
+    args.citation = check_citations(args.citation, args.game)
     root = args.store if args.store else load_job(args.job).store  # a folder or an s3:// URI
     if not Store.is_store(root):
         raise UsageError(f"{root} is not a store (no _manifest or rounds folder)")
     start, end = _check_date(args.start, "--from"), _check_date(args.end, "--to")
     if start and end and start > end:
         raise UsageError("--from is after --to")
-    prepare_outputs([args.out, args.parquet])
+    prepare_outputs([args.out, args.parquet, args.xlsx, args.html])
     store = Store(root)
     with store.lock(args.lock_timeout, shared=True, command="report"):
         validated: set[str] = set()
@@ -95,15 +103,32 @@ def run(args: argparse.Namespace) -> int:
                 validated |= set(json.loads(store.read_text(state) or "{}")["validated"])
         behind = [r for r in store.manifest() if r.sha256 not in validated]
         findings = sort_findings(store.findings(args.game or None, start, end))
+        coverage = of_store(store, args.game or None, start, end)
+        quarantine = store.quarantine() if args.xlsx else None
+        findings = with_reviews(findings, latest(store))
     if behind:
         print(f"auditkit: warning: {len(behind)} source(s) in the store were never validated by `auditkit run` "
               f"(e.g. {behind[0].path}); their findings are not in this report", file=sys.stderr)
     findings = select_findings(findings, tables=args.table, citations=args.citation, severity=args.severity,
                                dealers=args.dealer)
+    if args.status:
+        findings = findings[findings["status"].isin(args.status)].reset_index(drop=True)
     out = rep.summarize(findings, rep.SUMMARIES[args.summary]) if args.summary else findings
     rep.write_csv(out, args.out)
     if args.parquet:
-        rep.write_findings_parquet(findings, args.parquet)
+        rep.write_findings_parquet(findings, args.parquet, coverage)
+    if args.xlsx:
+        from ..workbook import write_workbook
+
+        write_workbook(args.xlsx, findings, coverage=coverage, quarantine=quarantine,
+                       scope={"store": str(args.store), "from": args.start or "", "to": args.end or "",
+                              "findings": len(findings)})
+    if args.html:
+        from ..runreport import write_html_report
+
+        write_html_report(args.html, findings, coverage=coverage, scope={
+            "store": str(root), "from": args.start or "the first day", "to": args.end or "the last day"})
     if not args.quiet:
         print(f"{len(findings)} finding(s) on {findings['round_id'].nunique()} round(s) written to {args.out}")
+        print(format_coverage(coverage))
     return EXIT_CLEAN

@@ -26,13 +26,17 @@ def run(args: argparse.Namespace) -> int:
 
     frame = catalog(args.game, load_config(args.config))
     if args.markdown:
-        print("| game | rule_id | citation | severity | check | settings (defaults) |\n|---|---|---|---|---|---|")
+        print("| game | rule_id | citation | severity | check | settings (defaults) | needs |\n"
+              "|---|---|---|---|---|---|---|")
         for r in frame.itertuples(index=False):
             settings = "<br>".join(f"`{p}`" for p in r.params.split("; ") if p)
-            print(f"| {r.games} | `{r.rule_id}` | `{r.citation}` | {r.severity} | {r.summary} | {settings} |")
+            needs = ", ".join(f"`{k}`" for k in r.needs.split(", ") if k)
+            print(f"| {r.games} | `{r.rule_id}` | `{r.citation}` | {r.severity} | {r.summary} | {settings} | {needs} |")
     else:
         for r in frame.itertuples(index=False):
             print(f"{r.rule_id:<28} {r.citation:<24} {r.severity:<7} {r.summary}")
             if r.params:
                 print(f"{'':<28} settings: {r.params}")
+            if r.needs:
+                print(f"{'':<28} needs: {r.needs}")
     return EXIT_CLEAN

@@ -8,7 +8,9 @@ planted fault is found and nothing else is, 1 otherwise, 2 on bad input.
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
+from typing import Any
 
 from .common import EXIT_CLEAN, EXIT_FINDINGS, UsageError
 
@@ -40,10 +42,15 @@ def _pairs(path: str, what: str) -> set[tuple[str, str]]:
     return set(zip(frame["round_id"], frame["citation"], strict=True))
 
 
+def natural(citation: str) -> list[Any]:
+    """A citation's sort key: numbers as numbers (``(b)(2)`` before ``(b)(10)``, ``10-2-4`` before ``10-11-6``)."""
+    return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", citation) if p]
+
+
 def run(args: argparse.Namespace) -> int:
     found = _pairs(args.findings, "findings")
     truth = set().union(*(_pairs(t, "truth") for t in args.truth))
-    citations = sorted({c for _r, c in found | truth})
+    citations = sorted({c for _r, c in found | truth}, key=natural)
     width = max([len("citation"), *map(len, citations)])
     print(f"{'citation':<{width}}  {'planted':>7}  {'found':>7}  {'recall':>7}  {'false positives':>15}")
     rows = [(c, {p for p in truth if p[1] == c}, {p for p in found if p[1] == c}) for c in citations]

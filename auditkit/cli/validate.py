@@ -20,11 +20,14 @@ from .common import (
     UsageError,
     add_engine,
     add_lock_timeout,
+    add_profile,
     check_citations,
     ingest_with_progress,
+    load_profile_arg,
     prepare_outputs,
     report_quarantine,
     require_logs,
+    require_rounds,
 )
 
 log = logging.getLogger("auditkit")
@@ -41,16 +44,22 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
     s.add_argument("--out", required=True, help="violation report CSV")
     s.add_argument("--parquet", help="also write the findings as Parquet here")
     s.add_argument("--summaries", metavar="DIR", help="also write summaries by citation, table, dealer and day here")
+    s.add_argument("--xlsx", metavar="FILE", help="also write an Excel workbook: summary, findings, summaries by "
+                   "citation, table, dealer and day, coverage, quarantine")
+    s.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report (charts, coverage, "
+                   "summaries, the top findings) that opens offline")
     s.add_argument("--quarantine-report", metavar="CSV", help="write every quarantined line (file, line, reason, raw) here")
     s.add_argument("--config", help="paytable and house-rules TOML (when not given: the rules catalog's defaults)")
     s.add_argument("--game", action="append", choices=GAMES, help="only these games (repeatable; when not given: all)")
     s.add_argument("--citation", action="append",
-                   help="only these citations, as `auditkit rules` lists them (repeatable; when not given: all)")
+                   help="only these checks: a citation, its prefix (68 IAC 10-10-14(b)) or a rule id (baccarat.b5), "
+                   "as `auditkit rules` lists them (repeatable; when not given: all)")
     s.add_argument("--follow-symlinks", action="store_true",
                    help="follow symbolic links that lead out of the input folders")
     s.add_argument("--no-progress", action="store_true", help="no progress bar (none anyway when not a terminal)")
     add_engine(s, "the machine's cores")
     add_lock_timeout(s, DEFAULT_LOCK_TIMEOUT)
+    add_profile(s)
     s.set_defaults(func=run)
 
 
@@ -58,9 +67,10 @@ def output_paths(args: argparse.Namespace) -> list[Path]:
     """Every file this command writes."""
     from ..report import SUMMARIES
 
-    out = [Path(p) for p in (args.out, args.parquet, args.quarantine_report) if p]
+    out = [Path(p) for p in (args.out, args.parquet, args.quarantine_report, args.xlsx, args.html) if p]
     if args.summaries:
         out += [Path(args.summaries) / f"summary_by_{name}.csv" for name in SUMMARIES]
+        out.append(Path(args.summaries) / "coverage.csv")
     return out
 
 
@@ -83,8 +93,8 @@ def temporary_store() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def _check(store, config, args: argparse.Namespace, show: bool):
-    """(findings, rounds checked) of a store, with a progress bar on a terminal."""
+def _check(store, config, args: argparse.Namespace, show: bool, tally=None):
+    """(findings, rounds checked) of a store, with a progress bar on a terminal; ``tally`` gets the coverage."""
     from ..progress import on_terminal, progress_bar
     from ..validate import collect
 
@@ -92,7 +102,7 @@ def _check(store, config, args: argparse.Namespace, show: bool):
     try:
         return collect(store, config, games=args.game or None, citations=args.citation or None,
                        workers=args.workers, scheduler=args.scheduler,
-                       progress=bar.update if bar is not None else None)
+                       progress=bar.update if bar is not None else None, tally=tally)
     finally:
         if bar is not None:
             bar.close()
@@ -109,33 +119,57 @@ def check_engine(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..paytables import load_config
     from ..report import format_summary, write_csv, write_findings_parquet, write_summaries
+    from ..rules.coverage import Tally, format_coverage, write_coverage
     from ..store import Store
 
-    check_citations(args.citation, args.game)
+    args.citation = check_citations(args.citation, args.game)
     check_engine(args)
     config = load_config(args.config)
+    profile = load_profile_arg(args)
     prepare_outputs(output_paths(args))
     show = not args.no_progress and not args.quiet
+    tally = Tally()
+    quarantine = None
     if len(args.paths) == 1 and Store.is_store(args.paths[0]):
         store = Store(args.paths[0])
         with store.lock(args.lock_timeout, shared=True, command="validate"):
-            findings, checked = _check(store, config, args, show)
+            findings, checked = _check(store, config, args, show, tally)
     else:
         with temporary_store() as tmp:
             store = Store(tmp)
             report = ingest_with_progress(args.paths, store, follow_symlinks=args.follow_symlinks, show=show,
-                                          workers=args.workers, scheduler=args.scheduler)
+                                          workers=args.workers, scheduler=args.scheduler, profile=profile)
             require_logs(report, args.paths)
-            print(report.summary(), file=sys.stderr)
+            if not args.quiet:
+                print(report.summary(), file=sys.stderr)
             report_quarantine(report, store)
             if args.quarantine_report:
                 write_csv(store.quarantine(), args.quarantine_report)
-            findings, checked = _check(store, config, args, show)
+            quarantine = store.quarantine() if args.xlsx else None  # the temporary store goes with the block
+            require_rounds(report)
+            findings, checked = _check(store, config, args, show, tally)
+    coverage = tally.table()
     write_csv(findings, args.out)
     if args.parquet:
-        write_findings_parquet(findings, args.parquet)
+        write_findings_parquet(findings, args.parquet, coverage)
     if args.summaries:
         write_summaries(findings, args.summaries)
+        write_coverage(coverage, args.summaries)
+    if args.xlsx:
+        from ..workbook import write_workbook
+
+        if quarantine is None:
+            quarantine = store.quarantine()
+        write_workbook(args.xlsx, findings, coverage=coverage, quarantine=quarantine,
+                       scope={"inputs": ", ".join(map(str, args.paths)), "rounds checked": checked,
+                              "findings": len(findings)})
+    if args.html:
+        from ..runreport import write_html_report
+
+        write_html_report(args.html, findings, coverage=coverage, scope={
+            "inputs": ", ".join(map(str, args.paths)), "rounds checked": f"{checked:,}"},
+            links={"findings (CSV)": os.path.relpath(args.out, Path(args.html).parent)})
     print(format_summary(findings, checked))
+    print(format_coverage(coverage))
     print(f"report: {args.out}")
     return EXIT_FINDINGS if len(findings) else EXIT_CLEAN

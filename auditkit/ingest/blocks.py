@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from .. import games as registry
-from ..schema import schema_for
+from ..schema import schema_for, table_of
 from . import fields as F
 from .jsonl import Lines
 from .perline import decode_line, from_object
@@ -216,7 +216,7 @@ def bulk_rows(table: pa.Table, lines: np.ndarray, parsed: Parsed) -> np.ndarray:
         later.append(where[~ok])
         schema = staged_schema(game)
         values = {**common, **own, "source_line": pa.array(lines[where])}
-        out = pa.Table.from_arrays([values[f.name] for f in schema], schema=schema)
+        out = table_of(values, schema, len(where))
         if not ok.all():
             out = out.filter(pa.array(ok))
         _add_rows(parsed, game, out)

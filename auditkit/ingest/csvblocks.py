@@ -267,7 +267,7 @@ class _Companion:
 
 def read_csv_blocks(path: Path, name: str) -> Iterator[tuple[Parsed, int, int, list, int]] | None:
     """``(parsed block, lines read, attached companion rows, bad lines of other files, bytes
-    read)`` of a CSV source, as :func:`auditkit.ingest.sources._blocks` reads it line by line; or
+    read)`` of a CSV source, as :func:`auditkit.ingest.readers.csvlayout.read_csv_layout` reads it line by line; or
     None when its headers ask for the per-line reader."""
     main = _Text.read(path)
     first, header, before = main.header()

@@ -19,10 +19,16 @@ import pyarrow.compute as pc
 from ..store import Store
 from .hashing import VERSION, content_columns, id_hashes, row_hashes
 
-__all__ = ["SeenRounds", "NEW", "ALREADY", "DIFFERENT"]
+__all__ = ["SeenRounds", "NEW", "ALREADY", "DIFFERENT", "duplicate_reason"]
 
 NEW, ALREADY, DIFFERENT = 0, 1, 2
 _CHUNK_CAP = 1_000_000  # runs are merged up to this many ids (bounds the merge's transient copies)
+
+
+def duplicate_reason(round_id: str, file: str, line: int) -> str:
+    """The quarantine reason of a line whose round id was stored before with other content (one text for
+    ingest and live mode)."""
+    return f"duplicate round_id {round_id!r} with different content (first stored from {file} line {line})"
 
 
 class _Runs:
@@ -73,6 +79,35 @@ class SeenRounds:
         self.stored = np.unique(np.concatenate(hashes)) if hashes else np.empty(0, np.uint64)
         self.files: list[str] = []
         self.run = _Runs()
+
+    def refresh(self) -> int:
+        """Add the index files committed since this was built (by another writer, under the store's
+        lock); returns how many."""
+        known = set(self.current) | set(self.legacy)
+        new = [rel for rel in self.store.index_files() if rel not in known]
+        if not new:
+            return 0
+        current = [rel for rel in new if self.store.index_version(rel) == VERSION]
+        legacy = [rel for rel in new if rel not in current]
+        hashes = [self.stored]
+        if current:
+            hashes.append(self.store.read_index(current, ["id_hash"])["id_hash"].to_numpy())
+        if legacy:
+            hashes.append(id_hashes(self.store.read_index(legacy, ["round_id"])["round_id"]))
+        self.current += current
+        self.legacy += legacy
+        self.stored = np.unique(np.concatenate(hashes))
+        return len(new)
+
+    def stored_rows(self, round_ids: pa.Array, hashes: np.ndarray) -> dict[str, tuple[int, str, int]]:
+        """round_id -> (line hash, file, line) of the stored rounds among these ids (the store only)."""
+        pos = np.searchsorted(self.stored, hashes)
+        hit = pos < len(self.stored)
+        hit[hit] = self.stored[pos[hit]] == hashes[hit]
+        if not hit.any():
+            return {}
+        where = np.flatnonzero(hit)
+        return self._from_store(round_ids.take(pa.array(where)), hashes[where])
 
     def _from_store(self, ids: pa.Array, hashes: np.ndarray) -> dict[str, tuple[int, str, int]]:
         """round_id -> (line_hash, file, line) of stored rounds among candidate ids."""

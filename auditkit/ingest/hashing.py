@@ -168,12 +168,19 @@ def _hash_array(arr: pa.Array) -> np.ndarray:
 
 
 def row_hashes(table: pa.Table, columns: list[str]) -> np.ndarray:
-    """Content hash of each row over ``columns`` (in that order)."""
+    """Content hash of each row over ``columns`` (in that order). A null or empty value of an
+    optional column (:data:`auditkit.schema.OPTIONAL`) adds nothing: a round hashes as before the column."""
+    from ..schema import OPTIONAL
+
     h = np.zeros(table.num_rows, np.uint64)
     for name in columns:
         col = table.column(name)
         col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
-        h = _mix(h * _K + _hash_array(col))
+        mixed = _mix(h * _K + _hash_array(col))
+        if name in OPTIONAL:
+            present = pc.fill_null(pc.greater(pc.list_value_length(col), 0), False).to_numpy(zero_copy_only=False)
+            mixed = np.where(present, mixed, h)
+        h = mixed
     return h
 
 

@@ -26,7 +26,7 @@ import pyarrow as pa
 from ..cards import card_str
 from . import MAX_LINE
 
-__all__ = ["read_blocks", "Lines", "MAX_LINE", "RAW_KEPT", "read_lines", "records_from_table", "write_jsonl", "LineError", "spec_cards", "spec_money", "drop_none"]
+__all__ = ["read_blocks", "Lines", "MAX_LINE", "RAW_KEPT", "read_lines", "records_from_table", "write_jsonl", "LineError", "spec_cards", "spec_money", "drop_none", "too_long_reason"]
 
 
 class LineError(Exception):
@@ -68,13 +68,18 @@ class Lines:
         return self.data[self.starts[i]:self.ends[i]].rstrip(b"\r\n")
 
 
+def too_long_reason(max_line: int) -> str:
+    """The quarantine reason of a line longer than ``max_line`` bytes (ingest and live mode)."""
+    return f"line longer than {max_line:,} bytes"
+
+
 def _block(pieces: list[bytes], first: int, errors: dict[int, tuple[bytes, str]], done: int, max_line: int) -> Lines:
     data = b"".join(pieces)
     ends = np.flatnonzero(np.frombuffer(data, np.uint8) == 10)
     starts = np.empty_like(ends)
     starts[:1] = 0
     starts[1:] = ends[:-1] + 1
-    too_long = f"line longer than {max_line:,} bytes"
+    too_long = too_long_reason(max_line)
     for i in np.flatnonzero(ends - starts > max_line):  # lines that met within a block
         errors[int(i)] = (data[starts[i]:min(ends[i], starts[i] + RAW_KEPT)], too_long)  # its own bytes only
     return Lines(data, starts, ends, first, errors, done)
@@ -92,7 +97,7 @@ def read_blocks(path: Path, *, max_line: int = MAX_LINE, block_bytes: int = BLOC
     chunk whatever the line's length. A corrupt or truncated gzip stream ends the file
     with one entry (numbered after the last whole line) saying where it broke.
     """
-    too_long = f"line longer than {max_line:,} bytes"
+    too_long = too_long_reason(max_line)
     pieces: list[bytes] = []
     errors: dict[int, tuple[bytes, str]] = {}
     first, size = 1, 0  # first line of the block, bytes in it

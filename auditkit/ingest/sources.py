@@ -25,19 +25,18 @@ import pyarrow.compute as pc
 
 from ..schema import QUARANTINE, schema_for
 from ..store import INDEX, ROW_GROUP, SourceRecord, Store
-from .blocks import Parsed, parse_block, parse_objects
-from .csv import ATTACHED, companions_of, is_companion, is_round_csv, read_csv_rounds
-from .csvblocks import read_csv_blocks
-from .dedup import ALREADY, DIFFERENT, NEW, SeenRounds
+from .blocks import Parsed
+from .csv import companions_of, is_companion, is_round_csv
+from .dedup import ALREADY, DIFFERENT, NEW, SeenRounds, duplicate_reason
 from .hashing import content_columns, id_hashes, row_hashes
-from .jsonl import MAX_LINE, RAW_KEPT, read_blocks
+from .jsonl import MAX_LINE, RAW_KEPT
+from .readers import reader_for
 
 __all__ = ["IngestReport", "SeenRounds", "discover", "orphan_companions", "ingest_paths", "ingest_source",
            "source_sha256", "is_csv", "InputError", "Block", "hash_block", "SourceWriter", "open_source",
            "MAX_LINE", "SUFFIXES", "RAW_LIMIT", "REASON_LIMIT", "cut", "quarantine_entry"]
 
 log = logging.getLogger("auditkit.ingest")
-FLUSH_ROWS = 25_000  # CSV rows read as Python objects before they are checked and written
 PART_ROWS = 2 * ROW_GROUP  # rounds per part file of one (game, day, source) at most
 BUFFERED_ROWS = PART_ROWS  # rows waiting for their parts, at most (then the largest is written)
 RAW_LIMIT = RAW_KEPT  # characters of a quarantined line kept in its entry
@@ -228,43 +227,11 @@ class _Parts:
             self._flush(key)
 
 
-def _blocks(path: Path, name: str, bulk: bool, max_line: int) -> Iterator[tuple[Parsed, int, int, list, int]]:
-    """(parsed block, lines read, attached companion rows, bad lines of other files, bytes read) of a source."""
-    if not is_csv(path):
-        for block in read_blocks(path, max_line=max_line):
-            yield parse_block(block, bulk=bulk), len(block), 0, [], block.done
-        return
-    if bulk and (blocks := read_csv_blocks(path, name)) is not None:
-        yield from blocks
-        return
-    items: list[tuple[int, Any]] = []
-    raws: dict[int, str] = {}
-    other: list[tuple[str, int, Any, str]] = []
-    lines = attached = blank = 0
-    for file, line, raw, obj, error in read_csv_rounds(path):
-        lines += line > 0
-        if file != str(path):  # a companion line
-            if error is not None:
-                other.append((file, line, raw, error))
-            elif obj is ATTACHED:
-                attached += 1
-            else:
-                blank += 1
-        elif error is not None:
-            other.append((name, line, raw, error))
-        elif obj is None:
-            blank += 1
-        else:
-            items.append((line, obj))
-            raws[line] = raw
-        if len(items) >= FLUSH_ROWS:
-            parsed = parse_objects(items, raws)
-            parsed.blank += blank
-            yield parsed, lines, attached, other, 0
-            items, raws, other, lines, attached, blank = [], {}, [], 0, 0, 0
-    parsed = parse_objects(items, raws)
-    parsed.blank += blank
-    yield parsed, lines, attached, other, path.stat().st_size
+def _blocks(path: Path, name: str, bulk: bool, max_line: int, profile: Any = None
+            ) -> Iterator[tuple[Parsed, int, int, list, int]]:
+    """(parsed block, lines read, attached rows, bad lines of other files, bytes read) of a source,
+    from its reader (:mod:`auditkit.ingest.readers`)."""
+    return reader_for(path, profile)(path, name, bulk, max_line)
 
 
 @dataclass
@@ -359,8 +326,7 @@ class SourceWriter:
         for k in np.flatnonzero(status == DIFFERENT):
             rid = ids[int(k)].as_py()
             file, line = first[int(k)]
-            bad.append((name, int(lines[k]), raw(int(lines[k])), f"duplicate round_id {rid!r} with different "
-                        f"content (first stored from {file} line {line})", rid))
+            bad.append((name, int(lines[k]), raw(int(lines[k])), duplicate_reason(rid, file, line), rid))
         new = status == NEW
         keep_lines = lines[new]
         every = bool(new.all())  # the usual case: nothing to filter out
@@ -398,7 +364,7 @@ class SourceWriter:
         return rec
 
 
-def open_source(path: Path, store: Store, seen: SeenRounds, display: str | None = None
+def open_source(path: Path, store: Store, seen: SeenRounds, display: str | None = None, fmt: str | None = None
                 ) -> tuple[SourceRecord, SourceWriter | None]:
     """``(the manifest entry of the identical content ingested before, None)``, or ``(a new entry,
     the writer to commit it)`` after discarding what an interrupted ingest of it left."""
@@ -407,36 +373,39 @@ def open_source(path: Path, store: Store, seen: SeenRounds, display: str | None 
         size = path.stat().st_size
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    return open_known(path, store, seen, sha, size, display)
+    return open_known(path, store, seen, sha, size, display, fmt)
 
 
-def open_known(path: Path, store: Store, seen: SeenRounds, sha: str, size: int, display: str | None = None
-               ) -> tuple[SourceRecord, SourceWriter | None]:
+def open_known(path: Path, store: Store, seen: SeenRounds, sha: str, size: int, display: str | None = None,
+               fmt: str | None = None) -> tuple[SourceRecord, SourceWriter | None]:
     """:func:`open_source` of a source whose hash and size are known."""
     prior = store.source(sha)
     if prior is not None:
         return prior, None
     store.discard_uncommitted(sha)
     name = display or str(path)
-    rec = SourceRecord(sha256=sha, path=name, size=size, format="csv" if is_csv(path) else "jsonl")
+    rec = SourceRecord(sha256=sha, path=name, size=size, format=fmt or ("csv" if is_csv(path) else "jsonl"))
     return rec, SourceWriter(store, seen, sha, name, rec)
 
 
 def ingest_source(path: Path, store: Store, seen: SeenRounds | None = None, *, display: str | None = None,
                   bulk: bool = True, max_line: int = MAX_LINE,
-                  progress: Callable[[int, int], None] | None = None) -> tuple[SourceRecord, bool]:
+                  progress: Callable[[int, int], None] | None = None, profile: Any = None
+                  ) -> tuple[SourceRecord, bool]:
     """Ingest one source into the store: ``(its manifest entry, True)``, or the entry of the
     identical content ingested before and False.
 
     ``bulk=False`` reads every line with the per-line reader (the reference the bulk reader
     is tested against); ``max_line`` is the longest line read (bytes); ``progress(bytes
-    read, rounds stored)`` is called after each block.
+    read, rounds stored)`` is called after each block; ``profile`` (an import profile,
+    :mod:`auditkit.ingest.profiles`) reads the source through it.
     """
-    rec, writer = open_source(path, store, seen or SeenRounds(store), display)
+    fmt = f"profile:{profile.name}" if profile is not None else None
+    rec, writer = open_source(path, store, seen or SeenRounds(store), display, fmt)
     if writer is None:
         return rec, False
     try:
-        for parsed, lines, attached, other, done in _blocks(path, writer.name, bulk, max_line):
+        for parsed, lines, attached, other, done in _blocks(path, writer.name, bulk, max_line, profile):
             writer.add(hash_block(parsed, lines, attached, other, done), parsed.raw)
             if progress:
                 progress(done, rec.stored)
@@ -483,7 +452,7 @@ class _FileProgress:
 def ingest_paths(paths: Iterable[str | Path], store: Store, *, exclude: Iterable[Path] = (),
                  follow_symlinks: bool = False, on_file: Callable[[Path], None] | None = None,
                  progress: bool = False, bulk: bool = True, max_line: int = MAX_LINE,
-                 workers: int | None = 1, scheduler: Any = None) -> IngestReport:
+                 workers: int | None = 1, scheduler: Any = None, profile: Any = None) -> IngestReport:
     """Ingest every log under ``paths`` whose content the store has not seen; ``on_file`` is
     called after each file. Symbolic links out of the input folders are followed only with
     ``follow_symlinks``; special files are skipped with a warning. ``progress`` shows a bar of
@@ -495,9 +464,17 @@ def ingest_paths(paths: Iterable[str | Path], store: Store, *, exclude: Iterable
     ``dask.distributed`` address or ``Client``) on a Dask cluster whose workers see the files
     at the same paths. The sources are still committed one by one, in order, by this process:
     the store, its index and quarantine and the report are the same whatever parses them
-    (:mod:`auditkit.ingest.parallel`)."""
+    (:mod:`auditkit.ingest.parallel`).
+
+    ``profile`` (an import profile) reads every file named, and every file of a folder, through
+    it, in this process."""
     paths = list(paths)
     report = IngestReport()
+    if profile is not None:
+        skip = tuple(Path(x).resolve() for x in exclude)
+        files = [f for f in _profile_files(paths) if not any(f.resolve().is_relative_to(x) for x in skip)]
+        _ingest_files(files, store, report, None, on_file, progress, bulk, max_line, profile)
+        return report
     for orphan in orphan_companions(paths):  # nothing to attach its rows to: say so, read nothing
         why = "CSV companion file without its main file (X.csv); not read"
         report.skipped.append((str(orphan), why))
@@ -521,6 +498,21 @@ def ingest_paths(paths: Iterable[str | Path], store: Store, *, exclude: Iterable
     return report
 
 
+def _profile_files(paths: list[str | Path]) -> list[Path]:
+    """The files read through a profile: those named, and those of the folders (hidden names skipped)."""
+    out: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            out += sorted(f for f in p.rglob("*") if f.is_file() and not any(
+                part.startswith(".") for part in f.relative_to(p).parts))
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise InputError(f"no such file or folder: {p}")
+    return out
+
+
 def _workers(paths: list[Path], workers: int | None) -> int:
     from .parallel import default_ingest_workers
 
@@ -528,13 +520,14 @@ def _workers(paths: list[Path], workers: int | None) -> int:
 
 
 def _ingest_files(files: list[Path], store: Store, report: IngestReport, par: Any,
-                  on_file: Callable[[Path], None] | None, progress: bool, bulk: bool, max_line: int) -> None:
+                  on_file: Callable[[Path], None] | None, progress: bool, bulk: bool, max_line: int,
+                  profile: Any = None) -> None:
     """Ingest ``files`` in order, one entry each in ``report``; ``par``: a :class:`ParallelIngest`
     parsing them ahead, or None (this process reads each)."""
     seen: SeenRounds | None = None
     for path in files:
         entry: dict[str, Any] = {"path": str(path)}
-        if is_csv(path) and not is_round_csv(path):
+        if profile is None and is_csv(path) and not is_round_csv(path):
             why = "not a round log (CSV header lacks round_id, game, table_id, started_at)"
             report.skipped.append((str(path), why))
             entry["status"] = f"skipped: {why}"
@@ -544,7 +537,7 @@ def _ingest_files(files: list[Path], store: Store, report: IngestReport, par: An
             bar = _FileProgress(path, progress)
             try:
                 rec, new = par.ingest(path, seen, bar) if par is not None else \
-                    ingest_source(path, store, seen, bulk=bulk, max_line=max_line, progress=bar)
+                    ingest_source(path, store, seen, bulk=bulk, max_line=max_line, progress=bar, profile=profile)
             finally:
                 speed = bar.close()
             entry.update(sha256=rec.sha256, size=rec.size)

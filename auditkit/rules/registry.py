@@ -69,7 +69,10 @@ class Rule:
 
     ``columns`` are the stored columns it reads (through the game's context for a
     round rule), so the engine can read only those; ``params`` the configuration
-    keys of the game's section it reads (paytable entries, minimums, limits).
+    keys of the game's section it reads (paytable entries, minimums, limits);
+    ``needs`` the kinds of evidence (:data:`auditkit.rules.coverage.EVIDENCE`) a
+    round must hold for the rule to check it: the engine neither flags nor passes
+    a round that lacks one, and counts it as not checkable.
     """
 
     rule_id: str
@@ -81,6 +84,7 @@ class Rule:
     scope: str = "round"          # "round": per batch of rounds; "shoe": over a shoe's rounds in order
     columns: tuple[str, ...] = ()
     params: tuple[str, ...] = ()
+    needs: tuple[str, ...] = ()
 
 
 RULES: dict[str, Rule] = {}
@@ -88,20 +92,27 @@ PREPARERS: dict[str, Callable[[pa.Table, Any], Any]] = {}
 
 
 def rule(rule_id: str, *, games: Sequence[str], citation: str, severity: str, summary: str,
-         scope: str = "round", columns: Sequence[str] = (), params: Sequence[str] = ()) -> Callable:
+         scope: str = "round", columns: Sequence[str] = (), params: Sequence[str] = (),
+         needs: Sequence[str] = ()) -> Callable:
     """Register a check. Round rules take the game's context; shoe rules take
     ``(table, config)`` where ``table`` holds ``columns`` grouped by table and shoe, in round_seq order.
-    ``columns``: the stored columns the check reads; ``params``: the configuration keys it reads."""
+    ``columns``: the stored columns the check reads; ``params``: the configuration keys it reads;
+    ``needs``: the kinds of evidence it needs (see :class:`Rule`)."""
+    from .coverage import EVIDENCE
+
     if severity not in SEVERITIES:
         raise ValueError(f"severity {severity!r} not in {SEVERITIES}")
     if scope not in ("round", "shoe"):
         raise ValueError(f"scope {scope!r}")
+    unknown = [k for k in needs if k not in EVIDENCE]
+    if unknown:
+        raise ValueError(f"rule {rule_id}: needs {unknown} not in {list(EVIDENCE)}")
 
     def register(func: Callable) -> Callable:
         if rule_id in RULES:
             raise ValueError(f"rule {rule_id} registered twice")
         RULES[rule_id] = Rule(rule_id, tuple(games), citation, severity, summary, func, scope, tuple(columns),
-                              tuple(params))
+                              tuple(params), tuple(needs))
         return func
 
     return register
@@ -146,10 +157,11 @@ def _sorted_rules(names: tuple[tuple[str, ...], ...], rule_ids: tuple[str, ...])
 
 
 def catalog(game: str | None = None, config: Any = None):
-    """The registered rules as a table (games, rule_id, citation, severity, summary, scope, params).
+    """The registered rules as a table (games, rule_id, citation, severity, summary, scope, params, needs).
 
     ``params`` lists the configuration keys each rule reads with the values in
-    force (``tie = 8.0``): the defaults, or those of ``config`` when given.
+    force (``tie = 8.0``): the defaults, or those of ``config`` when given; ``needs`` the kinds of
+    evidence it needs, comma separated.
     """
     import pandas as pd
 
@@ -162,9 +174,10 @@ def catalog(game: str | None = None, config: Any = None):
         return "; ".join(f"{section_of(r.games[0])}.{k} = {_value(section.get(k))}" for k in r.params)
 
     rows = [{"games": ", ".join(r.games), "rule_id": r.rule_id, "citation": r.citation, "severity": r.severity,
-             "summary": r.summary, "scope": r.scope, "params": shown(r)}
+             "summary": r.summary, "scope": r.scope, "params": shown(r), "needs": ", ".join(r.needs)}
             for r in _ordered() if game is None or game in r.games]
-    return pd.DataFrame(rows, columns=["games", "rule_id", "citation", "severity", "summary", "scope", "params"])
+    return pd.DataFrame(rows, columns=["games", "rule_id", "citation", "severity", "summary", "scope", "params",
+                                       "needs"])
 
 
 def _value(v: Any) -> str:

@@ -28,200 +28,16 @@ from ...cards import JOKER, cards_str
 from ...columns import combine
 from ...money import format_money, format_net, money_round
 from ...paytables import Config
-from ...rules.context import Context, Nets, Rounds, cached_property, numbers
+from ...rules.context import numbers
 from ...rules.integrity import shoe_excess, shoe_groups
-from ...rules.registry import Hits, preparer, rule
+from ...rules.registry import Hits, rule
 from ...rules.void import VOID_SUMMARY, void_round_nets
-from .kernels import Hand, mispaid_wagers, read_hand
-from .paytable import PAY_KEYS, net_per_unit
-from .tableau import NATURALS, OUTCOMES, banker_draws, is_natural, outcome_of, player_draws
+from .context import CARDS, GAMES, SECTION, WAGERS, Baccarat, take_str
+from .kernels import mispaid_wagers
+from .paytable import PAY_KEYS
+from .tableau import NATURALS, OUTCOMES
 
 __all__ = ["Baccarat", "GAMES"]
-
-GAMES = ("baccarat", "mini_baccarat")
-SECTION = "68 IAC 10-10-14"
-CARDS = ("player_cards", "banker_cards")
-WAGERS = ("wagers", "status")
-
-
-@preparer(*GAMES)
-class Baccarat(Context):
-    """Facts of one batch of baccarat rounds; totals are point counts mod 10."""
-
-    section = "baccarat"
-
-    # ---- the cards --------------------------------------------------------------------
-    @cached_property
-    def player(self) -> Hand:
-        return read_hand(self.table["player_cards"])
-
-    @cached_property
-    def banker(self) -> Hand:
-        return read_hand(self.table["banker_cards"])
-
-    @cached_property
-    def player_total(self) -> np.ndarray:
-        """The player's two-card point count."""
-        return self.player.two
-
-    @cached_property
-    def banker_total(self) -> np.ndarray:
-        """The banker's two-card point count."""
-        return self.banker.two
-
-    @cached_property
-    def player_third(self) -> np.ndarray:
-        """The value of the player's third card (0 when none)."""
-        return self.player.third
-
-    @cached_property
-    def player_final(self) -> np.ndarray:
-        """The player's total of every card dealt."""
-        return self.player.final
-
-    @cached_property
-    def banker_final(self) -> np.ndarray:
-        return self.banker.final
-
-    @cached_property
-    def player_drew(self) -> np.ndarray:
-        """The player's hand holds a third card."""
-        return self.player.count >= 3
-
-    @cached_property
-    def banker_drew(self) -> np.ndarray:
-        return self.banker.count >= 3
-
-    @cached_property
-    def complete(self) -> np.ndarray:
-        """Both hands hold their first two cards: the round can be played out."""
-        return (self.player.count >= 2) & (self.banker.count >= 2)
-
-    @cached_property
-    def settled(self) -> np.ndarray:
-        """Completed rounds that can be played out: their outcome and payouts are checked."""
-        return self.completed & self.complete
-
-    # ---- the tableau ------------------------------------------------------------------
-    @cached_property
-    def natural(self) -> np.ndarray:
-        """(b)(3): an 8 or 9 in two cards on either hand."""
-        return is_natural(self.player_total, self.banker_total)
-
-    @cached_property
-    def tableau_applies(self) -> np.ndarray:
-        """Both hands dealt and no natural: the tableau decides the third cards."""
-        return self.complete & ~self.natural
-
-    @cached_property
-    def player_should_draw(self) -> np.ndarray:
-        """What the tableau requires of the player."""
-        return player_draws(self.player_total, self.banker_total)
-
-    @cached_property
-    def banker_should_draw(self) -> np.ndarray:
-        """What the tableau requires of the banker, on the cards as dealt (did the player draw, and what)."""
-        return banker_draws(self.player_total, self.banker_total, self.player_drew, self.player_third)
-
-    @cached_property
-    def player_acted_wrongly(self) -> np.ndarray:
-        return self.tableau_applies & (self.player_drew != self.player_should_draw)
-
-    @cached_property
-    def banker_acted_wrongly(self) -> np.ndarray:
-        return self.tableau_applies & (self.banker_drew != self.banker_should_draw)
-
-    @cached_property
-    def player_wrong_rows(self) -> np.ndarray:
-        return np.flatnonzero(self.player_acted_wrongly)
-
-    @cached_property
-    def banker_wrong_rows(self) -> np.ndarray:
-        return np.flatnonzero(self.banker_acted_wrongly)
-
-    @property
-    def player_wrong(self) -> Rounds:
-        """The (few) rounds where the player's draw or stand breaks the tableau (made per rule: not
-        cached, it refers back to this context)."""
-        return Rounds(self, self.player_wrong_rows)
-
-    @property
-    def banker_wrong(self) -> Rounds:
-        """The (few) rounds where the banker's draw or stand breaks the tableau."""
-        return Rounds(self, self.banker_wrong_rows)
-
-    # ---- outcome and wagers -----------------------------------------------------------
-    @cached_property
-    def dealt(self) -> np.ndarray:
-        """The outcome code of the cards as dealt (:data:`OUTCOMES`)."""
-        return outcome_of(self.player_final, self.banker_final)
-
-    @cached_property
-    def recorded_outcome(self) -> np.ndarray:
-        """The recorded outcome code; -1 for a value that is none of :data:`OUTCOMES`."""
-        return numbers(pc.index_in(self.table["outcome"], value_set=pa.array(OUTCOMES)), -1).astype(np.int8)
-
-    @cached_property
-    def paytables(self) -> tuple[np.ndarray | None, dict[str, np.ndarray]]:
-        """The paytable of each round (an index; None: one for all) and the entries of each paytable."""
-        if not any(self.section in body for body in self.config.data.get("tables", {}).values()):
-            return None, {k: np.array([float(self.config.get(self.section, k))]) for k in PAY_KEYS}
-        codes, tables = self.config.table_codes(self.table["table_id"])
-        return codes, {k: np.array([float(self.config.section(self.section, str(t))[k]) for t in tables])
-                       for k in PAY_KEYS}
-
-    @cached_property
-    def settlement(self) -> tuple[np.ndarray, np.ndarray]:
-        """How each round settles: a code per round and, per code, the payout of each bet kind.
-
-        Codes ``6 * paytable + 2 * outcome as dealt + (banker's final total is 6)``, then one code for
-        the rounds not settled (NaN: not checked). The payouts are :func:`net_per_unit` of each code.
-        """
-        table_of_round, pay = self.paytables
-        outcome, banker_six = np.divmod(np.arange(6), 2)
-        payout = net_per_unit(np.arange(4)[None, None, :], outcome[None, :, None], 6 * banker_six[None, :, None],
-                              {k: v[:, None, None] for k, v in pay.items()}).reshape(-1, 4)
-        payout = np.vstack([payout, np.full((1, 4), np.nan)])
-        state = (2 * self.dealt + (self.banker_final == 6)).astype(np.int32 if len(payout) > 64 else np.uint8)
-        if table_of_round is not None:
-            state += (6 * table_of_round).astype(state.dtype)
-        state[~self.settled] = len(payout) - 1
-        return state, payout
-
-    @cached_property
-    def nets(self) -> Nets:
-        """Every wager's net; ``what`` is its bet."""
-        return self.nets_of(np.ones(self.n, bool))
-
-    def nets_of(self, rounds: np.ndarray) -> Nets:
-        """The nets of the wagers of the rounds where ``rounds`` is True (the void check asks for the
-        few void and dead rounds), read from the batch's flattened wagers."""
-        wagers = self.wagers_of(np.flatnonzero(rounds))
-        what = np.array([b or "bet" for b in _take_str(self.wager_bet, wagers)], dtype=object)
-        return Nets(round=self.round_of(wagers), seat=self.wager_seat[wagers], what=what, net=self.wager_net[wagers])
-
-    # ---- for messages -----------------------------------------------------------------
-    def two_cards(self, i: int, side: str) -> str:
-        """``player 5 (6d 9s)``: one hand's two-card total and cards in round ``i``."""
-        hand = self.player if side == "player" else self.banker
-        return f"{side} {int(hand.two[i])} ({cards_str(hand.cards(i, slice(0, 2)))})"
-
-    def action(self, i: int, side: str) -> str:
-        """``player drew 4s`` or ``banker stood``."""
-        hand = self.player if side == "player" else self.banker
-        return f"{side} drew {cards_str(hand.cards(i, slice(2, 3)))}" if hand.count[i] >= 3 else f"{side} stood"
-
-    def hand(self, i: int, side: str) -> str:
-        """``Ac Jd 4s (5)``: one hand's cards in round ``i`` and its final total."""
-        hand = self.player if side == "player" else self.banker
-        return f"{cards_str(hand.cards(i))} ({int(hand.final[i])})"
-
-
-def _take_str(arr: pa.Array | pa.ChunkedArray, rows: np.ndarray) -> np.ndarray:
-    """Some rows of a string column as a Python object array (for messages)."""
-    if not len(rows):
-        return np.empty(0, object)
-    return np.array(combine(arr).take(pa.array(rows, pa.int64())).to_pylist(), dtype=object)
 
 
 def _none() -> Hits:
@@ -231,7 +47,8 @@ def _none() -> Hits:
 # ---- (a) announcements ------------------------------------------------------------------
 @rule("baccarat.a", games=GAMES, citation=f"{SECTION}(a)", severity="low",
       summary="The announced point counts equal the two-card totals",
-      columns=("announced_player", "announced_banker", *CARDS))
+      columns=("announced_player", "announced_banker", *CARDS),
+      needs=("announced",))
 def a_announced_point_counts(ctx: Baccarat) -> Hits:
     """(a) "After the initial four (4) cards are dealt, the dealer calling the game shall announce the
     point count of the player's hand. After the dealer takes and places the cards of the banker's hand
@@ -337,7 +154,8 @@ def b4_banker_seven(ctx: Baccarat) -> Hits:
 
 
 @rule("baccarat.b5", games=GAMES, citation=f"{SECTION}(b)(5)", severity="high",
-      summary="Player drew, banker 3: the banker draws unless the player's third card is an 8", columns=CARDS)
+      summary="Player drew, banker 3: the banker draws unless the player's third card is an 8", columns=CARDS,
+      needs=("order",))
 def b5_banker_three(ctx: Baccarat) -> Hits:
     """(b)(5) "If the point count total of the banker's hand is three (3), the banker's hand will draw a
     third card if the player's third card is zero (0) to nine (9), excluding eight (8)."
@@ -350,7 +168,8 @@ def b5_banker_three(ctx: Baccarat) -> Hits:
 
 
 @rule("baccarat.b6", games=GAMES, citation=f"{SECTION}(b)(6)", severity="high",
-      summary="Player drew, banker 4: the banker draws on a player third card 2-7", columns=CARDS)
+      summary="Player drew, banker 4: the banker draws on a player third card 2-7", columns=CARDS,
+      needs=("order",))
 def b6_banker_four(ctx: Baccarat) -> Hits:
     """(b)(6) "If the point count total of the banker's hand is four (4), the banker's hand will draw a
     third card if the player's third card is a two (2) to seven (7) inclusive."
@@ -363,7 +182,8 @@ def b6_banker_four(ctx: Baccarat) -> Hits:
 
 
 @rule("baccarat.b7", games=GAMES, citation=f"{SECTION}(b)(7)", severity="high",
-      summary="Player drew, banker 5: the banker draws on a player third card 4-7", columns=CARDS)
+      summary="Player drew, banker 5: the banker draws on a player third card 4-7", columns=CARDS,
+      needs=("order",))
 def b7_banker_five(ctx: Baccarat) -> Hits:
     """(b)(7) "If the point count total of the banker's hand is five (5), the banker's hand will draw a
     third card if the player's third card is four (4) to seven (7) inclusive."
@@ -376,7 +196,8 @@ def b7_banker_five(ctx: Baccarat) -> Hits:
 
 
 @rule("baccarat.b8", games=GAMES, citation=f"{SECTION}(b)(8)", severity="high",
-      summary="Player drew, banker 6: the banker draws on a player third card 6-7", columns=CARDS)
+      summary="Player drew, banker 6: the banker draws on a player third card 6-7", columns=CARDS,
+      needs=("order",))
 def b8_banker_six(ctx: Baccarat) -> Hits:
     """(b)(8) "If the point count total of the banker's hand is six (6), the banker's hand will draw a
     third card if the player's third card is a six (6) or seven (7)."
@@ -441,7 +262,8 @@ def _banker_third_first(order: str) -> bool:
 
 
 @rule("baccarat.c", games=GAMES, citation=f"{SECTION}(c)", severity="medium",
-      summary="When both hands take a third card, the player's is dealt first", columns=("deal_order", *CARDS))
+      summary="When both hands take a third card, the player's is dealt first", columns=("deal_order", *CARDS),
+      needs=("order", "deal_order"))
 def c_player_third_card_first(ctx: Baccarat) -> Hits:
     """(c) "Any third card required to be dealt at the direction of the dealer shall first be dealt face
     upwards to the player's hand and then to the banker's hand if necessary by the curator or the dealer."
@@ -455,7 +277,7 @@ def c_player_third_card_first(ctx: Baccarat) -> Hits:
     orders = pc.dictionary_encode(col.take(pa.array(both)))  # a few distinct orders, each read once
     banker_first = np.array([_banker_third_first(s) for s in orders.dictionary.to_pylist()] + [False])
     rows = both[banker_first[numbers(orders.indices, -1).astype(np.int64)]]
-    recorded = _take_str(col, rows)
+    recorded = take_str(col, rows)
     msg = np.array([f"deal order {o}: banker's third card {cards_str(ctx.banker.cards(i, slice(2, 3)))} dealt "
                     f"before the player's {cards_str(ctx.player.cards(i, slice(2, 3)))}"
                     for i, o in zip(rows, recorded, strict=True)], dtype=object)
@@ -489,7 +311,7 @@ def outcome(ctx: Baccarat) -> Hits:
     """
     rows = np.flatnonzero(ctx.settled & (ctx.recorded_outcome != ctx.dealt))
     dealt = np.array(OUTCOMES, dtype=object)[ctx.dealt[rows]]
-    recorded = _take_str(ctx.table["outcome"], rows)
+    recorded = take_str(ctx.table["outcome"], rows)
     msg = np.array([f"player {ctx.hand(i, 'player')} v banker {ctx.hand(i, 'banker')}: {d}, recorded {r}"
                     for i, d, r in zip(rows, dealt, recorded, strict=True)], dtype=object)
     return Hits(rows=rows, message=msg, expected=dealt, recorded=recorded)
@@ -497,7 +319,8 @@ def outcome(ctx: Baccarat) -> Hits:
 
 @rule("baccarat.paytable", games=GAMES, citation="paytable", severity="high",
       summary="Each player, banker and tie wager's net matches the paytable for the outcome as dealt",
-      columns=(*WAGERS, *CARDS), params=PAY_KEYS)
+      columns=(*WAGERS, *CARDS), params=PAY_KEYS,
+      needs=("wagers",))
 def paytable(ctx: Baccarat) -> Hits:
     """Catalog, ``paytable``: "each wager's net matches the paytable for the outcome as dealt (default:
     player 1:1, banker 1:1 less 5% commission, tie 8:1; player/banker bets push on a tie)".
@@ -514,7 +337,7 @@ def paytable(ctx: Baccarat) -> Hits:
     rows = ctx.round_of(wrong)
     expected = money_round(expected, ctx.unit, ctx.rounding)
     net, amount, seat = ctx.wager_net[wrong], ctx.wager_amount[wrong], ctx.wager_seat[wrong]
-    bets = _take_str(ctx.wager_bet, wrong)
+    bets = take_str(ctx.wager_bet, wrong)
     msg = np.array([f"seat {s} {b} bet {format_money(a)}: player {int(ctx.player_final[i])} v banker "
                     f"{int(ctx.banker_final[i])} ({OUTCOMES[ctx.dealt[i]]}); net {format_net(x)}, "
                     f"expected {format_net(e)}"
@@ -524,7 +347,8 @@ def paytable(ctx: Baccarat) -> Hits:
                 seat=seat, expected_amount=expected, recorded_amount=net)
 
 
-@rule("baccarat.void", games=GAMES, citation="void", severity="high", summary=VOID_SUMMARY, columns=WAGERS)
+@rule("baccarat.void", games=GAMES, citation="void", severity="high", summary=VOID_SUMMARY, columns=WAGERS,
+      needs=("wagers",))
 def void(ctx: Baccarat) -> Hits:
     """Catalog, ``void``: "in a void or dead round every wager's net is 0" (any bet, side bets too)."""
     return void_round_nets(ctx)
@@ -556,7 +380,8 @@ def integrity(ctx: Baccarat) -> Hits:
 
 @rule("baccarat.integrity_shoe", games=GAMES, citation="integrity", severity="high",
       summary="No card appears in a shoe more often than the shoe's decks hold",
-      scope="shoe", columns=CARDS, params=("decks",))
+      scope="shoe", columns=CARDS, params=("decks",),
+      needs=("suits", "ranks", "shoe"))
 def integrity_shoe(table: pa.Table, config: Config) -> Hits:
     """Catalog, ``integrity``: "more copies of a card in a shoe than the shoe holds (reported on the round
     where the excess copy appears)"."""
@@ -574,7 +399,8 @@ def _decks(config: Config, table: pa.Table) -> np.ndarray:
 # ---- (e) cut card -----------------------------------------------------------------------
 @rule("baccarat.e", games=GAMES, citation=f"{SECTION}(e)", severity="medium",
       summary="After the round in which the cutting card appeared, exactly one more round is dealt",
-      scope="shoe", columns=("cut_card",))
+      scope="shoe", columns=("cut_card",),
+      needs=("order", "shoe", "cut_card"))
 def e_one_more_hand_after_the_cutting_card(table: pa.Table, config: Config) -> Hits:
     """(e) "Whenever the cutting card appears during play, the cutting card will be removed and placed to
     the side and the hand will be completed. Upon completion of the hand, the dealer shall announce "Last

@@ -36,7 +36,7 @@ import pyarrow.compute as pc
 
 from ...cards import BACCARAT_POINTS, JOKER
 from ...money import money_round
-from ...schema import WAGER, schema_for
+from ...schema import WAGER, schema_for, table_of
 from .tableau import outcome_of
 
 __all__ = ["simulate", "CITATIONS"]
@@ -400,7 +400,7 @@ def simulate(n_rounds: int, *, seed: int = 0, fault_rate: float = 0.0, tables: i
         "cut_card": pa.array(cut_flag),
     }
     schema = schema_for(game)
-    out = pa.Table.from_arrays([cols[f.name] for f in schema], schema=schema)
+    out = table_of(cols, schema, n)
     faulty = np.flatnonzero(label >= 0)
     truth = pd.DataFrame({
         "round_id": out["round_id"].take(pa.array(faulty)).to_pylist(),

@@ -96,7 +96,8 @@ def _odds(rate: float) -> str:
 # ---- (a) table limits ---------------------------------------------------------------------------
 @rule("blackjack.a", games=(GAME,), citation=f"{SECTION}(a)", severity="medium",
       summary="Each hand's initial wager (before any double) is within the table minimum and maximum",
-      columns=("table_min", "table_max", "hands"), params=("table_min", "table_max"))
+      columns=("table_min", "table_max", "hands"), params=("table_min", "table_max"),
+      needs=("wagers",))
 def a_table_limits(ctx: Blackjack) -> Hits:
     """(a) "... before the first card is dealt for a round of play, a player may make a wager in an
     amount not less than the minimum nor more than the maximum amount set for the table by the
@@ -126,7 +127,8 @@ def a_table_limits(ctx: Blackjack) -> Hits:
 
 # ---- outcomes: (a)(1), (a)(2), (a)(3), (b), loss -----------------------------------------------
 @rule("blackjack.a1", games=(GAME,), citation=f"{SECTION}(a)(1)", severity="high",
-      summary="Player 21 or less and dealer over 21: the hand wins", columns=HANDS, params=("win", "blackjack"))
+      summary="Player 21 or less and dealer over 21: the hand wins", columns=HANDS, params=("win", "blackjack"),
+      needs=("wagers",))
 def a1_dealer_busts(ctx: Blackjack) -> Hits:
     """(a) "The player wins ... if ... (1) The sum of the player's cards is twenty-one (21) or less,
     and the sum of the dealer's cards is more than twenty-one (21)."
@@ -139,7 +141,8 @@ def a1_dealer_busts(ctx: Blackjack) -> Hits:
 
 @rule("blackjack.a2", games=(GAME,), citation=f"{SECTION}(a)(2)", severity="high",
       summary="Player total beats the dealer's without exceeding 21: the hand wins", columns=HANDS,
-      params=("win", "blackjack"))
+      params=("win", "blackjack"),
+      needs=("wagers",))
 def a2_player_higher(ctx: Blackjack) -> Hits:
     """(a) "The player wins ... if ... (2) The sum of the player's cards exceeds that of the dealer
     without exceeding twenty-one (21)."
@@ -152,7 +155,8 @@ def a2_player_higher(ctx: Blackjack) -> Hits:
 
 @rule("blackjack.a3", games=(GAME,), citation=f"{SECTION}(a)(3)", severity="high",
       summary="Player blackjack, dealer none: the hand wins at the blackjack rate", columns=HANDS,
-      params=("win", "blackjack"))
+      params=("win", "blackjack"),
+      needs=("wagers",))
 def a3_player_blackjack(ctx: Blackjack) -> Hits:
     """(a) "The player wins ... if ... (3) The player has a blackjack, and the dealer does not."
 
@@ -165,7 +169,8 @@ def a3_player_blackjack(ctx: Blackjack) -> Hits:
 
 @rule("blackjack.b", games=(GAME,), citation=f"{SECTION}(b)", severity="high",
       summary="Equal totals or both blackjack push; dealer blackjack beats a player 21 that is not a blackjack",
-      columns=HANDS, params=("win", "blackjack"))
+      columns=HANDS, params=("win", "blackjack"),
+      needs=("wagers",))
 def b_push_or_dealer_blackjack(ctx: Blackjack) -> Hits:
     """(b) "A wager is void and returned to the player when the sum of the player's cards is the
     same as the dealer or where both the dealer and the player have a blackjack. A player's wager
@@ -186,7 +191,8 @@ def b_push_or_dealer_blackjack(ctx: Blackjack) -> Hits:
 
 @rule("blackjack.loss", games=(GAME,), citation="loss", severity="high",
       summary="Player busts, or the dealer's total or blackjack beats the player's: the hand loses",
-      columns=HANDS, params=("win", "blackjack"))
+      columns=HANDS, params=("win", "blackjack"),
+      needs=("wagers",))
 def loss(ctx: Blackjack) -> Hits:
     """Catalog ``loss``: "player busts, or the dealer's total beats the player's: the hand loses"
     (a player bust loses even when the dealer busts too); recorded as a win or a push."""
@@ -211,7 +217,8 @@ def _event_hits(ctx: Blackjack, events: np.ndarray, why: str, expected: str) -> 
 
 @rule("blackjack.c", games=(GAME,), citation=f"{SECTION}(c)", severity="high",
       summary="No wager placed, increased or withdrawn after the first card (double, split, surrender, "
-              "insurance, even money excepted)", columns=("events",), params=())
+              "insurance, even money excepted)", columns=("events",), params=(),
+      needs=("events",))
 def c_no_change_after_first_card(ctx: Blackjack) -> Hits:
     """(c) "Except when splitting pairs, doubling down, surrendering, making an insurance wager, or
     making an even money wager, no wager may be made, increased, or withdrawn after the first card
@@ -227,7 +234,8 @@ def c_no_change_after_first_card(ctx: Blackjack) -> Hits:
 
 @rule("blackjack.e", games=(GAME,), citation=f"{SECTION}(e)", severity="high",
       summary="After a double, split, surrender, insurance or even money wager, the seat's wagers are not "
-              "increased or withdrawn in the round", columns=("events",), params=())
+              "increased or withdrawn in the round", columns=("events",), params=(),
+      needs=("events",))
 def e_no_change_after_confirmed(ctx: Blackjack) -> Hits:
     """(e) "After a wager on the insurance line, an even money wager, a surrender, a wager to double
     down, or a wager to split pairs has been confirmed by the dealer, no player may handle, remove,
@@ -246,7 +254,8 @@ def e_no_change_after_confirmed(ctx: Blackjack) -> Hits:
 @rule("blackjack.paytable", games=(GAME,), citation="paytable", severity="high",
       summary="Net matches the paytable: win 1:1, blackjack 3:2, surrender loses half, insurance 2:1, "
               "even money 1:1", columns=HANDS,
-      params=("win", "blackjack", "surrender", "insurance", "even_money"))
+      params=("win", "blackjack", "surrender", "insurance", "even_money"),
+      needs=("wagers",))
 def paytable(ctx: Blackjack) -> Hits:
     """Catalog ``paytable``: "net matches the paytable for the outcome (default: win 1:1, blackjack
     3:2, surrender loses half, insurance 2:1, even money 1:1)". (a) "The player wins an amount as
@@ -322,7 +331,8 @@ def _even_money(ctx: Blackjack) -> Hits:
 
 # ---- void ---------------------------------------------------------------------------------------
 @rule("blackjack.void", games=(GAME,), citation="void", severity="high", summary=VOID_SUMMARY,
-      columns=("status", "hands", "wagers"), params=())
+      columns=("status", "hands", "wagers"), params=(),
+      needs=("wagers",))
 def void(ctx: Blackjack) -> Hits:
     """Catalog ``void``: "in a void or dead round every wager's net is 0" (hands and side wagers)."""
     return void_round_nets(ctx)
@@ -330,7 +340,8 @@ def void(ctx: Blackjack) -> Hits:
 
 # ---- integrity ----------------------------------------------------------------------------------
 @rule("blackjack.integrity", games=(GAME,), citation="integrity", severity="high",
-      summary="No joker in a blackjack round", columns=("dealer_cards", "hands"), params=())
+      summary="No joker in a blackjack round", columns=("dealer_cards", "hands"), params=(),
+      needs=("ranks",))
 def integrity(ctx: Blackjack) -> Hits:
     """Catalog ``integrity``: "a card that cannot be in the round: ... the joker outside pai gow"."""
     return Hits.where(ctx.joker, "a joker (JK) recorded in a blackjack round", expected="no joker", recorded="JK")
@@ -338,7 +349,8 @@ def integrity(ctx: Blackjack) -> Hits:
 
 @rule("blackjack.integrity_shoe", games=(GAME,), citation="integrity", severity="high",
       summary="No more copies of a card in a shoe than its decks hold", scope="shoe",
-      columns=("dealer_cards", "hands"), params=("decks",))
+      columns=("dealer_cards", "hands"), params=("decks",),
+      needs=("suits", "ranks", "shoe"))
 def integrity_shoe(table: pa.Table, config: Config) -> Hits:
     """Catalog ``integrity``: "more copies of a card in a shoe than the shoe holds (reported on the
     round where the excess copy appears)". Copies are counted per (table_id, shoe_id) in round_seq
@@ -377,7 +389,8 @@ def integrity_shoe(table: pa.Table, config: Config) -> Hits:
 @rule("blackjack.dealer_play", games=(GAME,), citation="house-rules", severity="high",
       summary="The dealer draws below 17 and stands at 17 or more (hits soft 17 when the house does); "
               "checked when check_dealer_play is on", columns=HANDS,
-      params=("check_dealer_play", "dealer_hits_soft_17"))
+      params=("check_dealer_play", "dealer_hits_soft_17"),
+      needs=("order",))
 def dealer_play(ctx: Blackjack) -> Hits:
     """House rules (not in 68 IAC 10-2-4): the dealer draws below 17 and stands at 17 or more,
     hitting a soft 17 where the house does (:func:`hands.dealer_must_draw`). Checked only when

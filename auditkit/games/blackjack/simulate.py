@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from ...cards import JOKER
 from ...paytables import Config
-from ...schema import EVENT, WAGER, schema_for
+from ...schema import EVENT, WAGER, schema_for, table_of
 from .hands import POINTS, TWENTY_ONE, dealer_must_draw, is_blackjack, is_live, outcome, total
 from .schema import HAND as BLACKJACK_HAND
 
@@ -495,7 +495,7 @@ class _Cols:
             "hands": lst(self.hands_n, hands),
         }
         schema = schema_for(GAME)
-        return pa.Table.from_arrays([cols[f.name] for f in schema], schema=schema)
+        return table_of(cols, schema, n)
 
 
 def simulate(n_rounds: int, *, seed: int = 0, fault_rate: float = 0.0, tables: int = 4, decks: int = 6,

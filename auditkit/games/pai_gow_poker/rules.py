@@ -56,7 +56,8 @@ def _status(ctx: PaiGowPoker, rows: np.ndarray) -> np.ndarray:
 
 @rule("paigow.a", games=(GAME,), citation=f"{C}(a)", severity="high",
       summary="More than one card found face up in the deck: all hands void and the cards reshuffled",
-      columns=VOIDING)
+      columns=VOIDING,
+      needs=("events",))
 def a_face_up_cards(ctx: PaiGowPoker) -> Hits:
     """(a) "A card found turned face up in the deck shall not be used in the game and shall be placed
     in the discard holder. If more than one (1) card is found turned face up in the deck, all hands
@@ -69,7 +70,8 @@ def a_face_up_cards(ctx: PaiGowPoker) -> Hits:
 
 
 @rule("paigow.b", games=(GAME,), citation=f"{C}(b)", severity="medium",
-      summary="After a 'no roll' the dice are reshaken before the cards are dealt", columns=("events",))
+      summary="After a 'no roll' the dice are reshaken before the cards are dealt", columns=("events",),
+      needs=("events",))
 def b_no_roll(ctx: PaiGowPoker) -> Hits:
     """(b) "If the dealer uncovers the pai gow poker shaker and all three (3) dice do not land flat on
     the bottom of the shaker or the die or dice fall out of the shaker, the dealer shall call a "No
@@ -86,7 +88,8 @@ def b_no_roll(ctx: PaiGowPoker) -> Hits:
 
 @rule("paigow.c1", games=(GAME,), citation=f"{C}(c)(1)", severity="high",
       summary="First stack delivered to the wrong position for the dice: all hands dead",
-      columns=("status", "events", "dice", "first_position"))
+      columns=("status", "events", "dice", "first_position"),
+      needs=("events",))
 def c1_wrong_position(ctx: PaiGowPoker) -> Hits:
     """(c) "If the dealer: (1) incorrectly totals the dice and deals the first card or delivers the first
     pile of cards to the wrong position, all hands shall be called dead;"
@@ -106,7 +109,8 @@ def c1_wrong_position(ctx: PaiGowPoker) -> Hits:
 
 
 @rule("paigow.c2", games=(GAME,), citation=f"{C}(c)(2)", severity="high",
-      summary="A card drawn out of order and exposed: all hands void, cards reshuffled", columns=VOIDING)
+      summary="A card drawn out of order and exposed: all hands void, cards reshuffled", columns=VOIDING,
+      needs=("events",))
 def c2_out_of_order_exposed(ctx: PaiGowPoker) -> Hits:
     """(c) "If the dealer: ... (2) draws a card out of order; ... all hands shall be void and the dealer
     shall reshuffle the cards and all wagers are void and returned to the players."
@@ -120,7 +124,8 @@ def c2_out_of_order_exposed(ctx: PaiGowPoker) -> Hits:
 
 
 @rule("paigow.c3", games=(GAME,), citation=f"{C}(c)(3)", severity="high",
-      summary="A card dealt to the dealer's hand exposed: all hands void, cards reshuffled", columns=VOIDING)
+      summary="A card dealt to the dealer's hand exposed: all hands void, cards reshuffled", columns=VOIDING,
+      needs=("events",))
 def c3_dealer_card_exposed(ctx: PaiGowPoker) -> Hits:
     """(c) "If the dealer: ... (3) deals a card to the dealer's hand that is exposed; all hands shall be
     void and the dealer shall reshuffle the cards and all wagers are void and returned to the players."
@@ -134,7 +139,8 @@ def c3_dealer_card_exposed(ctx: PaiGowPoker) -> Hits:
 
 @rule("paigow.d", games=(GAME,), citation=f"{C}(d)", severity="high",
       summary="A card drawn out of order unexposed is used as the next card: the round continues",
-      columns=("status", "events", "dice", "first_position", "hands", "dealer_cards", "cards_remaining"))
+      columns=("status", "events", "dice", "first_position", "hands", "dealer_cards", "cards_remaining"),
+      needs=("events", "order"))
 def d_out_of_order_unexposed(ctx: PaiGowPoker) -> Hits:
     """(d) "A card drawn out of order without its face being exposed shall be used as though it was the
     next card from the deck."
@@ -150,7 +156,8 @@ def d_out_of_order_unexposed(ctx: PaiGowPoker) -> Hits:
 
 @rule("paigow.e", games=(GAME,), citation=f"{C}(e)", severity="high",
       summary="A player or the dealer dealt other than seven cards: all hands void, cards reshuffled",
-      columns=("status", "events", "hands", "dealer_cards"))
+      columns=("status", "events", "hands", "dealer_cards"),
+      needs=("events",))
 def e_wrong_card_count(ctx: PaiGowPoker) -> Hits:
     """(e) "If any player or the dealer is dealt an incorrect number of cards, all hands shall be void
     and the cards reshuffled."
@@ -176,7 +183,8 @@ def _card_counts(ctx: PaiGowPoker, rounds: np.ndarray) -> list[str]:
 
 @rule("paigow.f", games=(GAME,), citation=f"{C}(f)", severity="high",
       summary="The dealer's hand is set (or reset) in the house way",
-      columns=("status", "events", "dealer_cards", "dealer_high", "dealer_low"), params=("house_way", "house_ways"))
+      columns=("status", "events", "dealer_cards", "dealer_high", "dealer_low"), params=("house_way", "house_ways"),
+      needs=("suits", "ranks", "events"))  # events: a reset of the dealer's hand is an event
 def f_dealer_house_way(ctx: PaiGowPoker) -> Hits:
     """(f) "If the dealer does not set the dealer's hand in the manner authorized by this rule, the hands
     must be reset in accordance with this rule and the round of play completed."
@@ -207,7 +215,8 @@ def _show(cards: np.ndarray) -> str:
 
 
 @rule("paigow.g", games=(GAME,), citation=f"{C}(g)", severity="high",
-      summary="A card exposed while dealing the seven stacks: wagers void, cards reshuffled", columns=VOIDING)
+      summary="A card exposed while dealing the seven stacks: wagers void, cards reshuffled", columns=VOIDING,
+      needs=("events",))
 def g_card_exposed_during_stacks(ctx: PaiGowPoker) -> Hits:
     """(g) "If a card is exposed while the dealer is dealing the seven (7) stacks, the cards shall be
     reshuffled and all wagers shall be void and returned to the players."
@@ -220,7 +229,8 @@ def g_card_exposed_during_stacks(ctx: PaiGowPoker) -> Hits:
 
 
 @rule("paigow.h", games=(GAME,), citation=f"{C}(h)", severity="high",
-      summary="Other than seven stacks dealt: wagers void, cards reshuffled", columns=VOIDING)
+      summary="Other than seven stacks dealt: wagers void, cards reshuffled", columns=VOIDING,
+      needs=("events",))
 def h_wrong_stacks(ctx: PaiGowPoker) -> Hits:
     """(h) "If cards are being dealt and the dealer fails to deal the seven (7) stacks in accordance with
     this rule, all wagers shall be void and the cards shall be reshuffled."
@@ -234,7 +244,8 @@ def h_wrong_stacks(ctx: PaiGowPoker) -> Hits:
 
 @rule("paigow.i", games=(GAME,), citation=f"{C}(i)", severity="medium",
       summary="Other than four cards remaining: the supervisor is called; a misdeal voids the round",
-      columns=("status", "events", "cards_remaining"))
+      columns=("status", "events", "cards_remaining"),
+      needs=("events",))
 def i_cards_remaining(ctx: PaiGowPoker) -> Hits:
     """(i) "If there are not four (4) cards remaining, the dealer shall call the supervisor to determine
     if there was a misdeal; if so, all hands are void and wagers returned to the players."
@@ -256,7 +267,8 @@ def i_cards_remaining(ctx: PaiGowPoker) -> Hits:
 
 # ---- money ---------------------------------------------------------------------------------------
 @rule("paigow.void", games=(GAME,), citation="void", severity="high", summary=VOID_SUMMARY,
-      columns=("status", "hands", "wagers"))
+      columns=("status", "hands", "wagers"),
+      needs=("wagers",))
 def void(ctx: PaiGowPoker) -> Hits:
     """``void``: in a void or dead round every wager's net is 0 ((c) "all wagers are void and returned
     to the players"; (g), (i) likewise)."""
@@ -265,7 +277,8 @@ def void(ctx: PaiGowPoker) -> Hits:
 
 @rule("paigow.paytable", games=(GAME,), citation="paytable", severity="high",
       summary="Completed round: each hand's net matches its comparison with the dealer (1:1 less commission)",
-      columns=("status", "events", "hands", "dealer_high", "dealer_low"), params=("win", "commission"))
+      columns=("status", "events", "hands", "dealer_high", "dealer_low"), params=("win", "commission"),
+      needs=("wagers", "suits", "ranks", "events"))  # events: the dealer's final setting may be a reset
 def paytable(ctx: PaiGowPoker) -> Hits:
     """``paytable``: in a completed round, each hand's net matches the comparison with the dealer
     (dealer wins copies; win pays 1:1 less 5% commission).
@@ -291,7 +304,8 @@ def paytable(ctx: PaiGowPoker) -> Hits:
 # ---- integrity -------------------------------------------------------------------------------------
 @rule("paigow.integrity", games=(GAME,), citation="integrity", severity="high",
       summary="A card repeated in the round (one 53-card deck), or more than one joker",
-      columns=("hands", "dealer_cards"))
+      columns=("hands", "dealer_cards"),
+      needs=("suits", "ranks"))
 def integrity(ctx: PaiGowPoker) -> Hits:
     """``integrity``: a card that cannot be in the round: a card repeated in the one-deck round (the
     joker twice included). The message names the holders."""

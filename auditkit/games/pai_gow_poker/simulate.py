@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 from ...cards import NO_CARD
 from ...money import money_round
 from ...paytables import Config
-from ...schema import schema_for
+from ...schema import schema_for, table_of
 from .deal import EVENT, EVENT_TYPES, SETTING_HIGH, SETTING_LOW, dice_position
 from .hands import fouled_scores, rank2, rank5
 from .house_way import DEFAULT, set_hands
@@ -330,7 +330,7 @@ def _chunk(rng: np.random.Generator, n: int, first: int, *, seed: int, fault_rat
         "hands": pa.ListArray.from_arrays(pa.array(h_offsets), hands),
     }
     schema = schema_for(GAME)
-    table = pa.Table.from_arrays([cols[f.name] for f in schema], schema=schema)
+    table = table_of(cols, schema, n)
     bad = np.flatnonzero(faulty)
     truth = pd.DataFrame({"round_id": np.asarray(round_id.to_pylist(), dtype=object)[bad],
                           "citation": [CITATIONS[x] for x in kind[bad]]})

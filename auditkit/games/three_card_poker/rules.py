@@ -1,7 +1,7 @@
 """Three card poker, patron against the dealer: the rules of 68 IAC 10-11-6, one function per subsection.
 
 Each rule is a condition over named facts of :class:`ThreeCardPoker`, the
-context of a batch of rounds (one entry per round for the dealer, one per hand
+context of a batch of rounds in :mod:`.context` (one entry per round for the dealer, one per hand
 for the patrons; each fact computed on first use). Its docstring quotes the
 regulation and the catalog's reading; ``docs/three_card_poker.md`` explains the
 readings in full. The regulation's tables (the queen-high qualifier, the 1:1
@@ -14,523 +14,20 @@ Money findings carry the expected and recorded nets of the wagers they cover
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
-from ...cards import JOKER, cards_str
-from ...columns import flat_values, padded, parents, to_numpy
-from ...money import format_money, format_net, money_differs, money_round
-from ...rules.context import Context, Nets, cached_property
-from ...rules.integrity import repeated_in_round
-from ...rules.registry import Hits, preparer, rule
+from ...money import format_money, format_net, money_differs
+from ...rules.registry import Hits, rule
 from ...rules.void import VOID_SUMMARY, void_round_nets
-from .hands import CATEGORY_NAMES, STRAIGHT, STRAIGHT_FLUSH, THREE_OF_A_KIND, evaluate
-from .kernels import distinct_cards_short
-from .paytable import (
-    ANTE_BONUS_MINIMUM,
-    WIN_MINIMUM,
-    ante_and_play_nets,
-    ante_bonus_odds,
-    dealer_qualifies,
-    pair_plus_odds,
-)
+from .context import GAME, SECTION, ThreeCardPoker, join_hits, texts
+from .hands import STRAIGHT, STRAIGHT_FLUSH, THREE_OF_A_KIND
 
 __all__ = ["ThreeCardPoker", "SECTION"]
 
-GAME = "three_card_poker"
-SECTION = "68 IAC 10-11-6"
-
-
-def _by_category(odds: dict[int, float], below: float) -> np.ndarray:
-    """Odds indexed by category: ``odds`` where given, ``below`` for the other categories, 0 at index -1."""
-    out = np.full(7, below)
-    for cat, x in odds.items():
-        out[cat] = x
-    out[6] = 0.0
-    return out
-
-
-_MINIMUM_BONUS_ODDS = _by_category(ANTE_BONUS_MINIMUM, 0.0)
-"""(d)(1)-(d)(3) minimum ante bonus odds indexed by category (0: no bonus)."""
-
-
-def _below(recorded: np.ndarray, minimum: np.ndarray, among: np.ndarray, unit: float) -> np.ndarray:
-    """Where ``among``: the recorded amount is a rounding unit or more below ``minimum``."""
-    out = np.zeros(len(among), dtype=bool)
-    i = np.flatnonzero(among)
-    out[i] = money_differs(recorded[i], minimum[i], unit) & (recorded[i] < minimum[i])
-    return out
-
-
-_WAGERS = np.array(["ante", "play", "ante bonus", "pair plus"], dtype=object)
-"""The wagers of a hand, as :class:`Nets` names them."""
-
-
-def _texts(values: Any) -> np.ndarray:
-    return np.array(list(values), dtype=object)
-
-
-def _join(*parts: Hits) -> Hits:
-    """The hits of several checks of one rule as one :class:`Hits` (fields made arrays)."""
-    def arr(p: Hits, name: str, dtype: Any) -> np.ndarray:
-        v = getattr(p, name)
-        return v if isinstance(v, np.ndarray) else np.full(len(p), v, dtype=dtype)
-
-    fields = {"message": object, "expected": object, "recorded": object, "discrepancy": np.float64,
-              "seat": np.int64, "expected_amount": np.float64, "recorded_amount": np.float64}
-    return Hits(rows=np.concatenate([p.rows for p in parts]),
-                **{k: np.concatenate([arr(p, k, t) for p in parts]) for k, t in fields.items()})
-
-
-@preparer(GAME)
-class ThreeCardPoker(Context):
-    """Facts of one batch of three card poker rounds.
-
-    Per round (``n``): the dealer's cards, score and qualification. Per hand (flattened
-    in round order; ``hand_round`` is its row): seat, cards, category, decision,
-    wagers and nets, how it compares with the dealer, and the settlement the posted
-    paytable gives it. Amounts ``expected_*`` are exact (unrounded).
-    """
-
-    section = GAME
-    net_columns = ("status", "hands")  # what :attr:`nets` reads (the void check takes its rounds with them)
-
-    # ---- the dealer (per round) --------------------------------------------------------------------------
-    @cached_property
-    def _dealer(self) -> tuple[np.ndarray, np.ndarray]:
-        return padded(self.table["dealer_cards"], 3)
-
-    @cached_property
-    def dealer_cards(self) -> np.ndarray:
-        """``(n, 3)`` card codes, NO_CARD padded."""
-        return self._dealer[0]
-
-    @cached_property
-    def dealer_card_count(self) -> np.ndarray:
-        return self._dealer[1]
-
-    @cached_property
-    def dealer_score(self) -> np.ndarray:
-        return evaluate(self.dealer_cards)[1]
-
-    @cached_property
-    def dealer_readable(self) -> np.ndarray:
-        """The dealer holds three real cards."""
-        return (self.dealer_card_count == 3) & (self.dealer_score >= 0)
-
-    @cached_property
-    def dealer_qualifies(self) -> np.ndarray:
-        """(b): queen high or better."""
-        return dealer_qualifies(self.dealer_score)
-
-    # ---- the hands (per hand) ----------------------------------------------------------------------------
-    @cached_property
-    def hands(self) -> pa.StructArray:
-        return flat_values(self.table["hands"])
-
-    @cached_property
-    def hand_round(self) -> np.ndarray:
-        """The row (round) of each hand."""
-        return parents(self.table["hands"])
-
-    def field(self, name: str, fill: float = 0.0) -> np.ndarray:
-        """A numeric field of the hands as numpy, nulls as ``fill``."""
-        arr = self.hands.field(name)
-        return (pc.fill_null(arr, fill) if arr.null_count else arr).to_numpy(zero_copy_only=False)
-
-    @cached_property
-    def seat(self) -> np.ndarray:
-        return self.field("seat", 0)
-
-    @cached_property
-    def _cards(self) -> tuple[np.ndarray, np.ndarray]:
-        return padded(self.hands.field("cards"), 3)
-
-    @cached_property
-    def cards(self) -> np.ndarray:
-        """``(h, 3)`` card codes, NO_CARD padded."""
-        return self._cards[0]
-
-    @cached_property
-    def card_count(self) -> np.ndarray:
-        return self._cards[1]
-
-    @cached_property
-    def _evaluated(self) -> tuple[np.ndarray, np.ndarray]:
-        return evaluate(self.cards)
-
-    @cached_property
-    def category(self) -> np.ndarray:
-        """``STRAIGHT_FLUSH`` ... ``HIGH_CARD``; -1 for a hand that does not hold three real cards."""
-        return self._evaluated[0]
-
-    @cached_property
-    def score(self) -> np.ndarray:
-        return self._evaluated[1]
-
-    @cached_property
-    def readable(self) -> np.ndarray:
-        """The hand holds three real cards."""
-        return (self.card_count == 3) & (self.score >= 0)
-
-    @cached_property
-    def played(self) -> np.ndarray:
-        """The patron placed a play bet (decision ``play``)."""
-        return to_numpy(pc.equal(self.hands.field("decision"), "play"), False).astype(bool)
-
-    @cached_property
-    def folded(self) -> np.ndarray:
-        return ~self.played
-
-    @cached_property
-    def ante(self) -> np.ndarray:
-        return self.field("ante")
-
-    @cached_property
-    def play(self) -> np.ndarray:
-        return self.field("play")
-
-    @cached_property
-    def net_ante(self) -> np.ndarray:
-        return self.field("net_ante")
-
-    @cached_property
-    def net_play(self) -> np.ndarray:
-        return self.field("net_play")
-
-    @cached_property
-    def ante_bonus(self) -> np.ndarray:
-        """The ante bonus paid (0 when none)."""
-        return self.field("ante_bonus")
-
-    @cached_property
-    def has_pair_plus(self) -> np.ndarray:
-        """A pair plus wager or net is recorded."""
-        recorded = pc.or_(self.hands.field("pair_plus").is_valid(), self.hands.field("net_pair_plus").is_valid())
-        return recorded.to_numpy(zero_copy_only=False)
-
-    @cached_property
-    def pair_plus(self) -> np.ndarray:
-        return self.field("pair_plus")
-
-    @cached_property
-    def net_pair_plus(self) -> np.ndarray:
-        return self.field("net_pair_plus")
-
-    @cached_property
-    def in_completed_round(self) -> np.ndarray:
-        """The hand's round was played to the end (not void, not dead)."""
-        return self.completed[self.hand_round]
-
-    # ---- the hand against the dealer ---------------------------------------------------------------------
-    @cached_property
-    def dealer_qualified(self) -> np.ndarray:
-        """The dealer of the hand's round qualifies."""
-        return self.dealer_qualifies[self.hand_round]
-
-    @cached_property
-    def _versus_dealer(self) -> np.ndarray:
-        return np.sign(self.score - self.dealer_score[self.hand_round])
-
-    @cached_property
-    def beats_dealer(self) -> np.ndarray:
-        return self._versus_dealer > 0
-
-    @cached_property
-    def dealer_beats(self) -> np.ndarray:
-        return self._versus_dealer < 0
-
-    @cached_property
-    def ties_dealer(self) -> np.ndarray:
-        return self._versus_dealer == 0
-
-    @cached_property
-    def settled_against_dealer(self) -> np.ndarray:
-        """A played hand of a completed round, the hand and the dealer's hand readable: (b) and (c) apply."""
-        return self.played & self.in_completed_round & self.readable & self.dealer_readable[self.hand_round]
-
-    # ---- the posted paytable (per hand) ------------------------------------------------------------------
-    @cached_property
-    def _tables(self) -> tuple[np.ndarray, list]:
-        """Each round's table number and the distinct table ids of the batch."""
-        return self.config.table_codes(self.table["table_id"])
-
-    def posted(self, odds_of: Callable[[dict[str, Any]], Any]) -> tuple[np.ndarray, np.ndarray]:
-        """A paytable value per table of the batch (``(k,)`` or ``(k, m)``) and each hand's table number,
-        read once per distinct table; a batch whose tables all post the same gets one table (and no numbers)."""
-        codes, tables = self._tables
-        values = np.array([odds_of(self.config.section(GAME, str(t))) for t in tables] or [odds_of(
-            self.config.section(GAME))], dtype=np.float64)
-        if (values == values[0]).all():
-            return values[:1], np.zeros(0, dtype=np.int64)
-        return values, codes[self.hand_round]
-
-    def _odds(self, odds_of: Callable[[dict[str, Any]], float]) -> np.ndarray | float:
-        values, table = self.posted(odds_of)
-        return float(values[0]) if not len(table) else values[table]
-
-    def _odds_by_category(self, odds_of: Callable[[dict[str, Any]], np.ndarray]) -> np.ndarray:
-        values, table = self.posted(odds_of)
-        return values[0][self.category] if not len(table) else values[table, self.category]
-
-    @cached_property
-    def ante_odds(self) -> np.ndarray | float:
-        """The posted ante win odds, never below the 1:1 minimum."""
-        return self._odds(lambda s: max(float(s["ante"]), WIN_MINIMUM))
-
-    @cached_property
-    def play_odds(self) -> np.ndarray | float:
-        """The posted play win odds, never below the 1:1 minimum."""
-        return self._odds(lambda s: max(float(s["play"]), WIN_MINIMUM))
-
-    @cached_property
-    def ante_bonus_odds(self) -> np.ndarray:
-        """The posted ante bonus odds of the hand's category (never below (d)'s minimums; 0 for none)."""
-        return self._odds_by_category(lambda s: _by_category(ante_bonus_odds(s), 0.0))
-
-    @cached_property
-    def pair_plus_odds(self) -> np.ndarray:
-        """The posted pair plus odds of the hand's category; -1 (the wager loses) below a pair."""
-        return self._odds_by_category(lambda s: _by_category(pair_plus_odds(s), -1.0))
-
-    # ---- what the regulation and the paytable require (per hand) -----------------------------------------
-    @cached_property
-    def _expected_ante_and_play(self) -> tuple[np.ndarray, np.ndarray]:
-        return ante_and_play_nets(self.ante, self.play, self.dealer_qualified, self.beats_dealer, self.dealer_beats,
-                                  self.ante_odds, self.play_odds)
-
-    @cached_property
-    def expected_net_ante(self) -> np.ndarray:
-        """(c) at the posted odds (meaningful for hands settled against the dealer)."""
-        return self._expected_ante_and_play[0]
-
-    @cached_property
-    def expected_net_play(self) -> np.ndarray:
-        return self._expected_ante_and_play[1]
-
-    @cached_property
-    def _ante_differs(self) -> np.ndarray:
-        return self.settled_against_dealer & money_differs(self.net_ante, self.expected_net_ante, self.unit)
-
-    @cached_property
-    def _play_differs(self) -> np.ndarray:
-        return self.settled_against_dealer & money_differs(self.net_play, self.expected_net_play, self.unit)
-
-    @cached_property
-    def settled_as_if_qualification_opposite(self) -> np.ndarray:
-        """Per round, (b): some played hand is not settled as the cards require, and every played hand is
-        settled exactly as the posted paytable settles it had the dealer's qualification been the opposite."""
-        n, hr = self.n, self.hand_round
-        wrong = np.bincount(hr[self._ante_differs | self._play_differs], minlength=n) > 0
-        if not wrong.any():
-            return wrong
-        sub = np.flatnonzero(self.settled_against_dealer & wrong[hr])
-
-        def at(odds: np.ndarray | float) -> np.ndarray | float:
-            return odds if np.ndim(odds) == 0 else odds[sub]
-
-        opposite_ante, opposite_play = ante_and_play_nets(
-            self.ante[sub], self.play[sub], ~self.dealer_qualified[sub], self.beats_dealer[sub],
-            self.dealer_beats[sub], at(self.ante_odds), at(self.play_odds))
-        as_opposite = (~money_differs(self.net_ante[sub], opposite_ante, self.unit)
-                       & ~money_differs(self.net_play[sub], opposite_play, self.unit))
-        return wrong & (np.bincount(hr[sub], minlength=n) == np.bincount(hr[sub[as_opposite]], minlength=n))
-
-    @cached_property
-    def in_opposite_round(self) -> np.ndarray:
-        """The hand's round is a (b) round."""
-        return self.settled_as_if_qualification_opposite[self.hand_round]
-
-    @cached_property
-    def ante_net_wrong(self) -> np.ndarray:
-        """Settled against the dealer outside a (b) round, and the ante net is not the posted settlement."""
-        return self._ante_differs & ~self.in_opposite_round
-
-    @cached_property
-    def play_net_wrong(self) -> np.ndarray:
-        return self._play_differs & ~self.in_opposite_round
-
-    @cached_property
-    def ante_paid_below_even(self) -> np.ndarray:
-        """Among wrong ante nets: recorded below a 1:1 win."""
-        return _below(self.net_ante, self.ante * WIN_MINIMUM, self.ante_net_wrong, self.unit)
-
-    @cached_property
-    def play_paid_below_even(self) -> np.ndarray:
-        return _below(self.net_play, self.play * WIN_MINIMUM, self.play_net_wrong, self.unit)
-
-    @cached_property
-    def earns_ante_bonus(self) -> np.ndarray:
-        """(d): a played straight flush, three of a kind or straight, whatever the dealer holds."""
-        return self.played & (_MINIMUM_BONUS_ODDS[self.category] > 0)
-
-    @cached_property
-    def expected_ante_bonus(self) -> np.ndarray:
-        return np.where(self.earns_ante_bonus, self.ante * self.ante_bonus_odds, 0.0)
-
-    @cached_property
-    def ante_bonus_checked(self) -> np.ndarray:
-        """A hand of a completed round whose category is known or that folded (a folded hand earns none)."""
-        return self.in_completed_round & (self.folded | self.readable)
-
-    @cached_property
-    def ante_bonus_wrong(self) -> np.ndarray:
-        return self.ante_bonus_checked & money_differs(self.ante_bonus, self.expected_ante_bonus, self.unit)
-
-    @cached_property
-    def ante_bonus_below_minimum(self) -> np.ndarray:
-        """Among hands earning an ante bonus paid wrong: paid below (d)'s minimum odds."""
-        minimum = self.ante * _MINIMUM_BONUS_ODDS[self.category]
-        return _below(self.ante_bonus, minimum, self.earns_ante_bonus & self.ante_bonus_wrong, self.unit)
-
-    @cached_property
-    def expected_net_pair_plus(self) -> np.ndarray:
-        return self.pair_plus * self.pair_plus_odds
-
-    @cached_property
-    def pair_plus_wrong(self) -> np.ndarray:
-        """A pair plus wager of a completed round, the hand readable, whose net is not the paytable's."""
-        return (self.has_pair_plus & self.in_completed_round & self.readable
-                & money_differs(self.net_pair_plus, self.expected_net_pair_plus, self.unit))
-
-    # ---- wager nets (the shared void check) ------------------------------------------------------------
-    def wager_nets(self, rounds: np.ndarray) -> Nets:
-        """The ante, play, ante bonus and (where wagered) pair plus nets of every hand of the rounds
-        where ``rounds`` (per round, boolean) is True."""
-        hand = np.flatnonzero(rounds[self.hand_round])
-        pp = hand[self.has_pair_plus[hand]]
-        hr, seat = self.hand_round, self.seat
-        return Nets(round=np.concatenate([hr[hand], hr[hand], hr[hand], hr[pp]]),
-                    seat=np.concatenate([seat[hand], seat[hand], seat[hand], seat[pp]]),
-                    what=np.repeat(_WAGERS, [len(hand)] * 3 + [len(pp)]),
-                    net=np.concatenate([self.net_ante[hand], self.net_play[hand], self.ante_bonus[hand],
-                                        self.net_pair_plus[pp]]))
-
-    @cached_property
-    def nets(self) -> Nets:
-        """Every wager net of the batch (the shared void check asks :meth:`nets_of` for those of the
-        void and dead rounds only, built from those rounds alone)."""
-        return self.wager_nets(np.ones(self.n, bool))
-
-    # ---- texts of the flagged hands ----------------------------------------------------------------------
-    def rounded(self, values: np.ndarray) -> np.ndarray:
-        """Exact amounts rounded as the paytable rounds them."""
-        return money_round(values, self.unit, self.rounding)
-
-    def hand_text(self, i: int) -> str:
-        """``seat 3 Kc Ah Jd (high card)`` for hand ``i``."""
-        cat = int(self.category[i])
-        return f"seat {int(self.seat[i])} {cards_str(self.cards[i])} ({CATEGORY_NAMES[cat] if cat >= 0 else 'unreadable'})"
-
-    def dealer_text(self, r: int) -> str:
-        """``dealer Qh 3c 2d (qualifies)`` for round ``r``."""
-        return f"dealer {cards_str(self.dealer_cards[r])} ({'qualifies' if self.dealer_qualifies[r] else 'does not qualify'})"
-
-    def settlement_hits(self, ante: np.ndarray, play: np.ndarray, what: str) -> Hits:
-        """One hit per hand whose ante and/or play net is flagged; amounts over the flagged wagers."""
-        idx = np.flatnonzero(ante | play)
-        a, p = ante[idx], play[idx]
-        exp_ante, exp_play = self.rounded(self.expected_net_ante[idx]), self.rounded(self.expected_net_play[idx])
-        net_ante, net_play = self.net_ante[idx], self.net_play[idx]
-        expected = np.where(a, exp_ante, 0.0) + np.where(p, exp_play, 0.0)
-        recorded = np.where(a, net_ante, 0.0) + np.where(p, net_play, 0.0)
-
-        def nets(ante_nets: np.ndarray, play_nets: np.ndarray) -> np.ndarray:
-            """``ante +10.00, play -10.00``: the nets of the flagged wagers of each hand."""
-            return _texts(", ".join(([f"ante {format_net(x)}"] if a[k] else []) + ([f"play {format_net(y)}"] if p[k]
-                                                                                   else []))
-                          for k, (x, y) in enumerate(zip(ante_nets, play_nets, strict=True)))
-
-        rec = nets(net_ante, net_play)
-        message = _texts(
-            f"{self.hand_text(i)} vs {self.dealer_text(int(self.hand_round[i]))}: {what}; ante "
-            f"{format_money(self.ante[i])} play {format_money(self.play[i])}, recorded {rec[k]}"
-            for k, i in enumerate(idx))
-        return Hits(rows=self.hand_round[idx], message=message, expected=nets(exp_ante, exp_play), recorded=rec,
-                    discrepancy=recorded - expected, seat=self.seat[idx], expected_amount=expected,
-                    recorded_amount=recorded)
-
-    def ante_bonus_hits(self, mask: np.ndarray, what: str) -> Hits:
-        """One hit per hand whose ante bonus is flagged."""
-        idx = np.flatnonzero(mask)
-        expected, recorded = self.rounded(self.expected_ante_bonus[idx]), self.ante_bonus[idx]
-        message = _texts(
-            f"{'played' if self.played[i] else 'folded'} {self.hand_text(i)}, ante {format_money(self.ante[i])}: "
-            f"ante bonus {format_money(b)} {what} (expected {format_money(e)})"
-            for i, e, b in zip(idx, expected, recorded, strict=True))
-        return Hits(rows=self.hand_round[idx], message=message,
-                    expected=_texts(f"ante bonus {format_money(e)}" for e in expected),
-                    recorded=_texts(f"ante bonus {format_money(b)}" for b in recorded),
-                    discrepancy=recorded - expected, seat=self.seat[idx], expected_amount=expected,
-                    recorded_amount=recorded)
-
-    def pair_plus_hits(self, mask: np.ndarray) -> Hits:
-        idx = np.flatnonzero(mask)
-        expected, recorded = self.rounded(self.expected_net_pair_plus[idx]), self.net_pair_plus[idx]
-        message = _texts(f"{self.hand_text(i)}: pair plus {format_money(self.pair_plus[i])} net {format_net(r)}, "
-                         f"paytable gives {format_net(e)}" for i, e, r in zip(idx, expected, recorded, strict=True))
-        return Hits(rows=self.hand_round[idx], message=message,
-                    expected=_texts(f"pair plus {format_net(e)}" for e in expected),
-                    recorded=_texts(f"pair plus {format_net(r)}" for r in recorded),
-                    discrepancy=recorded - expected, seat=self.seat[idx], expected_amount=expected,
-                    recorded_amount=recorded)
-
-    # ---- integrity ---------------------------------------------------------------------------------------
-    @cached_property
-    def integrity_flagged(self) -> np.ndarray:
-        """Per round: a card repeated among the dealer's and all hands, a joker, or a hand (or the dealer's)
-        of other than three real cards."""
-        flagged = ~self.dealer_readable | distinct_cards_short(self.dealer_cards, self.cards, self.hand_round)
-        unreadable = ~self.readable
-        if unreadable.any():
-            flagged |= np.bincount(self.hand_round[unreadable], minlength=self.n) > 0
-        return flagged
-
-    def integrity_messages(self, rows: np.ndarray) -> np.ndarray:
-        """What is wrong with the cards of each of the (flagged) ``rows``."""
-        dealer = self.dealer_cards if self.dealer_card_count.max(initial=0) <= 3 else padded(
-            self.table["dealer_cards"])[0]
-        cards = self.cards if self.card_count.max(initial=0) <= 3 else padded(self.hands.field("cards"))[0]
-        seat = self.seat
-        # the hands of the flagged rounds (hands are in round order): hand ``lo[k] + j`` is round k's j-th
-        lo, hi = np.searchsorted(self.hand_round, rows), np.searchsorted(self.hand_round, rows + 1)
-        count = hi - lo
-        local = np.repeat(np.arange(len(rows)), count)
-        position = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
-        sel = lo[local] + position
-        # a matrix of every card of the flagged rounds: the dealer's, then each hand's
-        width, dw = max(cards.shape[1], 1), max(dealer.shape[1], 1)
-        matrix = np.full((len(rows), dw + width * int(count.max(initial=0))), -1, dtype=np.int8)
-        matrix[:, :dealer.shape[1]] = dealer[rows]
-        cols = dw + position[:, None] * width + np.arange(cards.shape[1])[None, :]
-        matrix[local[:, None], cols] = cards[sel]
-        repeated, first = repeated_in_round(np.where(matrix == JOKER, -1, matrix).astype(np.int8))
-        out = np.empty(len(rows), dtype=object)
-        for k, r in enumerate(rows):  # flagged rounds only
-            mine = range(int(lo[k]), int(hi[k]))
-            parts = []
-            if repeated[k]:
-                code = int(first[k])
-                holders = (["dealer"] if (dealer[r] == code).any() else []) + [
-                    f"seat {int(seat[j])}" for j in mine if (cards[j] == code).any()]
-                parts.append(f"card {cards_str([code])} dealt twice in a one-deck round ({', '.join(holders)})")
-            if (matrix[k] == JOKER).any():
-                parts.append("a joker in three card poker")
-            sizes = [f"dealer {int(self.dealer_card_count[r])}"] if self.dealer_card_count[r] != 3 else []
-            sizes += [f"seat {int(seat[j])} {int(self.card_count[j])}" for j in mine if self.card_count[j] != 3]
-            if sizes:
-                parts.append(f"hand of other than three cards ({', '.join(sizes)})")
-            out[k] = "; ".join(parts)
-        return out
-
-
 # ---- (a) ---------------------------------------------------------------------------------------------------------
 @rule("tcp.a", games=(GAME,), citation=f"{SECTION}(a)", severity="high",
-      summary="A hand has an ante wager greater than 0", columns=("hands",))
+      summary="A hand has an ante wager greater than 0", columns=("hands",),
+      needs=("wagers",))
 def a_ante(ctx: ThreeCardPoker) -> Hits:
     """(a) "The patron must place an ante wager to play against the dealer."
 
@@ -538,13 +35,14 @@ def a_ante(ctx: ThreeCardPoker) -> Hits:
     """
     idx = np.flatnonzero(~(ctx.ante > 0))
     return Hits(rows=ctx.hand_round[idx],
-                message=_texts(f"seat {int(ctx.seat[i])} has no ante (ante {format_money(ctx.ante[i])})" for i in idx),
-                expected="ante > 0", recorded=_texts(f"ante {format_money(ctx.ante[i])}" for i in idx),
+                message=texts(f"seat {int(ctx.seat[i])} has no ante (ante {format_money(ctx.ante[i])})" for i in idx),
+                expected="ante > 0", recorded=texts(f"ante {format_money(ctx.ante[i])}" for i in idx),
                 seat=ctx.seat[idx])
 
 
 @rule("tcp.a1", games=(GAME,), citation=f"{SECTION}(a)(1)", severity="high",
-      summary="A folded hand loses its ante and has no play bet", columns=("hands", "status"))
+      summary="A folded hand loses its ante and has no play bet", columns=("hands", "status"),
+      needs=("wagers",))
 def a1_fold(ctx: ThreeCardPoker) -> Hits:
     """(a) "After the player receives his or her cards, the player may do one (1) of the following:
     (1) Fold and forfeit the ante bet."
@@ -557,18 +55,19 @@ def a1_fold(ctx: ThreeCardPoker) -> Hits:
     idx = np.flatnonzero(ctx.folded & ((done & ~forfeits) | (ctx.play != 0)))
     expected = np.where(done[idx], -ctx.ante[idx], np.nan)
     recorded = np.where(done[idx], ctx.net_ante[idx] + ctx.net_play[idx], np.nan)
-    message = _texts(f"folded {ctx.hand_text(i)}: ante {format_money(ctx.ante[i])} net {format_net(ctx.net_ante[i])}, "
+    message = texts(f"folded {ctx.hand_text(i)}: ante {format_money(ctx.ante[i])} net {format_net(ctx.net_ante[i])}, "
                      f"play {format_money(ctx.play[i])} net {format_net(ctx.net_play[i])}" for i in idx)
     return Hits(rows=ctx.hand_round[idx], message=message,
-                expected=_texts(f"ante {format_net(-ctx.ante[i])}, no play bet" for i in idx),
-                recorded=_texts(f"ante {format_net(ctx.net_ante[i])}, play {format_money(ctx.play[i])} net "
+                expected=texts(f"ante {format_net(-ctx.ante[i])}, no play bet" for i in idx),
+                recorded=texts(f"ante {format_net(ctx.net_ante[i])}, play {format_money(ctx.play[i])} net "
                                 f"{format_net(ctx.net_play[i])}" for i in idx),
                 discrepancy=np.nan_to_num(recorded - expected), seat=ctx.seat[idx], expected_amount=expected,
                 recorded_amount=recorded)
 
 
 @rule("tcp.a2", games=(GAME,), citation=f"{SECTION}(a)(2)", severity="high",
-      summary="A played hand's play bet equals its ante", columns=("hands",))
+      summary="A played hand's play bet equals its ante", columns=("hands",),
+      needs=("wagers",))
 def a2_play_bet(ctx: ThreeCardPoker) -> Hits:
     """(a)(2) "Place a play bet that is in the same amount as the ante bet. The patron must place a play bet in
     order to continue participation in the hand."
@@ -578,16 +77,17 @@ def a2_play_bet(ctx: ThreeCardPoker) -> Hits:
     """
     idx = np.flatnonzero(ctx.played & money_differs(ctx.play, ctx.ante, ctx.unit))
     return Hits(rows=ctx.hand_round[idx],
-                message=_texts(f"{ctx.hand_text(i)} played: play {format_money(ctx.play[i])} differs from ante "
+                message=texts(f"{ctx.hand_text(i)} played: play {format_money(ctx.play[i])} differs from ante "
                                f"{format_money(ctx.ante[i])}" for i in idx),
-                expected=_texts(f"play {format_money(ctx.ante[i])}" for i in idx),
-                recorded=_texts(f"play {format_money(ctx.play[i])}" for i in idx), seat=ctx.seat[idx])
+                expected=texts(f"play {format_money(ctx.ante[i])}" for i in idx),
+                recorded=texts(f"play {format_money(ctx.play[i])}" for i in idx), seat=ctx.seat[idx])
 
 
 # ---- (b) ---------------------------------------------------------------------------------------------------------
 @rule("tcp.b", games=(GAME,), citation=f"{SECTION}(b)", severity="high",
       summary="The dealer qualifies with queen high or better (played hands settled accordingly)",
-      columns=("hands", "dealer_cards", "status", "table_id"), params=("ante", "play"))
+      columns=("hands", "dealer_cards", "status", "table_id"), params=("ante", "play"),
+      needs=("wagers", "suits", "ranks"))
 def b_dealer_qualifies(ctx: ThreeCardPoker) -> Hits:
     """(b) "The dealer's hand must have a value of queen high or better to qualify to play against the
     patrons' hands."
@@ -619,7 +119,8 @@ def b_dealer_qualifies(ctx: ThreeCardPoker) -> Hits:
 # ---- (c) ---------------------------------------------------------------------------------------------------------
 @rule("tcp.c1", games=(GAME,), citation=f"{SECTION}(c)(1)", severity="high",
       summary="dealer does not qualify: ante wins at least 1:1, play pushes",
-      columns=("hands", "dealer_cards", "status", "table_id"), params=("ante", "play"))
+      columns=("hands", "dealer_cards", "status", "table_id"), params=("ante", "play"),
+      needs=("wagers", "suits", "ranks"))
 def c1_dealer_does_not_qualify(ctx: ThreeCardPoker) -> Hits:
     """(c)(1) "If the dealer's hand does not qualify, all ante bets are won by the patrons and are paid at odds
     of at least one (1) to one (1). All play bets are considered a push and are returned to the patron."
@@ -634,7 +135,8 @@ def c1_dealer_does_not_qualify(ctx: ThreeCardPoker) -> Hits:
 
 @rule("tcp.c2", games=(GAME,), citation=f"{SECTION}(c)(2)", severity="high",
       summary="dealer beats the hand: ante and play lose",
-      columns=("hands", "dealer_cards", "status", "table_id"), params=("ante", "play"))
+      columns=("hands", "dealer_cards", "status", "table_id"), params=("ante", "play"),
+      needs=("wagers", "suits", "ranks"))
 def c2_dealer_beats_hand(ctx: ThreeCardPoker) -> Hits:
     """(c)(2) "If the dealer's hand qualifies and beats the patron's hand, the patron loses the ante bet and
     the play bet."
@@ -648,7 +150,8 @@ def c2_dealer_beats_hand(ctx: ThreeCardPoker) -> Hits:
 
 @rule("tcp.c3", games=(GAME,), citation=f"{SECTION}(c)(3)", severity="high",
       summary="hand beats the dealer: ante and play win at least 1:1",
-      columns=("hands", "dealer_cards", "status", "table_id"), params=("ante", "play"))
+      columns=("hands", "dealer_cards", "status", "table_id"), params=("ante", "play"),
+      needs=("wagers", "suits", "ranks"))
 def c3_hand_beats_dealer(ctx: ThreeCardPoker) -> Hits:
     """(c)(3) "If the dealer's hand qualifies and does not beat the patron's hand, the patron wins. The ante
     bet and the play bet are both paid at odds of at least one (1) to one (1)."
@@ -664,7 +167,8 @@ def c3_hand_beats_dealer(ctx: ThreeCardPoker) -> Hits:
 
 @rule("tcp.c4", games=(GAME,), citation=f"{SECTION}(c)(4)", severity="high",
       summary="tie with the dealer: ante and play push",
-      columns=("hands", "dealer_cards", "status", "table_id"), params=("ante", "play"))
+      columns=("hands", "dealer_cards", "status", "table_id"), params=("ante", "play"),
+      needs=("wagers", "suits", "ranks"))
 def c4_tie(ctx: ThreeCardPoker) -> Hits:
     """(c)(4) "If the dealer's hand qualifies and ties with the patron's hand, both the ante bet and the play
     bet are considered a push and the wagers are returned to the patron."
@@ -679,7 +183,8 @@ def c4_tie(ctx: ThreeCardPoker) -> Hits:
 # ---- (d) ---------------------------------------------------------------------------------------------------------
 @rule("tcp.d1", games=(GAME,), citation=f"{SECTION}(d)(1)", severity="high",
       summary="A played straight flush is paid an ante bonus of at least 5:1",
-      columns=("hands", "status", "table_id"), params=("ante_bonus",))
+      columns=("hands", "status", "table_id"), params=("ante_bonus",),
+      needs=("wagers", "suits", "ranks"))
 def d1_straight_flush(ctx: ThreeCardPoker) -> Hits:
     """(d)(1) "A straight flush must be paid at odds of at least five (5) to one (1)."
 
@@ -691,7 +196,8 @@ def d1_straight_flush(ctx: ThreeCardPoker) -> Hits:
 
 @rule("tcp.d2", games=(GAME,), citation=f"{SECTION}(d)(2)", severity="high",
       summary="A played three of a kind is paid an ante bonus of at least 4:1",
-      columns=("hands", "status", "table_id"), params=("ante_bonus",))
+      columns=("hands", "status", "table_id"), params=("ante_bonus",),
+      needs=("wagers", "ranks"))
 def d2_three_of_a_kind(ctx: ThreeCardPoker) -> Hits:
     """(d)(2) "Three (3) of a kind must be paid at odds of at least four (4) to one (1)."
 
@@ -703,7 +209,8 @@ def d2_three_of_a_kind(ctx: ThreeCardPoker) -> Hits:
 
 @rule("tcp.d3", games=(GAME,), citation=f"{SECTION}(d)(3)", severity="high",
       summary="A played straight is paid an ante bonus of at least 1:1",
-      columns=("hands", "status", "table_id"), params=("ante_bonus",))
+      columns=("hands", "status", "table_id"), params=("ante_bonus",),
+      needs=("wagers", "ranks"))
 def d3_straight(ctx: ThreeCardPoker) -> Hits:
     """(d)(3) "A straight must be paid at odds of at least one (1) to one (1)."
 
@@ -714,7 +221,8 @@ def d3_straight(ctx: ThreeCardPoker) -> Hits:
 
 
 @rule("tcp.d", games=(GAME,), citation=f"{SECTION}(d)", severity="high",
-      summary="No ante bonus on a hand that does not qualify for one, or on a folded hand", columns=("hands", "status"))
+      summary="No ante bonus on a hand that does not qualify for one, or on a folded hand", columns=("hands", "status"),
+      needs=("wagers", "suits", "ranks"))
 def d_no_ante_bonus_otherwise(ctx: ThreeCardPoker) -> Hits:
     """(d) "The patron's hand is not compared to the dealer's hand for purposes of the ante bonus. A patron
     with a qualifying ante bonus hand will be paid the bonus even if the dealer's hand beats the patron's
@@ -730,7 +238,8 @@ def d_no_ante_bonus_otherwise(ctx: ThreeCardPoker) -> Hits:
 # ---- paytable, void, integrity ----------------------------------------------------------------------------------
 @rule("tcp.paytable", games=(GAME,), citation="paytable", severity="high",
       summary="Payouts at or above the regulation minimums match the posted paytable; pair plus matches its paytable",
-      columns=("hands", "dealer_cards", "status", "table_id"), params=("ante", "play", "ante_bonus", "pair_plus"))
+      columns=("hands", "dealer_cards", "status", "table_id"), params=("ante", "play", "ante_bonus", "pair_plus"),
+      needs=("wagers", "suits", "ranks"))
 def paytable(ctx: ThreeCardPoker) -> Hits:
     """Catalog ``paytable``: payouts above the minimums match the posted paytable; pair plus matches its
     paytable (default 40/30/6/3/1 for SF/trips/straight/flush/pair). "Underpayment of a minimum cites
@@ -741,7 +250,7 @@ def paytable(ctx: ThreeCardPoker) -> Hits:
     """
     ante_wins = ~ctx.dealer_qualified | ctx.beats_dealer
     play_wins = ctx.dealer_qualified & ctx.beats_dealer
-    return _join(
+    return join_hits(
         ctx.settlement_hits(ante_wins & ctx.ante_net_wrong & ~ctx.ante_paid_below_even,
                             play_wins & ctx.play_net_wrong & ~ctx.play_paid_below_even,
                             "win paid off the posted paytable"),
@@ -750,7 +259,8 @@ def paytable(ctx: ThreeCardPoker) -> Hits:
         ctx.pair_plus_hits(ctx.pair_plus_wrong))
 
 
-@rule("tcp.void", games=(GAME,), citation="void", severity="high", summary=VOID_SUMMARY, columns=("hands", "status"))
+@rule("tcp.void", games=(GAME,), citation="void", severity="high", summary=VOID_SUMMARY, columns=("hands", "status"),
+      needs=("wagers",))
 def void(ctx: ThreeCardPoker) -> Hits:
     """Catalog ``void``: in a void or dead round every wager's net is 0 (ante, play, ante bonus, pair plus)."""
     return void_round_nets(ctx)
@@ -758,7 +268,8 @@ def void(ctx: ThreeCardPoker) -> Hits:
 
 @rule("tcp.integrity", games=(GAME,), citation="integrity", severity="high",
       summary="One 52-card deck: no card repeated in a round, no joker, three cards a hand",
-      columns=("hands", "dealer_cards"))
+      columns=("hands", "dealer_cards"),
+      needs=("suits", "ranks"))
 def integrity(ctx: ThreeCardPoker) -> Hits:
     """Catalog ``integrity``: a card repeated in a one-deck round, the joker outside pai gow; and a hand
     (or the dealer's) of other than three cards. Not about money."""

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...paytables import Config
-from ...schema import schema_for
+from ...schema import schema_for, table_of
 from .hands import FLUSH, STRAIGHT, evaluate, high_card_score
 from .paytable import ante_and_play_nets, ante_bonus_odds, dealer_qualifies, pair_plus_odds
 from .schema import HAND as TCP_HAND
@@ -295,4 +295,4 @@ def _table(n: int, seed: int, tables: int, start: str, void: np.ndarray, dealer:
         "dealer_cards": cards_list(dealer),
         "hands": pa.ListArray.from_arrays(pa.array(offsets), hands),
     }
-    return pa.Table.from_arrays([columns[f.name] for f in schema], schema=schema)
+    return table_of(columns, schema, n)

@@ -1,0 +1,112 @@
+"""``auditkit profile suggest FILE`` and ``auditkit profile check PROFILE FILE``: write and try an import profile."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .common import EXIT_CLEAN, EXIT_FINDINGS, UsageError, positive_int
+
+
+def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
+    s = sub.add_parser("profile", help="write or try an import profile for a vendor's export (docs/profiles.md)", **kw)
+    inner = s.add_subparsers(dest="action", required=True, metavar="ACTION")
+    common = {k: v for k, v in kw.items() if k in ("parents", "formatter_class")}
+    g = inner.add_parser("suggest", help="write a draft profile from the file's header and a sample of its values",
+                         **common)
+    g.add_argument("file", help="the export (CSV; other formats as the [source] section supports)")
+    g.add_argument("--out", metavar="PROFILE", help="write the draft here (when not given: to standard output)")
+    g.add_argument("--format", help="the source format (when not given: from the file name)")
+    g.set_defaults(func=run_suggest)
+    c = inner.add_parser("check", help="print the first rounds as auditkit reads them and every row it cannot map "
+                         "(exit 0 all rows map, 1 some do not, 2 the profile is invalid)", **common)
+    c.add_argument("profile", help="the profile (TOML)")
+    c.add_argument("file", help="the export")
+    c.add_argument("--rounds", type=positive_int, default=3, metavar="N", help="rounds to print")
+    c.add_argument("--max-rows", type=positive_int, default=200, metavar="N",
+                   help="unmapped rows to print (all are counted)")
+    c.set_defaults(func=run_check)
+
+
+def _source_table(path: Path, fmt: str | None) -> dict:
+    """The [source] table for a file, guessed from its name and first bytes."""
+    fmt = fmt or {".xlsx": "xlsx", ".json": "json", ".jsonl": "jsonl", ".sqlite": "sqlite", ".db": "sqlite",
+                  ".sqlite3": "sqlite"}.get(path.suffix.lower(), "csv")
+    table: dict = {"format": fmt}
+    if fmt == "csv":
+        head = path.open("rb").read(1 << 16)
+        try:
+            text = head.decode("utf-8-sig")
+            table["encoding"] = "utf-8"
+        except UnicodeDecodeError:
+            text = head.decode("cp1252", errors="replace")
+            table["encoding"] = "cp1252"
+        first = text.splitlines()[0] if text else ""
+        table["delimiter"] = max([",", ";", "\t", "|"], key=first.count)
+    return table
+
+
+def _spec(table: dict, where: str):
+    try:
+        from ..ingest.profiles.source import SourceSpec
+    except ImportError:
+        return table
+    return SourceSpec.from_table(table, where)
+
+
+def run_suggest(args: argparse.Namespace) -> int:
+    from ..ingest.profiles.suggest import suggest_profile
+    from ..ingest.readers.profile import read_rows
+    from ..store import atomic_path
+
+    path = Path(args.file)
+    if not path.is_file():
+        raise UsageError(f"no such file: {path}")
+    table = _source_table(path, args.format)
+    rows, _, name = read_rows(_spec(table, str(path)), path)
+    lines = ["[source]"] + [f"{k} = {json.dumps(v, ensure_ascii=False)}" for k, v in table.items()]
+    text = suggest_profile(rows, path.name, lines)
+    if args.out:
+        out = Path(args.out)
+        with atomic_path(out) as tmp:
+            Path(tmp).write_text(text, encoding="utf-8")
+        print(f"draft profile: {out} ({text.count('# TODO')} TODO(s) to check)", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return EXIT_CLEAN
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from ..ingest.blocks import parse_objects
+    from ..ingest.profiles import load_profile
+    from ..ingest.profiles.mapping import map_rows
+    from ..ingest.readers.profile import read_rows
+
+    prof = load_profile(args.profile)
+    path = Path(args.file)
+    if not path.is_file():
+        raise UsageError(f"no such file: {path}")
+    table, source_bad, name = read_rows(prof.source, path)
+    mapped = map_rows(table, prof)
+    parsed = parse_objects(mapped.rounds, mapped.raws)
+    stored = {line for t in parsed.tables.values() for line in t["source_line"].to_pylist()}
+    shown = [(line, rec) for line, rec in mapped.rounds if line in stored][:args.rounds]
+    print(f"{name}: {mapped.rows + len(source_bad)} row(s) read through profile {prof.name!r}: "
+          f"{len(stored)} round(s), {mapped.attached} row(s) read into their round, {mapped.blank} blank")
+    if prof.not_recorded:
+        print(f"not recorded by this export (rules needing it report 'not checkable'): {', '.join(prof.not_recorded)}")
+    for line, rec in shown:
+        print(f"round from row {line}: {json.dumps(rec, ensure_ascii=False)}")
+    bad = sorted([(row, reason) for row, reason, _ in source_bad] + [(row, reason) for row, _, reason, _ in mapped.bad]
+                 + [(line, reason) for line, _, reason, _ in parsed.bad])
+    if not bad:
+        print("every row maps")
+        return EXIT_CLEAN
+    print(f"{len(bad)} row(s) could not be mapped:")
+    for row, reason in bad[:args.max_rows]:
+        print(f"  row {row}: {reason}")
+    if len(bad) > args.max_rows:
+        print(f"  ... and {len(bad) - args.max_rows} more")
+    return EXIT_FINDINGS

@@ -1,0 +1,304 @@
+"""A source's rows to log-v1 round records: fields converted a column at a time, rows grouped into
+rounds by the profile's key columns, every row accounted for.
+
+A row is *blank* (every cell empty), part of a *round* (the round's first row gives its line
+number; its other rows are *attached*), or *quarantined* with its row number and reason: a cell
+that does not convert, a row without its round key, or any row of a round whose rows disagree
+(two outcomes, a hand twice) or that holds a row that could not be mapped (the round is
+quarantined whole). The records then go through the same record reader as a JSONL log's, so the
+stored rounds are those of the same rounds written as JSONL.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import string
+from dataclasses import dataclass, field
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .model import LISTS, FieldSpec, Profile, kind_of
+from .notation import column_values, converter, money_reader, time_values
+
+__all__ = ["Mapped", "map_rows", "ROW"]
+
+ROW = "__row"  # the row's number as a user finds it in the source
+
+
+@dataclass
+class Mapped:
+    """What the rows of a source became."""
+
+    rounds: list[tuple[int, dict[str, Any]]] = field(default_factory=list)  # (first row, record)
+    raws: dict[int, str] = field(default_factory=dict)  # first row -> the round's rows as text
+    bad: list[tuple[int, str, str, str | None]] = field(default_factory=list)  # (row, raw, reason, round id)
+    blank: int = 0
+    attached: int = 0
+    rows: int = 0
+
+
+def _row_texts(table: pa.Table, data: list[str]) -> list[str]:
+    cols = [pc.fill_null(table[c], "") for c in data]
+    if not cols:
+        return [""] * table.num_rows
+    return pc.binary_join_element_wise(*cols, ",").to_pylist()
+
+
+def _field_values(table: pa.Table, target: str, spec: FieldSpec, prof: Profile, n: int
+                  ) -> tuple[list[Any], dict[int, str]]:
+    """Every row's value of one field and the reasons of the rows it failed for."""
+    kind = kind_of(target, spec)
+    if spec.const is not None:
+        return [spec.const] * n, {}
+    if spec.bankroll_before:
+        read = money_reader(prof)
+        before, r1 = column_values(table[spec.bankroll_before], read)
+        after, r2 = column_values(table[spec.bankroll_after], read)
+        out = [None if a is None or b is None else _num(a - b) for a, b in zip(after, before, strict=True)]
+        return out, {**r1, **r2}
+    if spec.returned:
+        return column_values(table[spec.returned], money_reader(prof))
+    read = converter(kind, spec, prof)
+    if spec.template is not None:
+        names = [f for _, f, _, _ in string.Formatter().parse(spec.template) if f]
+        cols = {c: table[c].to_pylist() for c in dict.fromkeys(names)}
+        texts: list[str | None] = []
+        reasons: dict[int, str] = {}
+        for i in range(n):
+            vals = {c: cols[c][i] for c in cols}
+            if any(v is None for v in vals.values()):
+                texts.append(None)
+                continue
+            try:
+                texts.append(spec.template.format(**{c: _template_value(v) for c, v in vals.items()}))
+            except (ValueError, TypeError) as exc:
+                texts.append(None)
+                reasons[i] = f"{target}: template {spec.template!r}: {exc}"
+        if kind == "text" and spec.values is None:
+            return texts, reasons
+        out, more = column_values(pa.array(texts, pa.string()), read)
+        return out, {**reasons, **more}
+    if spec.columns:
+        parts = [column_values(table[c], read) for c in spec.columns]
+        reasons = {}
+        for _, r in parts:
+            reasons.update(r)
+        out = []
+        for i in range(n):
+            items: list[Any] = []
+            for vals, _ in parts:
+                v = vals[i]
+                if v is not None:
+                    items.extend(v if isinstance(v, list) else [v])
+            out.append(items or None)
+        return out, reasons
+    if kind == "time" and spec.values is None:
+        return time_values(table[spec.column], prof)  # type: ignore[index]
+    return column_values(table[spec.column], read)  # type: ignore[index]
+
+
+def _num(v: float) -> float | int:
+    v = round(v, 6)
+    return int(v) if float(v).is_integer() else v
+
+
+def _template_value(v: str) -> Any:
+    t = v.strip()
+    if t.lstrip("-").isdigit():
+        return int(t)
+    return t
+
+
+def map_rows(table: pa.Table, prof: Profile, first_ordinal: int = 0) -> Mapped:
+    """The rounds of ``table`` (string columns and :data:`ROW`), mapped through ``prof``."""
+    out = Mapped(rows=table.num_rows)
+    data = [c for c in table.column_names if c != ROW]
+    missing = sorted({c for s in prof.fields.values() for c in s.source_columns()}
+                     | set(prof.round_key) | set(prof.shoe_key) - set(data))
+    missing = [c for c in missing if c not in data]
+    if missing:
+        from ...paytables import ConfigError
+
+        raise ConfigError(f"{prof.where}: the source has no column {', '.join(map(repr, missing))} "
+                          f"(its columns: {', '.join(map(repr, data))})")
+    n = table.num_rows
+    rows = table[ROW].to_numpy()
+    texts = _row_texts(table, data)
+    empty = np.ones(n, bool)
+    for c in data:
+        col = table[c]
+        empty &= ~pc.fill_null(pc.greater(pc.utf8_length(pc.utf8_trim_whitespace(col)), 0), False).to_numpy(
+            zero_copy_only=False)
+    out.blank = int(empty.sum())
+    values: dict[str, list[Any]] = {}
+    why: dict[int, str] = {}
+    for target, spec in prof.fields.items():
+        vals, reasons = _field_values(table, target, spec, prof, n)
+        values[target] = vals
+        for i, r in reasons.items():
+            why.setdefault(i, f"{target}: {r}" if not r.startswith(target) else r)
+    whens = {t: _when(table, s) for t, s in prof.fields.items() if s.when}
+    plan = _plan(prof, values, whens)
+    lists = [name for name in LISTS if any(t.startswith(name + ".") for t in prof.fields)]
+    groups = _groups(table, prof, empty, why)
+    zone = ZoneInfo(prof.zone) if prof.zone else None
+    seq: dict[Any, int] = {}  # rounds seen per shoe, for a round_seq the export lacks
+    for k, idx in enumerate(groups):
+        first = int(rows[idx[0]])
+        failed = [i for i in idx if i in why]
+        raw = "\n".join(texts[i] for i in idx)
+        if failed:
+            first_bad = int(rows[failed[0]])
+            for i in idx:
+                out.bad.append((int(rows[i]), texts[i], why.get(i) or
+                                f"another row of the round could not be mapped (row {first_bad}: {why[failed[0]]})", None))
+            continue
+        try:
+            rec = _record(prof, idx, plan, lists)
+        except ValueError as exc:
+            for i in idx:
+                out.bad.append((int(rows[i]), texts[i], f"round of rows {int(rows[idx[0]])}-{int(rows[idx[-1]])} "
+                                f"quarantined whole: {exc}", None))
+            continue
+        if "round_id" not in rec:
+            rec["round_id"] = _made_id(prof, table, idx[0], rec, first)
+        if prof.time_kind == "none":
+            day = dt.datetime.fromisoformat(prof.start_date).replace(tzinfo=zone)  # type: ignore[arg-type]
+            rec["started_at"] = (day + dt.timedelta(seconds=(first_ordinal + k) * prof.spacing_seconds)).isoformat()
+        if "round_seq" not in prof.fields and "shoe_id" in rec:
+            seq[rec["shoe_id"]] = rec["round_seq"] = seq.get(rec["shoe_id"], 0) + 1
+        out.rounds.append((first, rec))
+        out.raws[first] = raw
+        out.attached += len(idx) - 1
+    return out
+
+
+def _when(table: pa.Table, spec: FieldSpec) -> np.ndarray:
+    w = spec.when or {}
+    col = pc.utf8_trim_whitespace(table[w["column"]])
+    return pc.fill_null(pc.is_in(col, value_set=pa.array(w["in"], pa.string())), False).to_numpy(zero_copy_only=False)
+
+
+def _groups(table: pa.Table, prof: Profile, empty: np.ndarray, why: dict[int, str]) -> list[list[int]]:
+    """Row indices of each round, in the order of their first rows (blank rows left out)."""
+    idx = np.flatnonzero(~empty)
+    if not prof.round_key:
+        return [[int(i)] for i in idx]
+    keys = [table[c].to_pylist() for c in prof.round_key]
+    found: dict[tuple, list[int]] = {}
+    for i in idx.tolist():
+        key = tuple(k[i].strip() if k[i] is not None else None for k in keys)
+        if any(v is None or v == "" for v in key):
+            why.setdefault(i, f"no round key: {', '.join(prof.round_key)} must all have a value")
+            found[("\0missing", i)] = [i]
+            continue
+        found.setdefault(key, []).append(i)
+    return list(found.values())
+
+
+ROUND, ITEM, COLLECT = 0, 1, 2
+
+
+def _plan(prof: Profile, values: dict[str, list[Any]], whens: dict[str, np.ndarray]) -> list[tuple]:
+    """(head, tail, kind, values, rows mask or None) of every field, worked out once per source."""
+    plan = []
+    for target, vals in values.items():
+        head, _, tail = target.partition(".")
+        kind = ITEM if head in LISTS and tail else COLLECT if prof.fields[target].collect else ROUND
+        plan.append((head, tail, kind, vals, whens.get(target)))
+    return plan
+
+
+def _record(prof: Profile, idx: list[int], plan: list[tuple], lists: list[str]) -> dict[str, Any]:
+    """The round record of the rows ``idx``; ValueError when they disagree."""
+    rec: dict[str, Any] = {}
+    if len(idx) == 1:  # one row, one round: nothing to agree or collect across rows
+        i = idx[0]
+        one: dict[str, dict[str, Any]] = {}
+        for head, tail, kind, vals, mask in plan:
+            v = vals[i]
+            if v is None or (mask is not None and not mask[i]):
+                continue
+            if kind == ITEM:
+                one.setdefault(head, {})[tail] = v
+            else:
+                _put(rec, head, tail, v if kind == ROUND or isinstance(v, list) else [v])
+        for name in lists:
+            rec[name] = [one[name]] if name in one else []
+            for item in rec[name]:
+                _net(prof, name, item)
+        return rec
+    per_row: dict[int, dict[str, dict[str, Any]]] = {i: {} for i in idx}
+    for head, tail, kind, vals, mask in plan:
+        rows = idx if mask is None else [i for i in idx if mask[i]]
+        if kind == ITEM:
+            for i in rows:
+                if vals[i] is not None:
+                    per_row[i].setdefault(head, {})[tail] = vals[i]
+        elif kind == COLLECT:
+            got: list[Any] = []
+            for i in rows:
+                v = vals[i]
+                if v is not None:
+                    got.extend(v if isinstance(v, list) else [v])
+            if got:
+                _put(rec, head, tail, got)
+        else:
+            distinct: list[Any] = []
+            for i in rows:
+                v = vals[i]
+                if v is not None and v not in distinct:
+                    distinct.append(v)
+            if len(distinct) > 1:
+                target = f"{head}.{tail}" if tail else head
+                raise ValueError(f"its rows disagree on {target}: {', '.join(map(repr, distinct[:4]))}")
+            if distinct:
+                _put(rec, head, tail, distinct[0])
+    for name in lists:
+        lst = [per_row[i][name] for i in idx if name in per_row[i]]
+        for item in lst:
+            _net(prof, name, item)
+        _no_twice(name, lst)
+        rec[name] = lst
+    return rec
+
+
+def _put(rec: dict[str, Any], head: str, tail: str, value: Any) -> None:
+    if tail:
+        rec.setdefault(head, {})[tail] = value
+    else:
+        rec[head] = value
+
+
+def _net(prof: Profile, name: str, item: dict[str, Any]) -> None:
+    """A net from the amount returned: returned - the amount wagered."""
+    spec = prof.fields.get(f"{name}.net")
+    if spec is None or not spec.returned or "net" not in item:
+        return
+    amount = item.get("amount" if name == "wagers" else "wager")
+    if amount is None:
+        raise ValueError(f"a {name[:-1]} has an amount returned but no amount wagered")
+    item["net"] = _num(item["net"] - amount)
+
+
+def _no_twice(name: str, lst: list[dict[str, Any]]) -> None:
+    keys = ("seat", "hand") if name == "hands" else ("seat", "bet")
+    seen: set[tuple] = set()
+    for item in lst:
+        key = tuple(item.get(k) for k in keys)
+        if all(v is None for v in key):
+            continue
+        if key in seen:
+            desc = " ".join(f"{k} {v}" for k, v in zip(keys, key, strict=True) if v is not None)
+            raise ValueError(f"{name[:-1]} {desc} twice")
+        seen.add(key)
+
+
+def _made_id(prof: Profile, table: pa.Table, i: int, rec: dict[str, Any], first: int) -> str:
+    """A round id made from the table and the round key (or the row number when rows are rounds)."""
+    parts = [str(table[c][i].as_py()).strip() for c in prof.round_key] or [str(first)]
+    return "-".join([str(rec.get("table_id", "")), *parts])

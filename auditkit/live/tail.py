@@ -1,0 +1,351 @@
+"""Following files: a file's identity (device and inode, the hash of its first bytes), reading its
+complete new lines within a poll's budget, rotation (a renamed file read to its end), truncation
+(read again from its start, the lines it had not read taken from its copy), long lines and gzip."""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import hashlib
+import os
+import time
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from ..ingest.jsonl import RAW_KEPT, read_blocks
+from ..ingest.sources import SUFFIXES, InputError, discover
+
+HEAD = 4096                  # bytes of a file's start kept as a hash, to know it again after a restart
+READ_BUDGET = 2 << 20        # bytes read from all files in one poll, shared out evenly (a watcher behind its
+READ_MIN = 16 << 10          #   logs reads ~3,000 rounds a poll, however many files), at least READ_MIN a file;
+                             #   a line longer than its share is read whole, up to max_line
+SCAN = 1 << 20               # bytes read at a time while looking for the end of a line longer than max_line
+GZIP_LINES = 4_000           # lines of a gzip file validated per batch
+NAMES = 8                    # names a followed file is remembered under
+
+
+@dataclass
+class Tracked:
+    """One followed file, known by ``(dev, ino)``; ``gen`` counts truncations."""
+
+    dev: int
+    ino: int
+    path: Path
+    gen: int = 0
+    offset: int = 0          # bytes consumed (complete lines only)
+    line: int = 0            # lines consumed
+    head: str = ""           # blake2b of the first head_len bytes
+    head_len: int = 0
+    gzip: bool | None = None  # None until the first two bytes are there
+    done: bool = False       # a gzip file read to its end
+    size: int = -1           # gzip: size and mtime at the last poll, and since when they hold
+    mtime: int = -1
+    stable_since: float = 0.0
+    orphan_since: float | None = None  # no longer listed under any watched name (rotated away, deleted)
+    scanned: int = 0         # a too-long line being written: bytes of it known to have no line break
+    names: list[str] = field(default_factory=list)  # the names it was read under (the last few)
+    fh: IO[bytes] | None = field(default=None, repr=False)
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return self.dev, self.ino
+
+    @property
+    def source_key(self) -> str:
+        return f"{self.dev}:{self.ino}:{self.gen}"
+
+    def state(self) -> dict[str, Any]:
+        return {"dev": self.dev, "ino": self.ino, "path": str(self.path), "gen": self.gen, "offset": self.offset,
+                "line": self.line, "head": self.head, "head_len": self.head_len, "gzip": self.gzip, "done": self.done,
+                "names": self.names}
+
+    def named(self, path: Path) -> None:
+        """Now under ``path`` (a rotation renames it): remembered, so that its rounds stored under an
+        earlier name are known as its own after a restart."""
+        self.path = path
+        name = str(path)
+        if name not in self.names:
+            self.names = [*self.names[-(NAMES - 1):], name]
+
+    def close(self) -> None:
+        if self.fh is not None:
+            self.fh.close()
+            self.fh = None
+
+
+def _head_hash(fh: IO[bytes], n: int) -> str:
+    fh.seek(0)
+    return hashlib.blake2b(fh.read(n), digest_size=16).hexdigest()
+
+
+def _gzip_complete(path: Path) -> bool:
+    """True when a gzip file decompresses to its end (its trailer is there)."""
+    try:
+        with gzip.open(path, "rb") as fh:
+            while fh.read(1 << 20):
+                pass
+        return True
+    except (EOFError, OSError, zlib.error, gzip.BadGzipFile):
+        return False
+
+
+@dataclass(frozen=True)
+class Unread:
+    """An entry that is not a readable line, counted as a line read as ingest counts it: a line
+    longer than ``max_line`` (its head is kept) or the place where a gzip stream broke."""
+
+    head: bytes
+    reason: str
+
+
+class Tail:
+    """The reading half of :class:`~auditkit.live.watcher.Watcher` (a mixin: it uses the watcher's
+    files, paths, limits, ``_process`` and warnings)."""
+
+    def _listing(self) -> dict[tuple[int, int], tuple[Path, os.stat_result]]:
+        found: dict[tuple[int, int], tuple[Path, os.stat_result]] = {}
+        for p in self.paths:
+            try:
+                files = discover([p])
+            except InputError:
+                self._warn(str(p), f"{p} does not exist (yet); watching for it")
+                continue
+            for f in files:
+                if f.name.lower().endswith(".csv"):
+                    self._warn(str(f), f"{f}: CSV logs are not followed live (ingest them); skipped")
+                    continue
+                if not f.name.lower().endswith(SUFFIXES) and p.is_dir():
+                    continue
+                r = f.resolve()
+                if r in self.own or (self.store_root is not None and r.is_relative_to(self.store_root)):
+                    continue
+                try:
+                    st = f.stat()
+                except OSError:
+                    continue
+                found.setdefault((st.st_dev, st.st_ino), (f, st))
+        return found
+
+    def _known(self) -> dict[tuple[int, int], tuple[Path, os.stat_result]] | None:
+        """The files of the last listing, stat'ed again; None when a name now holds another file or is gone."""
+        out = {}
+        for key, (path, _st) in self._listed.items():
+            try:
+                st = path.stat()
+            except OSError:
+                return None
+            if (st.st_dev, st.st_ino) != key:
+                return None
+            out[key] = (path, st)
+        return out
+
+    def poll_once(self) -> bool:
+        """Read, validate and emit what arrived; True when a file had more to read than one poll takes."""
+        self.stats["polls"] += 1
+        now, cpu = time.monotonic(), time.thread_time()
+        listing = self._known() if now - self._scanned < self.rescan else None
+        if listing is None:  # folders listed again every ``rescan`` seconds; known files stat'ed every poll
+            listing, self._scanned = self._listing(), now
+        self._listed = listing
+        lines: list[tuple[Tracked, int, bytes]] = []
+        more = False
+        share = max(READ_BUDGET // max(len(self.files), len(listing), 1), READ_MIN)
+        for key, t in list(self.files.items()):  # files renamed away or deleted: read to their end, then drop
+            if key in listing:
+                t.orphan_since = None
+                continue
+            if t.orphan_since is None:
+                t.orphan_since = now
+            final = now - t.orphan_since >= self.orphan_grace or t.gzip
+            more |= self._read(t, lines, share, final=bool(final))
+            if final:
+                t.close()
+                del self.files[key]
+        new = [key for key in listing if key not in self.files]
+        for key in new:
+            path, st = listing[key]
+            t = self.files[key] = Tracked(dev=key[0], ino=key[1], path=path, names=[str(path)])
+            if st.st_size:
+                with contextlib.suppress(OSError), open(path, "rb") as fh:
+                    t.head_len = min(st.st_size, HEAD)
+                    t.head = _head_hash(fh, t.head_len)
+        if new and self.checkpoint is not None:  # known by the checkpoint before any of their lines is read
+            self._register([self.files[key] for key in new])
+        for key, (path, st) in listing.items():
+            t = self.files[key]
+            t.named(path)
+            if t.gzip is None and st.st_size >= 2:
+                with open(path, "rb") as fh:
+                    t.gzip = fh.read(2) == b"\x1f\x8b"
+            if t.gzip:
+                self._read_gzip(t, st, now)
+            elif t.gzip is False:
+                more |= self._read(t, lines, share)
+        if lines:
+            self._process(lines)
+        for shoes in self.shoes.values():
+            shoes.expire(now)
+        if lines:
+            self.poll_times.add(time.monotonic() - now, time.thread_time() - cpu)
+        if not more and self._out_pin is not None and all(t.gzip is False or t.done for t in self.files.values()):
+            self.suppress.clear()  # caught up: every line after the checkpoint was read again
+            self._out_pin = None
+        return more
+
+    def _read(self, t: Tracked, lines: list[tuple[Tracked, int, Any]], limit: int, final: bool = False) -> bool:
+        """Append the complete new lines of a plain file, about ``limit`` bytes of them; True if more is waiting."""
+        if t.gzip:
+            return False
+        try:
+            if t.fh is None:
+                fh = open(t.path, "rb")  # noqa: SIM115 (kept open: a rotated file is read to its end)
+                st = os.fstat(fh.fileno())
+                if (st.st_dev, st.st_ino) != t.key:  # the name now holds another file
+                    fh.close()
+                    return False
+                t.fh = fh
+            size = os.fstat(t.fh.fileno()).st_size
+        except OSError:
+            return False
+        if size < t.offset or (t.head_len and size >= t.head_len and _head_hash(t.fh, t.head_len) != t.head
+                               and t.offset <= size):
+            copy = self._read_copy(t, lines)
+            self._warn_now(f"{t.path} was truncated or replaced: read again from its start"
+                           + (f"; the lines after line {t.line} read from its copy {copy}" if copy else ""))
+            t.gen, t.offset, t.line, t.head, t.head_len = t.gen + 1, 0, 0, "", 0
+        if size == t.offset:
+            return False
+        t.fh.seek(t.offset)
+        data = t.fh.read(limit)
+        cut = data.rfind(b"\n") + 1
+        if cut == 0 and len(data) == limit:  # a line longer than the share: read it whole, up to max_line
+            data += t.fh.read(max(self.max_line + 1 - limit, 0))
+            cut = data.rfind(b"\n") + 1
+        if final and cut < len(data) and t.offset + len(data) == size:
+            cut = len(data)  # the writer is gone: its last line is complete as it stands
+        if cut == 0 and len(data) > self.max_line:
+            return self._skip_long(t, size, lines, final)
+        parts = data[:cut].split(b"\n")
+        if data[:cut].endswith(b"\n"):
+            parts.pop()
+        long = cut > self.max_line  # only then can a line be too long
+        for raw in parts:
+            t.line += 1
+            lines.append((t, t.line, Unread(raw[:RAW_KEPT], self._too_long) if long and len(raw) > self.max_line
+                          else raw.rstrip(b"\r\n")))
+        t.offset += cut
+        if t.head_len < HEAD and t.offset > t.head_len:
+            t.head_len = min(t.offset, HEAD)
+            t.head = _head_hash(t.fh, t.head_len)
+        return t.offset < size and cut > 0
+
+    def _read_copy(self, t: Tracked, lines: list[tuple[Tracked, int, Any]]) -> Path | None:
+        """After a copytruncate: find the copy of ``t`` in its folder (a name starting with its name, e.g.
+        ``t.jsonl.1`` or ``t.jsonl.1.gz``, whose first bytes are the ones ``t`` had) and append the lines
+        ``t`` had not read yet from it (as Vector's file source finds a file by its fingerprint)."""
+        if not t.head_len:
+            return None
+        try:
+            entries = sorted(e.path for e in os.scandir(t.path.parent)
+                             if e.name.startswith(t.path.name) and e.name != t.path.name
+                             and e.is_file(follow_symlinks=False))
+        except OSError:
+            return None
+        for name in entries:
+            path = Path(name)
+            try:
+                with open(path, "rb") as raw_fh:
+                    packed = raw_fh.read(2) == b"\x1f\x8b"
+                with (gzip.open(path, "rb") if packed else open(path, "rb")) as fh:
+                    if hashlib.blake2b(fh.read(t.head_len), digest_size=16).hexdigest() != t.head:
+                        continue
+                    fh.seek(t.offset)
+                    data = fh.read()
+            except (OSError, EOFError, zlib.error):
+                continue
+            st = path.stat()
+            copy = Tracked(dev=st.st_dev, ino=st.st_ino, path=path, gen=t.gen, offset=t.offset, line=t.line,
+                           names=[*t.names, str(path)])
+            parts = data.split(b"\n")
+            if parts and not parts[-1]:
+                parts.pop()
+            for raw in parts:
+                copy.line += 1
+                lines.append((copy, copy.line, Unread(raw[:RAW_KEPT], self._too_long) if len(raw) > self.max_line
+                              else raw.rstrip(b"\r")))
+            return path
+        return None
+
+    def _skip_long(self, t: Tracked, size: int, lines: list[tuple[Tracked, int, Any]], final: bool) -> bool:
+        """Pass over a line longer than ``max_line`` without holding it: one entry with its head once its
+        line break (or, when ``final``, the file's end) is there; until then wait, remembering how far
+        it was searched."""
+        t.fh.seek(t.offset)
+        head = t.fh.read(RAW_KEPT)
+        end = t.offset + head.find(b"\n") + 1
+        if end > t.offset:
+            head = head[:end - t.offset - 1]
+        else:
+            t.scanned = max(t.scanned, t.offset + len(head))
+            t.fh.seek(t.scanned)
+            while chunk := t.fh.read(SCAN):
+                at = chunk.find(b"\n")
+                if at >= 0:
+                    end = t.scanned + at + 1
+                    break
+                t.scanned += len(chunk)
+            else:
+                if not final:
+                    return False
+                end = t.scanned
+        t.line += 1
+        lines.append((t, t.line, Unread(head, self._too_long)))
+        t.offset, t.scanned = end, 0
+        return t.offset < size
+
+    def _read_gzip(self, t: Tracked, st: os.stat_result, now: float) -> None:
+        """Read a gzip file once it is complete and has not changed for ``gzip_settle`` seconds."""
+        if t.done:
+            return
+        if (st.st_size, st.st_mtime_ns) != (t.size, t.mtime):
+            t.size, t.mtime, t.stable_since = st.st_size, st.st_mtime_ns, now
+        if now - t.stable_since < self.gzip_settle:
+            return
+        if not _gzip_complete(t.path) and now - t.stable_since < self.gzip_damaged:
+            return  # still being written (or damaged: read as ingest does after gzip_damaged seconds)
+        batch: list[tuple[Tracked, int, Any]] = []
+        for block in read_blocks(t.path, max_line=self.max_line):
+            for i in range(len(block)):
+                n = block.first + i
+                if n <= t.line:  # read before a restart
+                    continue
+                error = block.errors.get(i)
+                batch.append((t, n, Unread(*error) if error else block.raw(i)))
+                if len(batch) >= GZIP_LINES:
+                    self._process(batch)
+                    t.line, batch = n, []
+        if batch:
+            self._process(batch)
+            t.line = batch[-1][1]
+        t.done = True
+
+    @staticmethod
+    def _locate(t: Tracked) -> Path | None:
+        """Where a checkpointed file is now: its name, or another name in its folder (rotated)."""
+        try:
+            st = t.path.stat()
+            if (st.st_dev, st.st_ino) == t.key:
+                return t.path
+        except OSError:
+            pass
+        try:
+            with os.scandir(t.path.parent) as it:
+                for entry in it:
+                    if entry.inode() == t.ino and entry.is_file(follow_symlinks=False) \
+                            and entry.stat(follow_symlinks=False).st_dev == t.dev:
+                        return Path(entry.path)
+        except OSError:
+            pass
+        return None

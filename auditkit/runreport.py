@@ -1,0 +1,156 @@
+"""A run's report as one self-contained HTML page, for readers who do not run Python (``--html``).
+
+The page needs nothing but itself: charts are inline SVG drawn here with Vega-Lite through
+``vl-convert`` (no script, no font or style from a network), the style is inline, and every text
+that comes from a log is escaped. It shows what was checked (the scope and the coverage: what could
+not be checked, and why), findings by severity, by day and by citation, the money involved, the
+top findings, and links (relative) to the CSV and workbook beside it.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .money import format_money
+from .store import atomic_path
+
+__all__ = ["write_html_report"]
+
+SEVERITY_COLORS = {"high": "#c0392b", "medium": "#e67e22", "low": "#7f8c8d"}
+TOP = 50  # findings listed on the page (the CSV has them all)
+_STYLE = """
+body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:2em auto;max-width:1100px;color:#222}
+h1{font-size:1.6em;margin-bottom:.2em} h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;font-size:.9em;margin:.5em 0} td,th{border:1px solid #ddd;padding:3px 8px;
+vertical-align:top} th{background:#eef2f7;text-align:left} td.n{text-align:right;font-variant-numeric:tabular-nums}
+.high{color:#c0392b;font-weight:600} .medium{color:#b35c00} .low{color:#555} .muted{color:#666}
+.cards{display:flex;gap:1em;flex-wrap:wrap} .card{border:1px solid #ddd;border-radius:6px;padding:.6em 1em}
+.card b{display:block;font-size:1.5em}
+"""
+
+
+def write_html_report(path: str | Path, findings: pd.DataFrame, *, title: str = "auditkit run report",
+                      scope: Mapping[str, Any] | None = None, coverage: pd.DataFrame | None = None,
+                      links: Mapping[str, str] | None = None, quarantined: int = 0) -> Path:
+    """Write the page for ``findings`` (the report's columns) to ``path``, atomically."""
+    from .report import payout_totals
+
+    path = Path(path)
+    money = payout_totals(findings)
+    by_severity = {s: int((findings["severity"] == s).sum()) if len(findings) else 0 for s in SEVERITY_COLORS}
+    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_e(title)}</title>",
+             f"<style>{_STYLE}</style></head><body><h1>{_e(title)}</h1>",
+             f"<p class='muted'>written {datetime.now().strftime('%Y-%m-%d %H:%M')}</p>"]
+    if scope:
+        parts.append(_table(pd.DataFrame({"": list(scope), "value": [str(v) for v in scope.values()]})))
+    parts.append("<div class='cards'>")
+    for label, value, css in [("findings", len(findings), ""), *((s, n, s) for s, n in by_severity.items()),
+                              ("rounds flagged", findings["round_id"].nunique() if len(findings) else 0, ""),
+                              ("overpaid", format_money(money["overpaid"]), ""),
+                              ("underpaid", format_money(money["underpaid"]), ""),
+                              ("lines quarantined", quarantined, "")]:
+        parts.append(f"<div class='card'><b class='{css}'>{_e(value)}</b>{_e(label)}</div>")
+    parts.append("</div>")
+    if links:
+        parts.append("<p>" + " · ".join(f"<a href='{_e(href)}'>{_e(name)}</a>" for name, href in links.items())
+                     + "</p>")
+    parts.append("<h2>What was checked</h2>")
+    if coverage is not None and len(coverage):
+        lacking = coverage[coverage["rounds_not_checkable"] > 0]
+        if len(lacking):
+            parts.append("<p>Checks the data could not show for some rounds (neither flagged nor passed):</p>")
+            parts.append(_table(lacking[["game", "citation", "rule_id", "rounds_checked", "rounds_not_checkable",
+                                         "reasons"]]))
+        else:
+            parts.append("<p>Every check could check every round in scope.</p>")
+    else:
+        parts.append("<p class='muted'>No coverage table for this run.</p>")
+    if len(findings):
+        parts.append("<h2>Findings by day</h2>" + _svg(_by_day(findings)))
+        parts.append("<h2>Findings by citation</h2>" + _svg(_by_citation(findings)))
+        from .report import SUMMARIES, summarize
+
+        parts.append("<h2>By citation</h2>" + _table(summarize(findings, SUMMARIES["citation"])))
+        parts.append(f"<h2>Top findings</h2><p class='muted'>showing {min(TOP, len(findings)):,} of "
+                     f"{len(findings):,}, high severity and largest discrepancy first; the CSV has them all</p>")
+        parts.append(_table(_top(findings)))
+    else:
+        parts.append("<h2>Findings</h2><p>No findings.</p>")
+    parts.append("</body></html>")
+    with atomic_path(path) as tmp:
+        tmp.write_text("\n".join(parts), "utf-8")
+    return path
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _table(frame: pd.DataFrame) -> str:
+    """An HTML table; numbers right-aligned (money to the cent), everything escaped, nothing as NaN."""
+    head = "".join(f"<th>{_e(c)}</th>" for c in frame.columns)
+    rows = []
+    for values in frame.itertuples(index=False):
+        cells = []
+        for c, v in zip(frame.columns, values, strict=True):
+            if v is None or (isinstance(v, float) and v != v):
+                cells.append("<td></td>")
+            elif isinstance(v, float):
+                cells.append(f"<td class='n'>{_e(format_money(v))}</td>")
+            elif isinstance(v, int) or hasattr(v, "dtype"):
+                cells.append(f"<td class='n'>{_e(v)}</td>")
+            else:
+                css = f" class='{v}'" if c == "severity" and v in SEVERITY_COLORS else ""
+                cells.append(f"<td{css}>{_e(v)}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+
+
+def _top(findings: pd.DataFrame) -> pd.DataFrame:
+    rank = findings["severity"].map({"high": 0, "medium": 1, "low": 2}).fillna(3)
+    size = findings["discrepancy"].abs().fillna(0)
+    top = findings.assign(_r=rank, _s=-size).sort_values(["_r", "_s", "started_at"], kind="stable").head(TOP)
+    cols = ["round_id", "game", "table_id", "dealer_id", "started_at", "citation", "severity", "message",
+            "discrepancy"]
+    return top[[c for c in cols if c in top.columns]]
+
+
+def _by_day(findings: pd.DataFrame) -> dict[str, Any]:
+    days = findings.groupby(["date", "severity"], dropna=False).size().reset_index(name="findings")
+    return {"$schema": "https://vega.github.io/schema/vega-lite/v5.json", "width": 900, "height": 220,
+            "data": {"values": days.astype({"date": str}).to_dict("records")}, "mark": "bar",
+            "encoding": {"x": {"field": "date", "type": "temporal", "title": "gaming day",
+                               "timeUnit": "yearmonthdate", "axis": {"labelAngle": 0, "tickCount": 12}},
+                         "y": {"field": "findings", "type": "quantitative", "aggregate": "sum", "title": "findings"},
+                         "color": _severity_color()}}
+
+
+def _by_citation(findings: pd.DataFrame) -> dict[str, Any]:
+    counts = findings.groupby(["game", "citation", "severity"]).size().reset_index(name="findings")
+    counts["label"] = counts["citation"].where(counts["citation"].str.startswith("68 IAC"),
+                                               counts["citation"] + " (" + counts["game"].str.replace("_", " ") + ")")
+    order = counts.sort_values("findings", ascending=False)["label"].drop_duplicates().tolist()
+    return {"$schema": "https://vega.github.io/schema/vega-lite/v5.json", "width": 700,
+            "data": {"values": counts.to_dict("records")}, "mark": "bar",
+            "encoding": {"y": {"field": "label", "type": "nominal", "sort": order, "title": None,
+                               "axis": {"labelLimit": 320}},
+                         "x": {"field": "findings", "type": "quantitative", "aggregate": "sum", "title": "findings"},
+                         "color": _severity_color()}}
+
+
+def _severity_color() -> dict[str, Any]:
+    return {"field": "severity", "type": "nominal", "title": "severity",
+            "scale": {"domain": list(SEVERITY_COLORS), "range": list(SEVERITY_COLORS.values())}}
+
+
+def _svg(spec: dict[str, Any]) -> str:
+    """The chart as inline SVG (no script, no network): Vega-Lite compiled and drawn by vl-convert."""
+    import vl_convert as vlc
+
+    return f"<div>{vlc.vegalite_to_svg(spec)}</div>"
