@@ -169,7 +169,8 @@ def run(args: argparse.Namespace) -> int:
         write_html_report(args.html, findings, coverage=coverage, scope={
             "inputs": ", ".join(map(str, args.paths)), "rounds checked": f"{checked:,}"},
             links={"findings (CSV)": os.path.relpath(args.out, Path(args.html).parent)})
-    print(format_summary(findings, checked))
-    print(format_coverage(coverage))
-    print(f"report: {args.out}")
+    if not args.quiet:  # -q: errors and warnings only
+        print(format_summary(findings, checked))
+        print(format_coverage(coverage))
+        print(f"report: {args.out}")
     return EXIT_FINDINGS if len(findings) else EXIT_CLEAN
