@@ -17,6 +17,7 @@ output folder, the configuration and what to check::
     follow_symlinks = false               # follow symbolic links out of the input folders
     notebooks = false                     # true (or a list of names) renders the notebooks to HTML in the run folder
     workers = 2                           # optional; ingest and validation processes (default: the cores)
+    max_quarantined = 0.05                # optional; exit 2 past this share of quarantined lines
 
     [engine]                              # optional; default kind = "local" (the processes above)
     kind = "dask"                         # "local" or "dask" (a dask.distributed cluster; the dask extra)
@@ -58,7 +59,7 @@ from datetime import date as Date
 from pathlib import Path
 from typing import Any
 
-from .status import EXIT_CLEAN, EXIT_FINDINGS
+from .status import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
 
 __all__ = ["Job", "JobError", "load_job", "expand_inputs", "run_job", "RunResult", "SEVERITY_RANK", "FAIL_ON"]
 
@@ -67,10 +68,10 @@ log = logging.getLogger("auditkit.job")
 SEVERITY_RANK = {"low": 1, "medium": 2, "high": 3}
 FAIL_ON = {"any": 1, "low": 1, "medium": 2, "high": 3, "none": 99}
 KEYS = {"name", "inputs", "store", "output", "config", "settings", "limits", "games", "citations", "fail_on",
-        "lock_timeout", "notebooks", "follow_symlinks", "workers", "engine"}
+        "lock_timeout", "notebooks", "follow_symlinks", "workers", "engine", "max_quarantined"}
 ENGINES = ("local", "dask")
 ENGINE_KEYS = {"kind", "scheduler"}
-SCHEDULER = re.compile(r"^[a-z][a-z0-9+.-]*://\S+$")  # tcp://host:8786, tls://..., inproc://...
+SCHEDULER = re.compile(r"^(tcp|tls|inproc|ucx|ws|wss)://\S+$")  # the schemes dask.distributed knows
 GLOB_CHARS = set("*?[")
 
 
@@ -100,6 +101,7 @@ class Job:
     workers: int | None = None  # None: the machine's cores
     engine: str = "local"
     scheduler: str | None = None
+    max_quarantined: float | None = None  # a run past this share of quarantined lines is exit 2
     profiles: dict[str, Any] = field(default_factory=dict)  # input pattern -> its import profile
     sha256: str = ""
 
@@ -175,7 +177,7 @@ def check_engine(workers: Any, engine: Any, scheduler: Any, where: str, keys: tu
     if engine not in ENGINES:
         raise JobError(f"{where}: {keys[1]} = {show(engine)}: must be one of {', '.join(ENGINES)}")
     if scheduler is not None and (not isinstance(scheduler, str) or not SCHEDULER.match(scheduler)):
-        raise JobError(f"{where}: {keys[2]} = {show(scheduler)}: must be a scheduler address (tcp://host:8786)")
+        raise JobError(f"{where}: {keys[2]} = {show(scheduler)}: must be a scheduler address (tcp://host:8786; schemes: tcp, tls, inproc, ucx, ws, wss)")
     if engine == "dask" and scheduler is None:
         raise JobError(f"{where}: {keys[1]} = \"dask\": needs {keys[2]} (the cluster's scheduler address)")
     if engine == "local" and scheduler is not None:
@@ -185,7 +187,7 @@ def check_engine(workers: Any, engine: Any, scheduler: Any, where: str, keys: tu
 def load_job(path: str | Path) -> Job:
     """Read and check a job file; JobError says what is wrong."""
     from .games import names
-    from .paytables import show, value_reason
+    from .paytables import glob_reason, number_reason, show, value_reason
 
     GAMES = names()
     from .store import safe_component
@@ -225,8 +227,12 @@ def load_job(path: str | Path) -> Job:
     if fail_on not in FAIL_ON:
         raise JobError(f"{path}: fail_on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}")
     timeout = raw.get("lock_timeout", 0)
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0:
-        raise JobError(f"{path}: lock_timeout must be a number of seconds >= 0")
+    if number_reason(timeout, {"min": 0}):  # the check of --lock-timeout
+        raise JobError(f"{path}: lock_timeout = {show(timeout)}: {number_reason(timeout, {'min': 0})} (seconds)")
+    max_quarantined = raw.get("max_quarantined")
+    if max_quarantined is not None and number_reason(max_quarantined, {"min": 0, "max": 1}):  # --max-quarantined's check
+        raise JobError(f"{path}: max_quarantined = {show(max_quarantined)}: "
+                       f"{number_reason(max_quarantined, {'min': 0, 'max': 1})}")
     notebooks = raw.get("notebooks", False)
     if not isinstance(notebooks, bool):
         from .notebooks import NOTEBOOKS
@@ -244,6 +250,8 @@ def load_job(path: str | Path) -> Job:
         raise JobError(f"{path}: [limits] must be a table of table id (or glob) = {{min = .., max = ..}}")
     for table, lim in limits.items():
         where = f"{path}: limits.{json.dumps(table)}"
+        if glob_reason(table):
+            raise JobError(f"{where}: {glob_reason(table)}")
         if not isinstance(lim, dict) or not lim or set(lim) - {"min", "max"}:
             raise JobError(f"{where} must be {{min = <number>, max = <number>}}")
         for k, v in lim.items():
@@ -269,7 +277,7 @@ def load_job(path: str | Path) -> Job:
               config_path=_path(raw, "config", base, path, required=False), settings=settings, limits=limits,
               games=games, citations=citations, fail_on=fail_on, lock_timeout=float(timeout), notebooks=notebooks,
               follow_symlinks=follow, workers=workers, engine=kind, scheduler=scheduler,
-              sha256=hashlib.sha256(text).hexdigest(), profiles=profiles)
+              max_quarantined=max_quarantined, sha256=hashlib.sha256(text).hexdigest(), profiles=profiles)
     job.config()  # fail now on a bad configuration (ConfigError)
     return job
 
@@ -501,6 +509,12 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
             log.warning("validating %s: ingested by an earlier run that did not finish", r.path)
         wanted = set(job.games) if job.games else None
         touched = {tuple(p.split("/", 1)) for r in pending for p in r.partitions}
+        warnings = []
+        if wanted is not None and touched and not {(g, d) for g, d in touched if g in wanted}:
+            from .empty_work import no_match
+
+            warnings.append(no_match({"games =": sorted(wanted)}))  # new rounds, none of the job's games
+            log.warning("%s", warnings[-1])
         touched = {(g, d) for g, d in touched if wanted is None or g in wanted}
 
         checked = 0
@@ -541,12 +555,18 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
         failing = int((ranks >= threshold).sum())
         status = "nothing new" if not pending else ("findings" if len(findings) else "clean")
         exit_code = EXIT_FINDINGS if failing else EXIT_CLEAN
+        from .empty_work import quarantine_problem
+
+        problem = quarantine_problem(new, q.loc[q["sha256"].isin(new_shas), "reason"], job.max_quarantined)
+        if problem:  # the reports are written; the run still could not do its job
+            log.error("%s", problem)
+            status, exit_code = "quarantined", EXIT_ERROR
         record = {
             "run_id": run_id, "job": job.name, "job_file": str(job.path), "job_sha256": job.sha256,
             "tool": "auditkit", "version": __version__, "python": platform.python_version(),
             "host": platform.node(), "pid": os.getpid(),
             "started_at": started.isoformat(timespec="milliseconds"), "ended_at": None, "duration_s": None,
-            "status": status, "exit_code": exit_code, "fail_on": fail_on, "findings_failing": failing,
+            "status": status, "problem": problem, "warnings": warnings, "exit_code": exit_code, "fail_on": fail_on, "findings_failing": failing,
             "configuration": {"source": config.source, "sha256": config.digest()},
             "games": job.games or "all", "citations": job.citations or "all",
             "store": str(job.store), "output": str(final),

@@ -31,7 +31,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["Config", "ConfigError", "load_config", "merge_config", "check_settings", "schema", "value_reason",
+__all__ = ["Config", "ConfigError", "load_config", "merge_config", "check_settings", "schema", "value_reason", "number_reason", "glob_reason",
            "section_of"]
 
 
@@ -98,17 +98,21 @@ def show(value: Any) -> str:
 
 
 def _range(spec: dict[str, Any]) -> str:
-    if "min" in spec and "max" in spec:
-        return f" from {show(spec['min'])} to {show(spec['max'])}"
-    if "above" in spec:
-        return f" > {show(spec['above'])}"
-    if "min" in spec:
-        return f" >= {show(spec['min'])}"
-    return f" <= {show(spec['max'])}" if "max" in spec else ""
+    """The range of a number spec in words: `` from 0 to 10000``, `` from 0 to less than 1``, `` > 0``."""
+    low = (">=", spec["min"]) if "min" in spec else (">", spec["above"]) if "above" in spec else None
+    high = ("<=", spec["max"]) if "max" in spec else ("<", spec["below"]) if "below" in spec else None
+    if low and high:
+        first = f"from {show(low[1])}" if low[0] == ">=" else f"above {show(low[1])}"
+        second = f"to {show(high[1])}" if high[0] == "<=" else f"to less than {show(high[1])}"
+        return f" {first} {second}"
+    bound = low or high
+    return f" {bound[0]} {show(bound[1])}" if bound else ""
 
 
-def _number_reason(value: Any, spec: dict[str, Any], integer: bool = False) -> str | None:
-    """Why ``value`` is not a number (an integer) in the spec's range; None when it is."""
+def number_reason(value: Any, spec: dict[str, Any], integer: bool = False) -> str | None:
+    """Why ``value`` is not a number (an integer) in the spec's range (``min``/``max`` inclusive,
+    ``above``/``below`` exclusive, ``finite``); None when it is. The one check of every number a
+    configuration file, a job file or the command line gives."""
     finite = spec.get("finite", True)
     what = ("an integer" if integer else "a finite number" if finite else "a number") + _range(spec)
     if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)):
@@ -116,8 +120,33 @@ def _number_reason(value: Any, spec: dict[str, Any], integer: bool = False) -> s
     if math.isnan(value) or (finite and math.isinf(value)):
         return f"must be {what}"
     if ("min" in spec and value < spec["min"]) or ("max" in spec and value > spec["max"]) \
-            or ("above" in spec and value <= spec["above"]):
+            or ("above" in spec and value <= spec["above"]) or ("below" in spec and value >= spec["below"]):
         return f"must be {what}"
+    return None
+
+
+_number_reason = number_reason  # the name the callers of wave 2 use
+
+
+def glob_reason(pattern: str) -> str | None:
+    """Why ``pattern`` is not a table id or glob (fnmatch: ``*``, ``?``, ``[seq]``, ``[!seq]``); None when it is.
+    fnmatch reads an unclosed ``[`` as a literal character, which no table id holds: refused."""
+    if not pattern.strip():
+        return "a table id or glob may not be empty"
+    i, n = 0, len(pattern)
+    while i < n:
+        if pattern[i] == "[":
+            j = i + 1
+            if j < n and pattern[j] == "!":
+                j += 1
+            if j < n and pattern[j] == "]":
+                j += 1
+            while j < n and pattern[j] != "]":
+                j += 1
+            if j >= n:
+                return f"not a valid glob: the [ at character {i + 1} is never closed (fnmatch: *, ?, [seq], [!seq])"
+            i = j
+        i += 1
     return None
 
 
@@ -197,6 +226,8 @@ def check_settings(data: dict[str, Any], where: str, prefix: tuple[str, ...] = (
             if not isinstance(body, dict):
                 fail(["tables"], 'must be a table of [tables."<table id or glob>".<game>] sections', body)
             for pattern, games in body.items():
+                if glob_reason(pattern):
+                    fail(["tables", pattern], glob_reason(pattern), with_value=False)  # type: ignore[arg-type]
                 if not isinstance(games, dict):
                     fail(["tables", pattern], "must be a table of game sections", games)
                 for game, values in games.items():

@@ -580,17 +580,15 @@ def _parallel(pool: Any, store: Store, parts: list[Partition], config: Config, c
 def _pool(workers: int) -> Iterator[Any]:
     """A pool of ``workers`` processes, each started at once (not at its first task). Left early (an
     error, a caller that stops reading), it cancels the tasks not yet started rather than run them."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from .workers import process_pool, stop_pool
 
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_one_arrow_thread)
+    pool = process_pool(workers, _one_arrow_thread)  # its workers die with this process
     try:
         for _ in range(workers):  # the pool starts a process for each task that waits, up to max_workers
             pool.submit(int)
         yield pool
     except BaseException:
-        pool.shutdown(cancel_futures=True)
+        stop_pool(pool)  # an error or an interrupt: the tasks running are abandoned, not awaited
         raise
     finally:
         pool.shutdown()

@@ -174,15 +174,15 @@ def _truncate_findings(store: Path) -> None:
 
 
 CONFIGS = {  # a licensee file: the value, and what the message says
-    "tie_text": ('[baccarat]\ntie = "nine"\n', 'baccarat.tie = "nine": must be a finite number >= 0'),
+    "tie_text": ('[baccarat]\ntie = "nine"\n', 'baccarat.tie = "nine": must be a finite number from 0 to 10000'),
     "decks_text": ('[baccarat]\ndecks = "eight"\n', 'baccarat.decks = "eight": must be an integer from 1 to 100'),
     "soft17_text": ('[blackjack]\ndealer_hits_soft_17 = "yes"\n', 'dealer_hits_soft_17 = "yes": must be true or false'),
     "blackjack_list": ("[blackjack]\nblackjack = [1.5]\n", "blackjack.blackjack = [1.5]: must be a finite number"),
     "house_way_number": ("[pai_gow_poker]\nhouse_way = 5\n", "pai_gow_poker.house_way = 5: must be the name of"),
     "house_way_unknown": ('[pai_gow_poker]\nhouse_way = "mine"\n', 'house_way = "mine": unknown house way'),
-    "tie_negative": ("[baccarat]\ntie = -9\n", "baccarat.tie = -9: must be a finite number >= 0"),
-    "tie_nan": ("[baccarat]\ntie = nan\n", "baccarat.tie = nan: must be a finite number >= 0"),
-    "commission_inf": ("[baccarat]\nbanker_commission = inf\n", "banker_commission = inf: must be a finite number from 0 to 1"),
+    "tie_negative": ("[baccarat]\ntie = -9\n", "baccarat.tie = -9: must be a finite number from 0 to 10000"),
+    "tie_nan": ("[baccarat]\ntie = nan\n", "baccarat.tie = nan: must be a finite number from 0 to 10000"),
+    "commission_inf": ("[baccarat]\nbanker_commission = inf\n", "banker_commission = inf: must be a finite number from 0 to less than 1"),
     "decks_zero": ("[blackjack]\ndecks = 0\n", "blackjack.decks = 0: must be an integer from 1 to 100"),
     "min_negative": ("[blackjack]\ntable_min = -5\n", "blackjack.table_min = -5: must be a finite number >= 0"),
     "min_above_max": ("[blackjack]\ntable_min = 600\ntable_max = 500\n",
@@ -194,7 +194,7 @@ CONFIGS = {  # a licensee file: the value, and what the message says
     "paytable_entry": ("[three_card_poker.pair_plus]\nflush = -3\n", "three_card_poker.pair_plus.flush = -3"),
     "paytable_value": ("[three_card_poker]\npair_plus = 40\n", "three_card_poker.pair_plus = 40: must be a table"),
     "rounding": ('[money]\nrounding = "banker"\n', 'money.rounding = "banker": must be one of half_up, down, up'),
-    "rounding_unit": ("[money]\nrounding_unit = 0\n", "money.rounding_unit = 0: must be a finite number > 0"),
+    "rounding_unit": ("[money]\nrounding_unit = 0\n", "money.rounding_unit = 0: must be a finite number from 0.0001 to 100"),
     "section_value": ("baccarat = 5\n", "baccarat = 5: must be a table of settings"),
     "unknown_key": ("[baccarat]\ntye = 9\n", "unknown setting baccarat.tye"),
     "unknown_section": ("[roulette]\nzero = 35\n", "unknown section [roulette]"),
@@ -224,11 +224,11 @@ def test_the_briefs_example_message(tmp_path, capsys, monkeypatch):
     Path("casino.toml").write_text("[baccarat]\ntie = -9\n")
     write_log(tmp_path / "logs" / "a.jsonl", [clean_round()])
     assert main(["validate", "logs", "--out", "r.csv", "--config", "casino.toml"]) == 2
-    assert capsys.readouterr().err == "auditkit: error: casino.toml: baccarat.tie = -9: must be a finite number >= 0\n"
+    assert capsys.readouterr().err == "auditkit: error: casino.toml: baccarat.tie = -9: must be a finite number from 0 to 10000\n"
 
 
 JOB_SETTINGS = {
-    "settings": ('[settings.baccarat]\ntie = -9\n', "job.toml: settings.baccarat.tie = -9: must be a finite number >= 0"),
+    "settings": ('[settings.baccarat]\ntie = -9\n', "job.toml: settings.baccarat.tie = -9: must be a finite number from 0 to 10000"),
     "settings_table": ('[settings.tables."BJ-*".blackjack]\ndecks = 0\n',
                        'job.toml: settings.tables."BJ-*".blackjack.decks = 0: must be an integer from 1 to 100'),
     "limits_negative": ('[limits]\n"BJ-*" = { min = -5 }\n', 'job.toml: limits."BJ-*".min = -5: must be a finite number'),
@@ -236,7 +236,7 @@ JOB_SETTINGS = {
     "limits_text": ('[limits]\n"BJ-*" = { max = "lots" }\n', 'limits."BJ-*".max = "lots": must be a number >= 0'),
     "limits_against_settings": ('[settings.blackjack]\ntable_min = 50\n[limits]\n"BJ-7" = { max = 10 }\n',
                                 'tables."BJ-7".blackjack.table_min = 50: must be at most table_max = 10'),
-    "config_file": ('config = "casino.toml"\n', "casino.toml: baccarat.tie = inf: must be a finite number >= 0"),
+    "config_file": ('config = "casino.toml"\n', "casino.toml: baccarat.tie = inf: must be a finite number from 0 to 10000"),
 }
 
 

@@ -62,13 +62,27 @@ def positive(text: str) -> float:
 
 
 def non_negative(text: str) -> float:
-    """An argparse type: a finite number >= 0."""
+    """An argparse type: a finite number >= 0 (checked as a job file's numbers are, ``paytables.number_reason``)."""
+    from ..paytables import number_reason
+
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a number, not {text!r}") from None
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, not {text}")
+    reason = number_reason(value, {"min": 0})
+    if reason:
+        raise argparse.ArgumentTypeError(f"{reason}, not {text}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """An argparse type: an integer >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, not {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, not {value}")
     return value
 
 
@@ -126,6 +140,24 @@ def report_quarantine(report: Any, store: Any) -> None:
         print(f"  ... and {n - 20} more (see the quarantine report)", file=sys.stderr)
 
 
+def add_max_quarantined(parser: argparse.ArgumentParser) -> None:
+    """The ``--max-quarantined FRACTION`` option (exit 2 past that share of quarantined lines)."""
+    parser.add_argument("--max-quarantined", type=fraction, metavar="FRACTION",
+                        help="exit 2 (after writing the reports) when more than this share of the round lines read "
+                             "is quarantined; a run whose every line is quarantined is exit 2 anyway (default: none)")
+
+
+def quarantine_problem(report: Any, store: Any, max_quarantined: float | None) -> str | None:
+    """Why this ingest's quarantine fails the run (all its lines, or more than ``max_quarantined``), or None."""
+    from ..empty_work import quarantine_problem as problem
+
+    if not report.total("quarantined"):
+        return None
+    q = store.quarantine()
+    reasons = q.loc[q["sha256"].isin({s.sha256 for s in report.sources}), "reason"]
+    return problem(report.sources, reasons, max_quarantined)
+
+
 def prepare_outputs(paths: Sequence[str | Path | None]) -> None:
     """Refuse an output that is a folder; remove the temporary files killed writers of the outputs left."""
     from ..store import remove_stale_temps
@@ -158,13 +190,15 @@ def require_logs(report: Any, paths: Sequence[str | Path]) -> None:
         raise UsageError(f"no log file (.jsonl, .jsonl.gz, .ndjson, .csv of rounds) in {', '.join(map(str, paths))}")
 
 
-def require_rounds(report: Any) -> None:
-    """Refuse a run whose every line read was quarantined (after the reasons were printed)."""
+def require_rounds(report: Any, store: Any = None) -> None:
+    """Refuse a run whose every line read was quarantined (after the reasons were printed), with the
+    three most common reasons when the ``store`` holding its quarantine is given."""
     if report.sources and report.total("quarantined") and not (report.total("stored") or
                                                                report.total("already_stored")):
-        raise UsageError(f"every line read was quarantined ({report.total('quarantined')}), no round stored: see the "
-                         "reasons above; a vendor's export is read through an import profile (--profile, "
-                         "docs/profiles.md; `auditkit profile suggest FILE` drafts one)")
+        head = (quarantine_problem(report, store, None) if store is not None else None) or (
+            f"every line read was quarantined ({report.total('quarantined')}), no round stored")
+        raise UsageError(f"{head} (see the reasons above; a vendor's export is read through an import profile: "
+                         "--profile, docs/profiles.md; `auditkit profile suggest FILE` drafts one)")
 
 
 def ingest_with_progress(paths: Sequence[str | Path], store: Any, *, follow_symlinks: bool, show: bool,

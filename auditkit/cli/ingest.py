@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ..ingest import MAX_LINE
 from .common import (
     DEFAULT_LOCK_TIMEOUT,
     EXIT_CLEAN,
+    EXIT_ERROR,
     add_engine,
     add_lock_timeout,
+    add_max_quarantined,
     add_profile,
     ingest_with_progress,
     load_profile_arg,
     positive_int,
     prepare_outputs,
+    quarantine_problem,
     report_quarantine,
     require_logs,
     require_rounds,
@@ -34,6 +38,7 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
     add_profile(s)
     add_engine(s, "the machine's cores; one process for less than 128 MiB of logs",
                "parse the logs (files, and byte ranges of a big plain file)")
+    add_max_quarantined(s)
     s.set_defaults(func=run)
 
 
@@ -57,5 +62,9 @@ def run(args: argparse.Namespace) -> int:
         if args.quarantine_report:
             q = store.quarantine()
             write_csv(q[q["sha256"].isin({s.sha256 for s in report.sources})], args.quarantine_report)
-        require_rounds(report)
+        require_rounds(report, store)
+        problem = quarantine_problem(report, store, args.max_quarantined)
+    if problem:  # stored as read; the run still could not do its job
+        print(f"auditkit: error: {problem}", file=sys.stderr)
+        return EXIT_ERROR
     return EXIT_CLEAN

@@ -112,8 +112,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"auditkit: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     _setup_logging(args.verbose, args.quiet)
+    from ..workers import terminate_on_sigterm
+
     try:
-        return args.func(args)
+        with terminate_on_sigterm():  # SIGTERM leaves every with block (workers reaped) as SIGINT does
+            return args.func(args)
     except KeyboardInterrupt:
         print("auditkit: error: interrupted", file=sys.stderr)
         return EXIT_ERROR

@@ -113,6 +113,9 @@ def run(args: argparse.Namespace) -> int:
                                dealers=args.dealer)
     if args.status:
         findings = findings[findings["status"].isin(args.status)].reset_index(drop=True)
+    unmatched = _unmatched(store, args) if not len(findings) else None
+    if unmatched:
+        print(f"auditkit: warning: {unmatched}", file=sys.stderr)
     out = rep.summarize(findings, rep.SUMMARIES[args.summary]) if args.summary else findings
     rep.write_csv(out, args.out)
     if args.parquet:
@@ -129,6 +132,21 @@ def run(args: argparse.Namespace) -> int:
         write_html_report(args.html, findings, coverage=coverage, scope={
             "store": str(root), "from": args.start or "the first day", "to": args.end or "the last day"})
     if not args.quiet:
-        print(f"{len(findings)} finding(s) on {findings['round_id'].nunique()} round(s) written to {args.out}")
+        print(f"{len(findings)} finding(s) on {findings['round_id'].nunique()} round(s) written to {args.out}"
+              + (f"; {unmatched}" if unmatched else ""))
         print(format_coverage(coverage))
     return EXIT_CLEAN
+
+
+def _unmatched(store, args: argparse.Namespace) -> str | None:
+    """``no rounds match --dealer D999`` when the round filters select no round of the store, else None."""
+    from ..empty_work import no_match, rounds_matching
+
+    given = {"--game": args.game, "--table": args.table, "--dealer": args.dealer, "--from": args.start, "--to": args.end}
+    if not any(given.values()):
+        return None
+    with store.lock(args.lock_timeout, shared=True, command="report"):
+        if rounds_matching(store, games=args.game, start=args.start, end=args.end, tables=args.table,
+                           dealers=args.dealer):
+            return None
+    return no_match({k: " ".join(v) if isinstance(v, list) else v for k, v in given.items()})

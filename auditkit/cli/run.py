@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from .common import add_engine, add_lock_timeout
 
@@ -34,5 +35,9 @@ def run(args: argparse.Namespace) -> int:
               f"{c['files_already_ingested']} already ingested; {c['rounds_checked']} round(s) checked; "
               f"{c['findings']} finding(s), {r['findings_failing']} at or above fail_on={r['fail_on']}; "
               f"{c['lines_quarantined']} line(s) quarantined")
+        for warning in result.record.get("warnings", []):
+            print(f"warning: {warning}")
         print(f"outputs: {result.folder}")
+    if result.record.get("problem"):
+        print(f"auditkit: error: {result.record['problem']}", file=sys.stderr)
     return result.exit_code

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .common import EXIT_CLEAN, UsageError, fraction, positive, positive_int, prepare_outputs
+from .common import EXIT_CLEAN, UsageError, fraction, non_negative_int, positive, positive_int, prepare_outputs
 
 
 def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
@@ -21,7 +21,8 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
                    help="write the (round_id, citation) of every injected fault here (when not given: not written)")
     s.add_argument("--fault-rate", type=fraction, default=0.0,
                    help="share of rounds with one injected fault, from 0 to 1")
-    s.add_argument("--seed", type=int, default=0, help="random seed: the same seed writes the same log")
+    s.add_argument("--seed", type=non_negative_int, default=0,
+                   help="random seed (an integer >= 0): the same seed writes the same log")
     s.add_argument("--follow", action="store_true", help="write per-table logs in real time (live demos)")
     s.add_argument("--rate", type=positive, default=200.0, help="with --follow: rounds per second in all")
     s.add_argument("--tables", type=positive_int, default=50, help="with --follow: number of table log files")

@@ -16,15 +16,18 @@ from pathlib import Path
 from .common import (
     DEFAULT_LOCK_TIMEOUT,
     EXIT_CLEAN,
+    EXIT_ERROR,
     EXIT_FINDINGS,
     UsageError,
     add_engine,
     add_lock_timeout,
+    add_max_quarantined,
     add_profile,
     check_citations,
     ingest_with_progress,
     load_profile_arg,
     prepare_outputs,
+    quarantine_problem,
     report_quarantine,
     require_logs,
     require_rounds,
@@ -59,6 +62,7 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
     s.add_argument("--no-progress", action="store_true", help="no progress bar (none anyway when not a terminal)")
     add_engine(s, "the machine's cores")
     add_lock_timeout(s, DEFAULT_LOCK_TIMEOUT)
+    add_max_quarantined(s)
     add_profile(s)
     s.set_defaults(func=run)
 
@@ -109,7 +113,12 @@ def _check(store, config, args: argparse.Namespace, show: bool, tally=None):
 
 
 def check_engine(args: argparse.Namespace) -> None:
-    """Refuse ``--engine dask`` without a scheduler and ``--engine local`` with one."""
+    """Refuse ``--engine dask`` without a scheduler and ``--engine local`` with one, and a scheduler that
+    is not an address (the job file's check, ``job.SCHEDULER``)."""
+    from ..job import SCHEDULER
+
+    if args.scheduler is not None and not SCHEDULER.match(args.scheduler):
+        raise UsageError(f"--scheduler {args.scheduler!r}: must be a scheduler address (tcp://host:8786; schemes: tcp, tls, inproc, ucx, ws, wss)")
     if args.engine == "dask" and not args.scheduler:
         raise UsageError("--engine dask needs --scheduler ADDRESS (the cluster's scheduler, tcp://host:8786)")
     if args.engine == "local" and args.scheduler:
@@ -128,6 +137,7 @@ def run(args: argparse.Namespace) -> int:
     profile = load_profile_arg(args)
     prepare_outputs(output_paths(args))
     show = not args.no_progress and not args.quiet
+    problem = None
     tally = Tally()
     quarantine = None
     if len(args.paths) == 1 and Store.is_store(args.paths[0]):
@@ -145,10 +155,17 @@ def run(args: argparse.Namespace) -> int:
             report_quarantine(report, store)
             if args.quarantine_report:
                 write_csv(store.quarantine(), args.quarantine_report)
+            problem = quarantine_problem(report, store, args.max_quarantined)
             quarantine = store.quarantine() if args.xlsx else None  # the temporary store goes with the block
-            require_rounds(report)
+            require_rounds(report, store)
             findings, checked = _check(store, config, args, show, tally)
     coverage = tally.table()
+    unmatched = None
+    if not checked and args.game and store.count():  # a store with rounds, none of these games
+        from ..empty_work import no_match
+
+        unmatched = no_match({"--game": " --game ".join(args.game)})
+        print(f"auditkit: warning: {unmatched}", file=sys.stderr)
     write_csv(findings, args.out)
     if args.parquet:
         write_findings_parquet(findings, args.parquet, coverage)
@@ -170,7 +187,10 @@ def run(args: argparse.Namespace) -> int:
             "inputs": ", ".join(map(str, args.paths)), "rounds checked": f"{checked:,}"},
             links={"findings (CSV)": os.path.relpath(args.out, Path(args.html).parent)})
     if not args.quiet:  # -q: errors and warnings only
-        print(format_summary(findings, checked))
+        print(format_summary(findings, checked) + (f"\nwarning: {unmatched}" if unmatched else ""))
         print(format_coverage(coverage))
         print(f"report: {args.out}")
+    if problem:  # the reports are written; the run still could not do its job
+        print(f"auditkit: error: {problem}", file=sys.stderr)
+        return EXIT_ERROR
     return EXIT_FINDINGS if len(findings) else EXIT_CLEAN

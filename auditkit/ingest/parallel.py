@@ -126,11 +126,10 @@ class _Executor:
             self.client = Client(scheduler) if self.own_client else scheduler
             self.workers = max(1, sum(self.client.nthreads().values()))
         else:
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
+            from ..workers import process_pool
 
-            # processes start on demand: a run with nothing new to read starts none
-            self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+            # processes start on demand: a run with nothing new to read starts none; they die with this one
+            self.pool = process_pool(workers)
             self.workers = workers
 
     def submit(self, fn: Callable, *args: Any) -> Any:
@@ -140,9 +139,15 @@ class _Executor:
             return self.client.submit(fn, *args, pure=False)
         return self.pool.submit(fn, *args)
 
-    def close(self) -> None:
+    def close(self, abandon: bool = False) -> None:
+        """Wait for the tasks running (``abandon``: kill the workers instead, after an error or interrupt)."""
         if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
+            if abandon:
+                from ..workers import stop_pool
+
+                stop_pool(self.pool)
+            else:
+                self.pool.shutdown(wait=True, cancel_futures=True)
         if self.own_client:
             self.client.close()
 
@@ -166,7 +171,7 @@ class ParallelIngest:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.executor.close()
+        self.executor.close(abandon=exc[0] is not None)
 
     # the look-ahead: sources hashed and their tasks submitted, up to the limit
     def _all_tasks(self) -> Iterator[tuple[_Source, Callable, tuple, bool, Callable]]:

@@ -26,6 +26,8 @@ __all__ = ["simulate", "simulate_chunks", "simulate_to_jsonl", "simulate_into_st
 
 CHUNK = 500_000
 """Rounds simulated at a time by the routes that write many (a chunk's table is held in memory)."""
+RECORD_BATCH = 20_000
+"""Rows of a chunk turned into JSON records at a time by :func:`simulate_to_jsonl`."""
 
 
 def simulate(game: str, n_rounds: int, *, seed: int = 0, fault_rate: float = 0.0, **kwargs):
@@ -51,9 +53,14 @@ def simulate_to_jsonl(game: str, n_rounds: int, out: Path, truth: Path | None = 
     truths: list[pd.DataFrame] = []
 
     def records() -> Iterator[dict]:
+        import pyarrow as pa
+
         for table, faults, _ in simulate_chunks(game, n_rounds, seed=seed, fault_rate=fault_rate, chunk=chunk):
             truths.append(faults[["round_id", "citation"]])
-            yield from records_from_table(table, game)
+            del faults
+            for batch in table.to_batches(max_chunksize=RECORD_BATCH):  # a chunk's rows as dicts: never all at once
+                yield from records_from_table(pa.Table.from_batches([batch]), game)
+            del table  # before the next chunk is simulated
 
     n = write_jsonl(_counted(records(), progress), out)
     faults = _concat(truths)
@@ -78,8 +85,10 @@ def simulate_chunks(game: str, n_rounds: int, *, seed: int = 0, fault_rate: floa
         local = pc.add(table["started_at"], pc.multiply(table["utc_offset"].cast(pa.int64()), 60_000_000)
                        .cast(pa.duration("us")))
         days = pc.strftime(local, format="%Y-%m-%d")
+        last = pc.max(days).as_py()
         yield table, truth, days
-        day = date.fromisoformat(pc.max(days).as_py()) + timedelta(days=1)
+        del table, truth, days, local  # the caller's copy only, while the next chunk is simulated
+        day = date.fromisoformat(last) + timedelta(days=1)
 
 
 def _concat(truths: list[pd.DataFrame]) -> pd.DataFrame:
