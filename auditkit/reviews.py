@@ -41,7 +41,8 @@ def _who(by: str | None) -> str:
 def add_reviews(store: Any, reviews: Iterable[Review], *, by: str | None = None, lock_timeout: float = 60.0) -> int:
     """Append reviews (``round_id``, ``rule_id``, ``status``, ``note``) to the store, as one new file under
     the store's exclusive lock; returns how many. A status outside :data:`STATUSES` is a ValueError."""
-    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    stamp = datetime.now(UTC)
+    now = stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
     who = _who(by)
     rows = []
     for r in reviews:
@@ -54,7 +55,8 @@ def add_reviews(store: Any, reviews: Iterable[Review], *, by: str | None = None,
     if not rows:
         return 0
     text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-    name = f"_reviews/{now.replace(':', '')}-{uuid.uuid4().hex[:8]}.jsonl"
+    # microseconds in the name: files sort in the order written, so two reviews in one second keep their order
+    name = f"_reviews/{stamp.strftime('%Y-%m-%dT%H%M%S.%fZ')}-{uuid.uuid4().hex[:8]}.jsonl"
     with store.lock(lock_timeout, command="review"):
         store.write_text(name, text)
     return len(rows)
@@ -65,7 +67,7 @@ def latest(store: Any) -> pd.DataFrame:
     import pandas as pd
 
     rows = []
-    for rel in store.text_files("_reviews/*.jsonl"):
+    for rel in sorted(store.text_files("_reviews/*.jsonl"), key=str):  # written order (their names)
         for line in (store.read_text(rel) or "").splitlines():
             if line.strip():
                 rows.append(json.loads(line))

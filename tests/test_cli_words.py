@@ -48,7 +48,9 @@ def test_a_mistyped_option_names_the_right_one(tmp_path, capsys, typo, right):
 
 def test_quiet_prints_no_ingest_lines(tmp_path, capsys):
     main(["-q", "validate", str(LOGS / "baccarat.jsonl"), "--out", str(tmp_path / "f.csv")])
-    assert "file(s) ingested" not in capsys.readouterr().err
+    got = capsys.readouterr()
+    assert "file(s) ingested" not in got.err
+    assert got.out == "" and got.err == ""  # -q: errors and warnings only, not the summary
 
 
 def test_citations_sort_naturally():

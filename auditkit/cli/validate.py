@@ -186,9 +186,10 @@ def run(args: argparse.Namespace) -> int:
         write_html_report(args.html, findings, coverage=coverage, scope={
             "inputs": ", ".join(map(str, args.paths)), "rounds checked": f"{checked:,}"},
             links={"findings (CSV)": os.path.relpath(args.out, Path(args.html).parent)})
-    print(format_summary(findings, checked) + (f"\nwarning: {unmatched}" if unmatched else ""))
-    print(format_coverage(coverage))
-    print(f"report: {args.out}")
+    if not args.quiet:  # -q: errors and warnings only
+        print(format_summary(findings, checked) + (f"\nwarning: {unmatched}" if unmatched else ""))
+        print(format_coverage(coverage))
+        print(f"report: {args.out}")
     if problem:  # the reports are written; the run still could not do its job
         print(f"auditkit: error: {problem}", file=sys.stderr)
         return EXIT_ERROR
