@@ -561,8 +561,8 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
 
         write_workbook(partial / names["workbook"], reviewed.pop("findings"), coverage=coverage,
                        quarantine=q[q["sha256"].isin({r.sha256 for r in pending})],
-                       scope={"job": job.name, "run": run_id, "rounds checked": checked})
-        if _write_html(partial / "report.html", findings, coverage, run_id, checked, names):
+                       scope={"job": job.name, "rounds checked": checked})
+        if _write_html(partial / "report.html", findings, coverage, job.name, checked, names):
             names["html"] = "report.html"
 
         rendered = _render_notebooks(job, store, parts, partial) if job.notebooks and parts else []
@@ -640,8 +640,9 @@ def _review_counts(store, findings, pending) -> dict:
             "findings_reviewed": int((out["status"] != "open").sum())}
 
 
-def _write_html(path: Path, findings, coverage, run_id: str, checked: int, names: dict) -> bool:
-    """The run's HTML report (needs vl-convert, of the notebooks extra: without it, a warning, no page)."""
+def _write_html(path: Path, findings, coverage, job_name: str, checked: int, names: dict) -> bool:
+    """The run's HTML report (needs vl-convert, of the notebooks extra: without it, a warning, no page).
+    Nothing in it depends on the run's clock or id: the same findings give the same page."""
     try:
         import vl_convert  # noqa: F401
     except ImportError:
@@ -649,8 +650,8 @@ def _write_html(path: Path, findings, coverage, run_id: str, checked: int, names
         return False
     from .runreport import write_html_report
 
-    write_html_report(path, findings, title=f"auditkit run {run_id}", coverage=coverage,
-                      scope={"run": run_id, "rounds checked": f"{checked:,}"},
+    write_html_report(path, findings, title=f"auditkit: {job_name}", coverage=coverage,
+                      scope={"job": job_name, "rounds checked": f"{checked:,}"},
                       links={"findings (CSV)": names["findings_csv"], "workbook": "findings.xlsx"})
     return True
 

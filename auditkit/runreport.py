@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +44,7 @@ def write_html_report(path: str | Path, findings: pd.DataFrame, *, title: str = 
     money = payout_totals(findings)
     by_severity = {s: int((findings["severity"] == s).sum()) if len(findings) else 0 for s in SEVERITY_COLORS}
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_e(title)}</title>",
-             f"<style>{_STYLE}</style></head><body><h1>{_e(title)}</h1>",
-             f"<p class='muted'>written {datetime.now().strftime('%Y-%m-%d %H:%M')}</p>"]
+             f"<style>{_STYLE}</style></head><body><h1>{_e(title)}</h1>"]
     if scope:
         parts.append(_table(pd.DataFrame({"": list(scope), "value": [str(v) for v in scope.values()]})))
     parts.append("<div class='cards'>")

@@ -39,6 +39,8 @@ def write_workbook(path: str | Path, findings: pd.DataFrame, *, scope: Mapping[s
     with atomic_path(path) as tmp:
         book = xlsxwriter.Workbook(str(tmp), {"strings_to_formulas": False, "strings_to_urls": False,
                                               "strings_to_numbers": False, "nan_inf_to_errors": True})
+        # the same findings give the same bytes (a job's outputs are compared run to run): no clock in the file
+        book.set_properties({"created": datetime(2000, 1, 1)})
         formats = {"money": book.add_format({"num_format": _MONEY_FORMAT}),
                    "time": book.add_format({"num_format": "yyyy-mm-dd hh:mm:ss"}),
                    "head": book.add_format({"bold": True, "bg_color": "#DDE4EE", "border": 1}),
@@ -73,7 +75,7 @@ def _summary(book: Any, formats: dict[str, Any], findings: pd.DataFrame, scope: 
     sheet.set_column(1, 4, 18)
     sheet.write_string(0, 0, "auditkit findings", formats["title"])
     row = 2
-    for key, value in {"written": datetime.now().strftime("%Y-%m-%d %H:%M"), **scope}.items():
+    for key, value in scope.items():
         sheet.write_string(row, 0, str(key))
         _cell(sheet, row, 1, value, None, formats)
         row += 1
