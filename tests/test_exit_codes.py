@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def spreadsheet_csv(folder: Path) -> Path:
-    """The sample CSV (200 rounds and their wagers) resaved by a spreadsheet: ``6/1/2025 04:02`` dates."""
+    """The sample CSV (its rounds and their wagers) resaved by a spreadsheet: ``6/1/2025 04:02`` dates."""
     folder.mkdir(parents=True, exist_ok=True)
     for f in (ROOT / "sample_data" / "logs" / "csv").iterdir():
         shutil.copy(f, folder / f.name)
@@ -47,8 +47,13 @@ def spreadsheet_csv(folder: Path) -> Path:
     return folder
 
 
-ALL_QUARANTINED = "every line read was quarantined (200), no round stored; most common: " \
-                  "200 x field started_at '…' is not an ISO 8601 timestamp"
+with (ROOT / "sample_data" / "logs" / "csv" / "baccarat_table9.csv").open(newline="") as _fh:
+    ROUNDS = sum(1 for _ in csv.reader(_fh)) - 1  # the sample CSV's rounds (its header left out)
+with (ROOT / "sample_data" / "logs" / "baccarat.jsonl").open("rb") as _fh:
+    GOOD = sum(1 for _ in _fh)  # the sample JSONL's lines
+ALL_QUARANTINED = f"every line read was quarantined ({ROUNDS}), no round stored; most common: " \
+                  f"{ROUNDS} x field started_at '…' is not an ISO 8601 timestamp"
+PAST = f"{ROUNDS} of {ROUNDS + GOOD} line(s) quarantined ({100 * ROUNDS / (ROUNDS + GOOD):.1f}%)"
 
 
 def test_validate_of_logs_whose_every_line_is_quarantined_is_exit_2_with_the_reasons(tmp_path, capsys):
@@ -67,11 +72,11 @@ def test_ingest_whose_every_line_is_quarantined_is_exit_2(tmp_path, capsys):
 
 def test_max_quarantined_fails_a_run_past_that_share_after_writing_its_reports(tmp_path, capsys):
     logs = spreadsheet_csv(tmp_path / "logs")
-    shutil.copy(ROOT / "sample_data" / "logs" / "baccarat.jsonl", logs)  # 6,000 good rounds beside the 200
+    shutil.copy(ROOT / "sample_data" / "logs" / "baccarat.jsonl", logs)  # good rounds beside the quarantined ones
     out = tmp_path / "r.csv"
     assert main(["validate", str(logs), "--out", str(out), "--max-quarantined", "0.01"]) == 2
     err = capsys.readouterr().err
-    assert "200 of 6200 line(s) quarantined (3.2%), more than max_quarantined = 0.01 (1.0%)" in err
+    assert f"{PAST}, more than max_quarantined = 0.01 (1.0%)" in err
     assert len(pd.read_csv(out)) > 0  # the findings of the good rounds are written
     assert main(["-q", "validate", str(logs), "--out", str(out), "--max-quarantined", "0.05"]) == 1
     assert main(["-q", "ingest", str(logs), "--store", str(tmp_path / "s"), "--max-quarantined", "0.01"]) == 2
@@ -101,9 +106,9 @@ def test_a_job_past_max_quarantined_writes_its_reports_then_exits_2(tmp_path, ca
     logs = spreadsheet_csv(tmp_path / "logs")
     shutil.copy(ROOT / "sample_data" / "logs" / "baccarat.jsonl", logs)
     assert main(["run", str(_job(tmp_path, "max_quarantined = 0.01\n"))]) == 2
-    assert "200 of 6200 line(s) quarantined" in capsys.readouterr().err
+    assert PAST in capsys.readouterr().err
     folder = next((tmp_path / "o").rglob("run.json")).parent
-    assert len(pd.read_csv(folder / "findings.csv")) > 0 and len(pd.read_csv(folder / "quarantine.csv")) == 200
+    assert len(pd.read_csv(folder / "findings.csv")) > 0 and len(pd.read_csv(folder / "quarantine.csv")) == ROUNDS
 
 
 @pytest.fixture(scope="module")
