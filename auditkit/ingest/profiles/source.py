@@ -290,7 +290,7 @@ def _ends_with_cr(fh: Any, ends: np.ndarray) -> np.ndarray:
 def _xlsx(src: RawSource) -> Iterator[pa.Table]:
     """A sheet through python-calamine: cells as text as a user reads them (dates ISO, whole numbers
     without ``.0``); rows numbered as the sheet numbers them."""
-    from python_calamine import CalamineWorkbook
+    CalamineWorkbook = _need("python_calamine", "a workbook").CalamineWorkbook
 
     spec = src.spec
     book = CalamineWorkbook.from_path(src.location)
@@ -402,10 +402,10 @@ def _json_text(value: Any) -> str | None:
 # ---- SQL --------------------------------------------------------------------------------------------
 def _connect(fmt: str, location: str) -> Any:
     if fmt == "sqlite":
-        import adbc_driver_sqlite.dbapi as driver
+        driver = _need("adbc_driver_sqlite.dbapi", "a SQLite database")
 
         return driver.connect(f"file:{location}?mode=ro", autocommit=True)
-    import adbc_driver_postgresql.dbapi as driver
+    driver = _need("adbc_driver_postgresql.dbapi", "a PostgreSQL database")
 
     return driver.connect(location, autocommit=True)
 
@@ -489,6 +489,17 @@ def _without_password(url: str) -> str:
     """The URL as it may be shown and hashed: no password."""
     url = _PASSWORD.sub(lambda m: f"{m.group('scheme')}{m.group('user')}@", url)
     return re.sub(r"(?i)password=[^&]*", "password=***", url)
+
+
+def _need(module: str, what: str) -> Any:
+    """An optional reader's module, or a ConfigError saying how to install it (exit 2, not a traceback)."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ConfigError(f"reading {what} needs {module.split('.')[0].replace('_', '-')}: "
+                          "pip install 'auditkit[sources]'") from None
 
 
 def _file_sha256(path: Path) -> str:
