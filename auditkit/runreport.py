@@ -125,7 +125,8 @@ def _by_day(findings: pd.DataFrame) -> dict[str, Any]:
             "data": {"values": days.astype({"date": str}).to_dict("records")}, "mark": "bar",
             "encoding": {"x": {"field": "date", "type": "temporal", "title": "gaming day",
                                "timeUnit": "yearmonthdate", "axis": {"labelAngle": 0, "tickCount": 12}},
-                         "y": {"field": "findings", "type": "quantitative", "aggregate": "sum", "title": "findings"},
+                         "y": {"field": "findings", "type": "quantitative", "aggregate": "sum", "title": "findings",
+                               "axis": {"tickMinStep": 1, "format": "d"}},
                          "color": _severity_color()}}
 
 
@@ -138,7 +139,8 @@ def _by_citation(findings: pd.DataFrame) -> dict[str, Any]:
             "data": {"values": counts.to_dict("records")}, "mark": "bar",
             "encoding": {"y": {"field": "label", "type": "nominal", "sort": order, "title": None,
                                "axis": {"labelLimit": 320}},
-                         "x": {"field": "findings", "type": "quantitative", "aggregate": "sum", "title": "findings"},
+                         "x": {"field": "findings", "type": "quantitative", "aggregate": "sum", "title": "findings",
+                               "axis": {"tickMinStep": 1, "format": "d"}},
                          "color": _severity_color()}}
 
 
