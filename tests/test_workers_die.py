@@ -6,6 +6,7 @@ workers started; every process of its tree must be gone within 10 s.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
@@ -116,6 +117,14 @@ def test_workers_die_with_a_parent_killed_by_sigkill(name, work):
 def test_a_parent_told_to_stop_reaps_its_workers_and_exits_2_interrupted(name, work):
     rng = random.Random(f"sigterm-{name}")
     proc, tree = kill_at_random(command(name, work, 9), signal.SIGTERM, rng)
+    try:
+        _told_to_stop(proc, tree)
+    finally:  # a parent that failed the test is not left running for the rest of the suite
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _told_to_stop(proc: subprocess.Popen, tree: list[psutil.Process]) -> None:
     # the parent leaves its work at the next bytecode after the signal: seconds on a loaded machine (one CI run
     # waited over 10 s in validate), so it gets longer than its workers, which must still be gone within 10 s
     assert_tree_gone(proc, tree, parent_within=60.0)
