@@ -71,8 +71,15 @@ def process_pool(workers: int, initializer: Callable[[], None] | None = None) ->
 
 
 def stop_pool(pool: Any, timeout: float = 5.0) -> None:
-    """Cancel what has not started, kill the workers (their tasks are abandoned) and reap them."""
+    """Cancel what has not started, kill the workers (their tasks are abandoned) and reap them.
+
+    A worker killed while it sent a result leaves half a message in the result pipe: the pool's
+    manager thread then waits in ``recv`` for the rest, and the interpreter, which joins that thread
+    at exit, never exits. Once the workers are reaped this process closes its own end of the pipe
+    (the last writer), so the manager reads end-of-file, finds the pool broken, and ends.
+    """
     processes = list((getattr(pool, "_processes", None) or {}).values())
+    results = getattr(pool, "_result_queue", None)  # shutdown(wait=False) forgets it without closing it
     pool.shutdown(wait=False, cancel_futures=True)
     for p in processes:
         with contextlib.suppress(Exception):
@@ -84,21 +91,49 @@ def stop_pool(pool: Any, timeout: float = 5.0) -> None:
             if p.is_alive():
                 p.kill()
                 p.join(1.0)
+    if results is not None:  # no worker writes to it any more: end-of-file for the manager thread
+        with contextlib.suppress(Exception):
+            results._writer.close()
 
 
 def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+def _redeliver(previous: Callable[[Any], None]) -> Callable[[Any], None]:
+    """An unraisable-exception hook that hands a swallowed interrupt back to the main thread.
+
+    A signal's ``KeyboardInterrupt`` raised while a finalizer runs (a ``__del__``, a weakref
+    callback) is printed as "Exception ignored" and dropped, and the command would go on as if it
+    had not been told to stop. The hook sends the signal again from a thread a moment later (raised
+    here, it would run its handler at once, inside the hook), so it lands after the finalizer; other
+    unraisable exceptions go to the previous hook."""
+
+    def hook(unraisable: Any) -> None:
+        exc = unraisable.exc_value
+        if isinstance(exc, KeyboardInterrupt) and str(exc).startswith("signal "):
+            again = threading.Timer(0.01, os.kill, (os.getpid(), int(str(exc).split()[1])))
+            again.daemon = True
+            again.start()
+            return
+        previous(unraisable)
+
+    return hook
+
+
 @contextlib.contextmanager
 def terminate_on_sigterm() -> Iterator[None]:
-    """SIGTERM in the main thread raises ``KeyboardInterrupt`` as SIGINT does, so every ``with`` block
-    (pools, locks, temporary files) is left in order and the command exits 2 ``interrupted``."""
+    """SIGTERM (and SIGINT) in the main thread raise ``KeyboardInterrupt``, so every ``with`` block
+    (pools, locks, temporary files) is left in order and the command exits 2 ``interrupted``; one
+    that lands in a finalizer is raised again after it (:func:`_redeliver`), never dropped."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGTERM, signal.SIGINT)}
+    hook, sys.unraisablehook = sys.unraisablehook, _redeliver(sys.unraisablehook)
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        sys.unraisablehook = hook
