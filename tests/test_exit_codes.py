@@ -16,7 +16,7 @@ from auditkit.cli.main import main
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["simulate", "baccarat", "--seed", "-1", "--out", "x.jsonl"], "--seed: must be at least 0, not -1"),
+    (["simulate", "baccarat", "--seed", "-1", "--out", "x.jsonl"], "--seed: must be an integer >= 0, not -1"),
     (["validate", "logs", "--out", "r.csv", "--scheduler", "foo://x"], "--scheduler 'foo://x': must be a scheduler address"),
     (["ingest", "logs", "--store", "s", "--scheduler", "foo://x"], "--scheduler 'foo://x': must be a scheduler address"),
 ])
@@ -81,7 +81,7 @@ def test_max_quarantined_fails_a_run_past_that_share_after_writing_its_reports(t
     assert main(["-q", "validate", str(logs), "--out", str(out), "--max-quarantined", "0.05"]) == 1
     assert main(["-q", "ingest", str(logs), "--store", str(tmp_path / "s"), "--max-quarantined", "0.01"]) == 2
     assert main(["validate", str(logs), "--out", str(out), "--max-quarantined", "1.5"]) == 2
-    assert "--max-quarantined: must be from 0 to 1" in capsys.readouterr().err
+    assert "--max-quarantined: must be a finite number from 0 to 1" in capsys.readouterr().err
 
 
 def _job(tmp_path: Path, extra: str = "") -> Path:

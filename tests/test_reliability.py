@@ -301,10 +301,10 @@ def test_every_damage_is_noticed_by_some_command(tmp_path, capsys):
 
 
 BAD_ARGS = [
-    (["simulate", "baccarat", "--rounds", "0", "--out", "x.jsonl"], "--rounds: must be at least 1"),
-    (["simulate", "baccarat", "--rounds", "-3", "--out", "x.jsonl"], "--rounds: must be at least 1"),
+    (["simulate", "baccarat", "--rounds", "0", "--out", "x.jsonl"], "--rounds: must be an integer >= 1"),
+    (["simulate", "baccarat", "--rounds", "-3", "--out", "x.jsonl"], "--rounds: must be an integer >= 1"),
     (["simulate", "baccarat", "--rounds", "many", "--out", "x.jsonl"], "--rounds: must be an integer"),
-    (["simulate", "baccarat", "--fault-rate", "2", "--out", "x.jsonl"], "--fault-rate: must be from 0 to 1"),
+    (["simulate", "baccarat", "--fault-rate", "2", "--out", "x.jsonl"], "--fault-rate: must be a finite number from 0 to 1"),
     (["simulate", "baccarat", "--fault-rate", "nan", "--out", "x.jsonl"], "--fault-rate: must be a finite number"),
     (["simulate", "roulette", "--out", "x.jsonl"], "invalid choice"),
     (["ingest", "logs", "--store", "s", "--lock-timeout", "-1"], "--lock-timeout: must be a finite number >= 0"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,59 +39,30 @@ def add_engine(parser: argparse.ArgumentParser, workers_default: str,
                              "must see the store (a shared folder or an s3:// URI) and the logs, at the same paths")
 
 
-def positive_int(text: str) -> int:
-    """An argparse type: an integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
+def number(spec: dict[str, Any], integer: bool = False) -> Callable[[str], Any]:
+    """An argparse type: a number (an integer) in ``spec``'s range, checked as a job file's numbers are
+    (``paytables.number_reason``), so a value reads the same wherever it is given."""
+
+    def parse(text: str) -> Any:
+        from ..paytables import number_reason
+
+        try:
+            value = int(text) if integer else float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {'an integer' if integer else 'a number'}, not {text!r}") from None
+        reason = number_reason(value, spec, integer=integer)
+        if reason:
+            raise argparse.ArgumentTypeError(f"{reason}, not {text}")
+        return value
+
+    return parse
 
 
-def positive(text: str) -> float:
-    """An argparse type: a finite number > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number, not {text!r}") from None
-    if not (0 < value < float("inf")):
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, not {text}")
-    return value
-
-
-def non_negative(text: str) -> float:
-    """An argparse type: a finite number >= 0 (checked as a job file's numbers are, ``paytables.number_reason``)."""
-    from ..paytables import number_reason
-
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number, not {text!r}") from None
-    reason = number_reason(value, {"min": 0})
-    if reason:
-        raise argparse.ArgumentTypeError(f"{reason}, not {text}")
-    return value
-
-
-def non_negative_int(text: str) -> int:
-    """An argparse type: an integer >= 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer, not {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, not {value}")
-    return value
-
-
-def fraction(text: str) -> float:
-    """An argparse type: a number from 0 to 1."""
-    value = non_negative(text)
-    if value > 1:
-        raise argparse.ArgumentTypeError(f"must be from 0 to 1, not {text}")
-    return value
+positive_int = number({"min": 1}, integer=True)
+non_negative_int = number({"min": 0}, integer=True)
+positive = number({"above": 0})
+non_negative = number({"min": 0})
+fraction = number({"min": 0, "max": 1})
 
 
 def check_citations(citations: Sequence[str] | None, games: Sequence[str] | None = None) -> list[str] | None:
