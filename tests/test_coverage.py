@@ -66,6 +66,31 @@ def test_a_log_without_announced_totals_cannot_check_a_there_and_checks_it_elsew
     assert row["rounds_not_checkable"] == lacking + 1 and row["findings"] == 0
 
 
+def test_a_blackjack_round_without_a_first_card_event_cannot_check_c_and_is_counted():
+    """10-2-4(c) counts from the first card: a round whose events carry no ``first_card`` marker cannot show
+    a wager changed after it. It was passed silently; it is now not checkable, by that reason."""
+    records = [r for r in example_records("blackjack") if r.get("events")]
+    marked = [r for r in records if any(e.get("type") == "first_card" for e in r["events"])]
+    unmarked = [r for r in records if r not in marked]
+    assert marked and unmarked
+    tally = Tally()
+    found = validate_records(records, tally=tally)
+    row = _row(tally.table(), "blackjack.c", "blackjack")
+    assert row["rounds_not_checkable"] == len(unmarked) and row["reasons"] == f"first_card: {len(unmarked)}"
+    assert row["rounds_checked"] == len(marked)
+    # the same round with its marker removed: its (c) finding goes, counted as not checkable
+    flagged = {rid for rid, rule in _pairs(found) if rule == "blackjack.c"}
+    assert flagged
+    rid = sorted(flagged)[0]
+    stripped = [{**r, "events": [e for e in r["events"] if e.get("type") != "first_card"]} if r["round_id"] == rid
+                else r for r in records]
+    tally = Tally()
+    again = validate_records(stripped, tally=tally)
+    assert (rid, "blackjack.c") not in _pairs(again)
+    assert _row(tally.table(), "blackjack.c", "blackjack")["rounds_not_checkable"] == len(unmarked) + 1
+    assert "first_card" in EVIDENCE
+
+
 def test_suits_not_recorded_the_shoe_composition_is_not_checkable_and_not_flagged():
     records = example_records("blackjack")
     shoe = "EX-BJ-1-20250602-S02"  # copies 7-9 of 2h in a 6-deck shoe

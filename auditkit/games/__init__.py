@@ -73,6 +73,7 @@ class Game:
     notebook: str | None = None
     defaults: dict[str, Any] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
+    evidence: str | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -104,6 +105,10 @@ class Game:
             raise ValueError(f"game {self.name} has no simulator")
         module, func = self.simulate.split(":")
         return getattr(importlib.import_module(module), func)
+
+    def evidence_module(self) -> Any | None:
+        """Its module of evidence only it knows (``STANDS_FOR``, ``lacking(table)``: rules/coverage.py), or None."""
+        return importlib.import_module(self.evidence) if self.evidence else None
 
     def analysis(self) -> Any | None:
         """Its analysis module (hold, events of known odds), or None."""

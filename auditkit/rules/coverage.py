@@ -40,6 +40,7 @@ EVIDENCE: dict[str, str] = {
     "cut_card": "the round in which the cutting card came out (baccarat's cut_card)",
     "wagers": "the wagers and their nets",
     "events": "the events of the round (decisions, wager actions, dice, exposed cards)",
+    "first_card": "the moment the round's first card was dealt (blackjack's first_card event)",
     "dealer": "the dealer's id",
     "shoe": "the shoe's id",
     "round_id": "the round's id as the table wrote it (without it the profile made the ids)",
@@ -68,7 +69,7 @@ def stands_for(game: str) -> dict[str, tuple[str, ...]]:
 
 def columns_for(game: str, needs: Iterable[str]) -> list[str]:
     """The stored columns the engine reads to know which rounds lack the kinds in ``needs``."""
-    own = stands_for(game)
+    own = {**stands_for(game), **_own(game).STANDS_FOR}
     cols = {"not_recorded": None}
     for kind in needs:
         cols.update(dict.fromkeys(own.get(kind, ())))
@@ -103,7 +104,24 @@ def lacking(table: pa.Table, game: str) -> dict[str, np.ndarray]:
             else:
                 continue
             out[kind] = out[kind] | null if kind in out else null
+    for kind, mask in _own(game).lacking(table).items():  # what only the game knows a round lacks
+        out[kind] = out[kind] | mask if kind in out else mask
     return out
+
+
+class _Nothing:
+    STANDS_FOR: dict[str, tuple[str, ...]] = {}
+
+    @staticmethod
+    def lacking(table: pa.Table) -> dict[str, np.ndarray]:
+        return {}
+
+
+def _own(game: str) -> Any:
+    """The game's evidence module (``Game.evidence``), or one that knows of nothing lacking."""
+    from .. import games
+
+    return games.get(game).evidence_module() or _Nothing
 
 
 def cannot(lack: dict[str, np.ndarray], needs: Iterable[str]) -> np.ndarray | None:

@@ -218,7 +218,7 @@ def _event_hits(ctx: Blackjack, events: np.ndarray, why: str, expected: str) -> 
 @rule("blackjack.c", games=(GAME,), citation=f"{SECTION}(c)", severity="high",
       summary="No wager placed, increased or withdrawn after the first card (double, split, surrender, "
               "insurance, even money excepted)", columns=("events",), params=(),
-      needs=("events",))
+      needs=("events", "first_card"))
 def c_no_change_after_first_card(ctx: Blackjack) -> Hits:
     """(c) "Except when splitting pairs, doubling down, surrendering, making an insurance wager, or
     making an even money wager, no wager may be made, increased, or withdrawn after the first card
@@ -226,7 +226,7 @@ def c_no_change_after_first_card(ctx: Blackjack) -> Hits:
 
     Catalog: "no wager is placed, increased or withdrawn after the first card, except double,
     split, surrender, insurance, even money". Only rounds whose events carry a ``first_card``
-    marker can show this.
+    marker can show this; the others are not checkable (``evidence.py``).
     """
     return _event_hits(ctx, ctx.after_first_card & ctx.changes_wager, "after the first card",
                        "no wager change after the first card")
