@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
+from typing import Any
 
 from ..ingest import MAX_LINE
 from .common import DEFAULT_LOCK_TIMEOUT, add_lock_timeout, positive, positive_int
@@ -16,6 +18,8 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
     s.add_argument("--store", help="also ingest the rounds into this store as they arrive (when not given: not)")
     s.add_argument("--out", help="append findings here as JSON lines (exactly once across restarts)")
     s.add_argument("--csv", help="append findings here as a spreadsheet-safe CSV")
+    s.add_argument("--profile", help="read the files through this import profile (docs/profiles.md): CSV or JSON "
+                   "lines of another shape, rounds grouped by the profile's keys")
     s.add_argument("--config", help="paytable and house-rules TOML (when not given: the rules catalog's defaults)")
     s.add_argument("--checkpoint", help="resume from and keep writing this checkpoint file")
     s.add_argument("--poll", type=positive, default=0.2, help="seconds between polls")
@@ -47,7 +51,13 @@ def run(args: argparse.Namespace) -> int:
         missing = [p for p in args.paths if not Path(p).exists()]
         if missing:
             raise InputError(f"no such file or folder: {', '.join(missing)}")
-    watcher = Watcher(args.paths, config=load_config(args.config), store=Store(args.store) if args.store else None,
+    kind: Any = Watcher
+    if args.profile:
+        from ..ingest.profiles import load_profile
+        from ..live.profiled import ProfiledWatcher
+
+        kind = functools.partial(ProfiledWatcher, profile=load_profile(args.profile))
+    watcher = kind(args.paths, config=load_config(args.config), store=Store(args.store) if args.store else None,
                       out=Path(args.out) if args.out else None, csv=Path(args.csv) if args.csv else None,
                       checkpoint=Path(args.checkpoint) if args.checkpoint else None,
                       stdout=None if args.no_stdout else sys.stdout, poll=args.poll,

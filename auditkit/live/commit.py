@@ -30,7 +30,7 @@ class Pending:
     quarantine: list[dict[str, Any]] = field(default_factory=list)
     ranges: dict[str, list[Any]] = field(default_factory=dict)  # source_key -> [path, first, last]
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(
-        ("lines_read", "stored", "already_stored", "quarantined", "blank"), 0))
+        ("lines_read", "stored", "already_stored", "quarantined", "blank", "attached"), 0))
     games: dict[str, int] = field(default_factory=dict)
     size: int = 0
     rows: list[tuple[str, bytes]] = field(default_factory=list)  # (game, raw line) of each index row
@@ -88,6 +88,8 @@ class Pending:
 class Commits:
     """The store half of :class:`~auditkit.live.watcher.Watcher` (a mixin)."""
 
+    live_format = "jsonl-live"  # the format of the sources it commits
+
     def _commit(self, p: Pending, timeout: float) -> None:
         """Rounds read since the last checkpoint as one source of the store, committed by its protocol
         (parts, index and quarantine first, manifest last)."""
@@ -114,7 +116,7 @@ class Commits:
         store.write_index(sha, pa.Table.from_pydict(p.index, schema=INDEX))
         q = [dict(e, sha256=sha) for e in p.quarantine]
         store.write_quarantine(sha, pa.Table.from_pylist(q, schema=QUARANTINE))
-        rec = SourceRecord(sha256=sha, path=desc, size=p.size, format="jsonl-live", games=dict(p.games),
+        rec = SourceRecord(sha256=sha, path=desc, size=p.size, format=self.live_format, games=dict(p.games),
                            partitions=partitions, **p.counts)
         if not rec.balanced:
             raise AssertionError(f"live line accounting does not balance: {rec}")

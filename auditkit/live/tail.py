@@ -113,10 +113,7 @@ class Tail:
                 self._warn(str(p), f"{p} does not exist (yet); watching for it")
                 continue
             for f in files:
-                if f.name.lower().endswith(".csv"):
-                    self._warn(str(f), f"{f}: CSV logs are not followed live (ingest them); skipped")
-                    continue
-                if not f.name.lower().endswith(SUFFIXES) and p.is_dir():
+                if not self._follows(f, p.is_dir()):
                     continue
                 r = f.resolve()
                 if r in self.own or (self.store_root is not None and r.is_relative_to(self.store_root)):
@@ -127,6 +124,13 @@ class Tail:
                     continue
                 found.setdefault((st.st_dev, st.st_ino), (f, st))
         return found
+
+    def _follows(self, f: Path, in_folder: bool) -> bool:
+        """Whether ``f`` (found in a watched folder, or named) is followed: a log, not a CSV log."""
+        if f.name.lower().endswith(".csv"):
+            self._warn(str(f), f"{f}: CSV logs are not followed live (ingest them); skipped")
+            return False
+        return f.name.lower().endswith(SUFFIXES) or not in_folder
 
     def _known(self) -> dict[tuple[int, int], tuple[Path, os.stat_result]] | None:
         """The files of the last listing, stat'ed again; None when a name now holds another file or is gone."""

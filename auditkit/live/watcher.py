@@ -223,6 +223,12 @@ class Watcher(Tail, Outputs, Commits, Checkpoints):
                 continue
             row["source_file"], row["source_line"], row["date"] = name, n, date
             parsed.append((name, n, raw, game, row))
+        self._take(parsed, aliases)
+
+    def _take(self, parsed: list[tuple[str, int, bytes, str, dict[str, Any]]], aliases: dict[str, list[str]]) -> None:
+        """Check, emit and keep for the store the parsed rounds ``(file, line, raw, game, row)`` of a poll
+        (``aliases``: file -> the names it was read under), each round once across restarts."""
+        p = self.pending
         tables, hashes = self._tables(parsed)
         check = np.zeros(len(parsed), bool)  # rounds to check (new, or our own committed before a restart)
         store = np.zeros(len(parsed), bool)  # rounds to store

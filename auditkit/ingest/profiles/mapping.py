@@ -113,8 +113,9 @@ def _template_value(v: str) -> Any:
     return t
 
 
-def map_rows(table: pa.Table, prof: Profile, first_ordinal: int = 0) -> Mapped:
-    """The rounds of ``table`` (string columns and :data:`ROW`), mapped through ``prof``."""
+def map_rows(table: pa.Table, prof: Profile, first_ordinal: int = 0, seq: dict[Any, int] | None = None) -> Mapped:
+    """The rounds of ``table`` (string columns and :data:`ROW`), mapped through ``prof``; ``first_ordinal``
+    (rounds before these, for made times) and ``seq`` (rounds seen per shoe) continue an earlier call's."""
     out = Mapped(rows=table.num_rows)
     data = [c for c in table.column_names if c != ROW]
     missing = sorted({c for s in prof.fields.values() for c in s.source_columns()}
@@ -146,7 +147,7 @@ def map_rows(table: pa.Table, prof: Profile, first_ordinal: int = 0) -> Mapped:
     lists = [name for name in LISTS if any(t.startswith(name + ".") for t in prof.fields)]
     groups = _groups(table, prof, empty, why)
     zone = ZoneInfo(prof.zone) if prof.zone else None
-    seq: dict[Any, int] = {}  # rounds seen per shoe, for a round_seq the export lacks
+    seq = {} if seq is None else seq  # rounds seen per shoe, for a round_seq the export lacks
     for k, idx in enumerate(groups):
         first = int(rows[idx[0]])
         failed = [i for i in idx if i in why]
