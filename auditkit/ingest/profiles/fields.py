@@ -1,0 +1,149 @@
+"""A field of a profile: where its value comes from (:class:`FieldSpec`), how its cell is read
+(:func:`kind_of`), checked up front (:func:`parse_spec`)."""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass
+from typing import Any
+
+from ...paytables import ConfigError
+
+__all__ = ["FieldSpec", "kind_of", "parse_spec", "SPEC_KEYS", "SOURCE_KEYS", "TYPES", "err", "check_keys", "typed"]
+
+SPEC_KEYS = {"column", "columns", "const", "template", "split", "json", "values", "when", "type", "collect",
+             "returned", "bankroll_before", "bankroll_after"}
+SOURCE_KEYS = {"column", "columns", "const", "template", "returned", "bankroll_before"}  # one names a field's source
+TYPES = ("text", "int", "money", "bool", "cards", "ints", "time")
+MONEY = {"amount", "net", "wager", "initial_wager", "ante", "play", "pair_plus", "ante_bonus", "table_min",
+         "table_max", "insurance", "net_insurance", "commission"}
+INTS = {"seat", "hand", "position", "round_seq", "first_position", "cards_remaining", "player", "banker",
+        "count", "decks"}
+BOOLS = {"doubled", "split", "surrendered", "exposed", "misdeal", "cut_card"}
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_ ]*$")
+
+
+def kind_of(target: str, spec: FieldSpec) -> str:
+    """The type a target field's values are converted to: stated, or by its name."""
+    if spec.type:
+        return spec.type
+    last = target.rsplit(".", 1)[-1]
+    if target == "started_at":
+        return "time"
+    if last.endswith("cards") or last in {"high", "low"}:
+        return "cards"
+    if last == "dice":
+        return "ints"
+    if last in MONEY or last.startswith("net_"):
+        return "money"
+    if last in INTS:
+        return "int"
+    if last in BOOLS:
+        return "bool"
+    return "text"
+
+
+
+@dataclass
+class FieldSpec:
+    """Where one field of the round comes from (exactly one of column, columns, const, template,
+    returned, bankroll_before/after), how its cell is read and which rows it is taken from."""
+
+    column: str | None = None
+    columns: list[str] | None = None
+    const: Any = None
+    template: str | None = None
+    split: str | None = None
+    json: bool = False
+    values: dict[str, Any] | None = None
+    when: dict[str, Any] | None = None
+    type: str | None = None
+    collect: bool = False
+    returned: str | None = None
+    bankroll_before: str | None = None
+    bankroll_after: str | None = None
+
+    def source_columns(self) -> list[str]:
+        cols = [c for c in (self.column, self.returned, self.bankroll_before, self.bankroll_after) if c]
+        cols += self.columns or []
+        if self.template:
+            cols += [f for _, f, _, _ in string.Formatter().parse(self.template) if f]
+        if self.when:
+            cols.append(self.when["column"])
+        return cols
+
+
+def err(where: str, key: str, why: str) -> ConfigError:
+    return ConfigError(f"{where}: {key}: {why}")
+
+
+def check_keys(table: dict, allowed: set[str], where: str, prefix: str) -> None:
+    for k in table:
+        if k not in allowed:
+            raise err(where, f"{prefix}{k}", f"unknown key (known: {', '.join(sorted(allowed))})")
+
+
+def typed(value: Any, kind: type | tuple, where: str, key: str) -> Any:
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise err(where, key, f"expected {names}, got {type(value).__name__} {value!r}")
+    return value
+
+
+def parse_spec(spec: Any, values: dict, where: str, key: str) -> FieldSpec:
+    if isinstance(spec, str):
+        return FieldSpec(column=spec)
+    if not isinstance(spec, dict):
+        return FieldSpec(const=spec)
+    check_keys(spec, SPEC_KEYS, where, f"{key}.")
+    f = FieldSpec()
+    for k in ("column", "template", "split", "type", "returned", "bankroll_before", "bankroll_after"):
+        if k in spec:
+            setattr(f, k, typed(spec[k], str, where, f"{key}.{k}"))
+    for k in ("json", "collect"):
+        if k in spec:
+            setattr(f, k, typed(spec[k], bool, where, f"{key}.{k}"))
+    if "columns" in spec:
+        f.columns = [typed(c, str, where, f"{key}.columns") for c in typed(spec["columns"], list, where, f"{key}.columns")]
+    f.const = spec.get("const")
+    sources = [k for k in ("column", "columns", "const", "template", "returned", "bankroll_before") if k in spec]
+    if len(sources) != 1:
+        raise err(where, key, "give exactly one of column, columns, const, template, returned, bankroll_before "
+                   f"(given: {', '.join(sources) or 'none'})")
+    if (f.bankroll_before is None) != (f.bankroll_after is None):
+        raise err(where, key, "bankroll_before and bankroll_after go together")
+    if f.type is not None and f.type not in TYPES:
+        raise err(where, f"{key}.type", f"{f.type!r} is not one of {', '.join(TYPES)}")
+    if f.template is not None:
+        _check_template(f.template, where, f"{key}.template")
+    if "values" in spec:
+        v = spec["values"]
+        if isinstance(v, str):
+            if v not in values:
+                raise err(where, f"{key}.values", f"no table [values.{v}] in the profile")
+            v = values[v]
+        f.values = {str(k): x for k, x in typed(v, dict, where, f"{key}.values").items()}
+    if "when" in spec:
+        w = typed(spec["when"], dict, where, f"{key}.when")
+        check_keys(w, {"column", "equals", "in"}, where, f"{key}.when.")
+        if "column" not in w or ("equals" in w) == ("in" in w):
+            raise err(where, f"{key}.when", "needs column and one of equals, in")
+        f.when = {"column": typed(w["column"], str, where, f"{key}.when.column"),
+                  "in": [str(x) for x in (w["in"] if "in" in w else [w["equals"]])]}
+    return f
+
+
+def _check_template(text: str, where: str, key: str) -> None:
+    """A template names columns and format specs only: no attribute access, no index, no conversion."""
+    try:
+        parts = list(string.Formatter().parse(text))
+    except ValueError as exc:
+        raise err(where, key, f"bad template {text!r}: {exc}") from exc
+    for _, name, spec, conv in parts:
+        if name is None:
+            continue
+        if not name or not _IDENT.match(name) or conv:
+            raise err(where, key, f"{{{name}}}: a template names a column only (no '.', '[', '!' or position)")
+        if spec and "{" in spec:
+            raise err(where, key, f"{{{name}:{spec}}}: no nested fields in a format spec")
