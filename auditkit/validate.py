@@ -224,17 +224,23 @@ def _round_findings(table: pa.Table, game: str, config: Config, rules: Sequence[
 
 
 def check_shoes(table: pa.Table, game: str, config: Config, rules: Sequence[Rule] | None = None,
-                emit: np.ndarray | None = None, date: str | None = None, tally: Tally | None = None) -> pd.DataFrame:
+                emit: np.ndarray | None = None, date: str | None = None, tally: Tally | None = None,
+                emitted: set[tuple[str, str]] | None = None) -> pd.DataFrame:
     """Findings of the shoe rules over rounds grouped by table and shoe, in round_seq order.
 
     ``emit`` marks the rounds whose findings are wanted (the others are context
-    carried from an earlier day); by default all.
+    carried from an earlier day); by default all. Given ``emitted`` (the (round_id, rule_id)
+    of findings already reported), the findings wanted are instead those not in it, on any
+    round, and it gets them; ``emit`` then marks the rounds counted in ``tally`` only. So
+    live mode's open shoes, whose rounds may arrive out of order, report a finding that an
+    earlier round arriving late puts on a round already checked.
     """
-    return _frame(_shoe_findings(table, game, config, rules, emit, date, tally))
+    return _frame(_shoe_findings(table, game, config, rules, emit, date, tally, emitted))
 
 
 def _shoe_findings(table: pa.Table, game: str, config: Config, rules: Sequence[Rule] | None,
-                   emit: np.ndarray | None, date: str | None, tally: Tally | None = None) -> pa.Table | None:
+                   emit: np.ndarray | None, date: str | None, tally: Tally | None = None,
+                   emitted: set[tuple[str, str]] | None = None) -> pa.Table | None:
     rules = select_rules(game, "shoe") if rules is None else rules
     if table.num_rows == 0 or not rules:
         return None
@@ -247,7 +253,12 @@ def _shoe_findings(table: pa.Table, game: str, config: Config, rules: Sequence[R
     for r in rules:
         cannot = coverage.cannot(lack, r.needs)
         hits = r.func(table, config) if cannot is None else _shoe_rule_on(table, config, r, ~cannot)
-        if keep is not None and len(hits):
+        if emitted is not None and len(hits):
+            ids = table["round_id"].take(pa.array(hits.rows)).to_pylist()
+            new = np.array([(i, r.rule_id) not in emitted for i in ids], bool)
+            emitted.update((i, r.rule_id) for i in ids)
+            hits = hits.subset(new)
+        elif keep is not None and len(hits):
             hits = hits.subset(keep[hits.rows])
         if tally is not None:
             tally.add(game, r, table.num_rows if keep is None else int(keep.sum()), cannot, lack, hits.rows, emit=keep)

@@ -460,3 +460,30 @@ def test_a_poll_reads_at_most_its_budget_shared_over_the_files(tmp_path, monkeyp
     w.close()
     assert w.stats["rounds"] == sum(map(len, data.values()))
     assert keys(emitted(tmp_path / "findings.jsonl")) == nightly([logs])
+
+
+def test_a_shoe_round_arriving_late_reports_the_finding_it_puts_on_a_round_already_checked(tmp_path):
+    """A shoe's rounds out of round_seq order in the log: ``validate`` reports the ninth ace of spades of an
+    8-deck shoe on S2 (seq 2). The watcher reads S2 first (three aces: nothing yet), then S1 (six aces, seq 1):
+    S2's finding is reported then, once; after a restart it is not reported again, and S4's tenth ace is."""
+    from test_baccarat import rnd
+
+    logs, log = tmp_path / "logs", tmp_path / "logs" / "T1.jsonl"
+    logs.mkdir()
+    s1 = rnd(["As", "As", "As"], ["As", "As", "As"], rid="S1", shoe="X", seq=1)
+    s2 = rnd(["As", "As", "As"], ["Kc", "7c"], rid="S2", shoe="X", seq=2)
+    s3 = rnd(["Ks", "7s"], ["Kc", "7c"], rid="S3", shoe="X", seq=3)
+    s4 = rnd(["As", "Kd", "2d"], ["Kc", "7c"], rid="S4", shoe="X", seq=4)
+    w = watcher([logs], tmp_path)
+    w.open()
+    for rec in (s2, s1, s3):
+        append(log, [json.dumps(rec)])
+        w.poll_once()
+    w.close()
+    shoe_found = [(f["round_id"], f["rule_id"]) for f in emitted(tmp_path / "findings.jsonl")]
+    assert shoe_found == [("S2", "baccarat.integrity_shoe")]
+    append(log, [json.dumps(s4)])
+    once([logs], tmp_path)  # a restart from the checkpoint: the open shoe restored
+    shoe_found = [(f["round_id"], f["rule_id"]) for f in emitted(tmp_path / "findings.jsonl")]
+    assert shoe_found == [("S2", "baccarat.integrity_shoe"), ("S4", "baccarat.integrity_shoe")]
+    assert keys(emitted(tmp_path / "findings.jsonl")) == nightly([log])

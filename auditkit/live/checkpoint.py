@@ -143,6 +143,6 @@ class Checkpoints:
             self.files[t.key] = t
         for game, s in state.get("shoes", {}).items():
             shoes = self.shoes[game] = OpenShoes(game, self._rules(game)[1], idle=self.shoe_idle)
-            shoes.restore(s)
+            shoes.restore(s, self.config)
         if "recent" in state:
             self.recent.restore(state["recent"])

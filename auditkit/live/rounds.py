@@ -151,6 +151,7 @@ class OpenShoes:
         self.shoes: dict[tuple[str, str | None], pa.Table] = {}
         self.seen: dict[tuple[str, str | None], float] = {}  # least recently dealt first
         self.current: dict[str, tuple[str, str | None]] = {}  # table_id -> its open shoe
+        self.emitted: set[tuple[str, str]] = set()  # (round_id, rule_id) of the open shoes' findings reported
 
     def check(self, batch: pa.Table, config: Config, tally: Tally | None = None) -> pd.DataFrame:
         """Shoe findings on the new rounds of ``batch`` (a poll's rounds of this game); ``tally`` gets the coverage."""
@@ -170,6 +171,7 @@ class OpenShoes:
             old = self.shoes.get(key)
             shoe = pa.concat_tables([old, new]).combine_chunks() if old is not None else new
             if shoe.num_rows > self.max_rounds:
+                self._forget(shoe.slice(0, shoe.num_rows - self.max_rounds))
                 shoe = shoe.slice(shoe.num_rows - self.max_rounds)
             self.seen.pop(key, None)  # to the end: the most recently dealt
             self.shoes[key], self.seen[key] = shoe, now
@@ -180,7 +182,8 @@ class OpenShoes:
         while len(self.shoes) > self.max_shoes:
             self._drop(next(iter(self.seen)))
         both = pa.concat_tables(parts)
-        return check_shoes(both, self.game, config, self.rules, emit=np.concatenate(emit), tally=tally)
+        return check_shoes(both, self.game, config, self.rules, emit=np.concatenate(emit), tally=tally,
+                           emitted=self.emitted)
 
     def expire(self, now: float | None = None) -> int:
         """Drop shoes idle for longer than ``idle`` seconds; returns how many."""
@@ -192,10 +195,18 @@ class OpenShoes:
         return n
 
     def _drop(self, key: tuple[str, str | None]) -> None:
-        self.shoes.pop(key, None)
+        shoe = self.shoes.pop(key, None)
+        if shoe is not None:
+            self._forget(shoe)
         self.seen.pop(key, None)
         if self.current.get(key[0]) == key:
             del self.current[key[0]]
+
+    def _forget(self, rounds: pa.Table) -> None:
+        """Forget the reported findings of ``rounds`` (rounds no longer held)."""
+        if self.emitted:
+            ids = set(rounds["round_id"].to_pylist())
+            self.emitted = {k for k in self.emitted if k[0] not in ids}
 
     @property
     def rounds(self) -> int:
@@ -206,7 +217,7 @@ class OpenShoes:
         return {"table": _ipc(pa.concat_tables(tables)) if tables else None,
                 "current": [list(k) for k in self.current.values()]}
 
-    def restore(self, state: dict[str, Any]) -> None:
+    def restore(self, state: dict[str, Any], config: Config) -> None:
         self.shoes.clear()
         if state.get("table"):
             t = _from_ipc(state["table"])
@@ -218,4 +229,9 @@ class OpenShoes:
                 self.shoes[k] = t.take(pa.array(rows))
         now = time.monotonic()
         self.seen = dict.fromkeys(self.shoes, now)
+        # every finding of a shoe held at the checkpoint was reported before it: known as reported
+        self.emitted = set()
+        if self.shoes:
+            check_shoes(pa.concat_tables(list(self.shoes.values())), self.game, config, self.rules,
+                        emitted=self.emitted)
         self.current = {k[0]: (k[0], k[1]) for k in map(tuple, state.get("current", [])) if tuple(k) in self.shoes}
