@@ -36,7 +36,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from . import games as registered
-from .columns import flat_values, padded, parents, to_numpy
+from .columns import flat_values, parents, to_numpy
 from .games.baccarat.theory import baccarat_probabilities
 from .games.blackjack.theory import blackjack_bust_probabilities, blackjack_bust_probability
 from .games.three_card_poker.theory import tcp_dealer_qualify_probability
@@ -44,12 +44,13 @@ from .report import payout_totals
 from .report import summarize as _summarize
 from .schema import schema_for
 from .store import Store
+from .tables import cards_text, events_text, hand_lines, readable, relative_to, wagers_text
 
 __all__ = [
     "DEFAULT_SHIFTS", "open_store", "shift_of", "load_findings", "coverage", "iter_rounds", "load_rounds", "round_counts",
     "summarize", "by_citation", "by_table", "by_dealer", "by_shift", "by_day", "payout_totals",
     "money_findings", "discrepancy_bins", "largest_discrepancies", "cumulative_payouts", "heatmap_frame",
-    "with_rates", "readable", "overview", "MONEY_COLUMNS", "MIN_ROUNDS", "busy",
+    "with_rates", "readable", "overview", "MIN_ROUNDS", "busy",
     "drill_down", "rounds_behind", "baccarat_probabilities", "tcp_dealer_qualify_probability",
     "blackjack_bust_probabilities", "blackjack_bust_probability", "outcome_counts",
     "expected_vs_observed", "flagged_groups", "funnel_limits", "hold",
@@ -287,36 +288,6 @@ def drill_down(findings: pd.DataFrame, **where: Any) -> pd.DataFrame:
     return findings[mask].reset_index(drop=True)
 
 
-MONEY_COLUMNS = ("discrepancy", "expected_amount", "recorded_amount", "overpaid", "underpaid", "net", "amount",
-                 "drop", "win", "cumulative")
-
-
-def readable(frame: pd.DataFrame) -> pd.DataFrame:
-    """A copy for people: money to the cent (``1,234.50``), rates and p-values rounded, hold as a percent,
-    finding times as local date and time with their offset, lists and records written out."""
-    out = frame.copy()
-    for c in out.columns:
-        col = out[c]
-        if c in MONEY_COLUMNS and pd.api.types.is_numeric_dtype(col):
-            out[c] = col.map(lambda x: _amount(float(x)) if pd.notna(x) else "")
-        elif c == "hold" and pd.api.types.is_numeric_dtype(col):
-            out[c] = col.map(lambda x: f"{x:.2%}" if pd.notna(x) else "")
-        elif c in ("p_value", "p_adjusted", "chi2_p") and pd.api.types.is_numeric_dtype(col):
-            out[c] = col.map(lambda x: f"{x:.2g}" if pd.notna(x) else "")
-        elif c in ("rate", "expected_rate") and pd.api.types.is_numeric_dtype(col):
-            out[c] = col.map(lambda x: f"{x:.4f}" if pd.notna(x) else "")
-        elif c in ("expected", "z", "per_1000") and pd.api.types.is_float_dtype(col):
-            out[c] = col.round(2)
-        elif c == "started_at" and pd.api.types.is_string_dtype(col) and col.astype(str).str.match(
-                r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d$").all():
-            text = col.astype(str)
-            out[c] = text.str.slice(0, 10) + " " + text.str.slice(11, 19) + " (UTC" + text.str.slice(19) + ")"
-        elif col.dtype == object and col.map(lambda v: isinstance(v, (list, dict, np.ndarray))).any():
-            out[c] = col.map(lambda v: ", ".join(map(str, v)) if isinstance(v, (list, np.ndarray))
-                             else "; ".join(f"{k} {x}" for k, x in v.items()) if isinstance(v, dict) else v)
-    return out
-
-
 MIN_ROUNDS = 100
 """Tables and dealers with fewer rounds are left out of the rankings by rate (summary and charts alike)."""
 
@@ -425,67 +396,6 @@ def round_counts(store: StoreLike, start: str | None = None, end: str | None = N
     return pd.concat(frames).groupby(keys, dropna=False)["rounds"].sum().reset_index()
 
 
-def _cards_text(col: pa.ChunkedArray) -> np.ndarray:
-    from .cards import cards_str
-
-    m, _n = padded(col)
-    return np.array([cards_str(row) for row in m], dtype=object)  # formatting the few drilled rounds
-
-
-def _amount(x: float | None, sign: bool = False) -> str:
-    if x is None or x != x:
-        return "-"
-    return f"{x:+,.2f}" if sign else f"{x:,.2f}"
-
-
-def _wagers_text(wagers: list[dict] | None) -> str:
-    """``seat 2 banker 25.00 → +23.75; seat 5 tie 10.00 → -10.00``."""
-    return "; ".join(f"seat {w['seat']} {w['bet']} {_amount(w['amount'])} → {_amount(w['net'], True)}"
-                     for w in wagers or [])
-
-
-def _hand_text(game: str, h: dict) -> str:
-    """One patron hand as a person reads it: seat, cards, stakes and what it was paid."""
-    from .cards import cards_str
-
-    cards = cards_str(h.get("cards") or [])
-    if game == "blackjack":
-        how = [k for k in ("doubled", "split", "surrendered") if h.get(k)]
-        return (f"seat {h['seat']} hand {h['hand']}: {cards}, {_amount(h['wager'])}"
-                f"{' (' + ', '.join(how) + ')' if how else ''} → {_amount(h['net'], True)}")
-    if game == "three_card_poker":
-        paid = ", ".join(f"{label} {_amount(h[k], True)}" for label, k in
-                         (("ante", "net_ante"), ("play", "net_play"), ("bonus", "ante_bonus"),
-                          ("pair plus", "net_pair_plus")) if h.get(k))
-        return (f"seat {h['seat']}: {cards} {h.get('decision') or ''}, ante {_amount(h['ante'])} play "
-                f"{_amount(h['play'])} pair plus {_amount(h['pair_plus'])} → {paid or '0.00'}")
-    if game == "pai_gow_poker":
-        return (f"seat {h['seat']}: {cards} (high {cards_str(h.get('high') or [])} / low "
-                f"{cards_str(h.get('low') or [])}), {_amount(h['wager'])} → {_amount(h['net'], True)}")
-    return str(h)
-
-
-def _events_text(events: list[dict] | None) -> str:
-    """``double seat 2 25.00; roll dice 3 4``: each event's type and the fields it recorded."""
-    from .cards import cards_str
-
-    out = []
-    for e in events or []:
-        parts = [str(e.get("type"))]
-        for k, v in e.items():
-            if k == "type" or v is None:
-                continue
-            if k in ("high", "low"):
-                v = cards_str(v)
-            elif k == "dice":
-                v = " ".join(str(d) for d in v)
-            elif k == "amount":
-                v = _amount(v)
-            parts.append(f"{k} {v}")
-        out.append(" ".join(parts))
-    return "; ".join(out)
-
-
 def _local_text(utc: pd.Series, offset: pd.Series) -> pd.Series:
     """``2025-06-01 10:05:50 (UTC-05:00)``: the local time the log wrote."""
     off = offset.fillna(0).astype(np.int64)
@@ -495,14 +405,27 @@ def _local_text(utc: pd.Series, offset: pd.Series) -> pd.Series:
     return local.dt.strftime("%Y-%m-%d %H:%M:%S") + " (" + pd.Series(zone, index=utc.index) + ")"
 
 
+def logs_folder(store: StoreLike) -> str | None:
+    """The folder holding every source the store has read (their longest common folder), or None: the
+    folder :func:`rounds_behind` writes source files relative to."""
+    import os
+
+    dirs = {os.path.dirname(s.path) for s in open_store(store).manifest()}
+    try:
+        return os.path.commonpath(sorted(dirs)) if dirs else None
+    except ValueError:  # relative and absolute paths mixed
+        return None
+
+
 def rounds_behind(store: StoreLike, findings: pd.DataFrame, columns: Sequence[str] | None = None,
                   limit: int = 1000) -> dict[str, pd.DataFrame]:
     """The stored rounds behind some findings (at most ``limit`` per game), written as a person reads them.
 
     Returns one frame per game (their columns differ), with the rule ids of the
-    findings on each round in ``rules``; cards as ``Ah Td 4s``, wagers as
-    ``seat 2 banker 25.00 → +23.75``, hands with their cards, stakes and
-    payouts, events in words, ``started_at`` as local time with its offset.
+    findings on each round in ``rules``; cards as ``A♥ 10♦ 4♠``, wagers as
+    ``seat 2 banker 25.00 → +23.75``, a hand per line with its cards, stakes and
+    payouts and events in words (:mod:`auditkit.tables`), ``started_at`` as local
+    time with its offset, source files relative to :func:`logs_folder`.
     """
     st = open_store(store)
     out: dict[str, pd.DataFrame] = {}
@@ -519,18 +442,20 @@ def rounds_behind(store: StoreLike, findings: pd.DataFrame, columns: Sequence[st
         nested = [c for c in t.column_names if pa.types.is_list(t.schema.field(c).type)]
         frame = t.drop_columns(nested).to_pandas(  # integers stay integers where some are missing
             types_mapper=lambda typ: pd.Int64Dtype() if pa.types.is_integer(typ) else None)
-        for c in nested:  # a few drilled rounds: formatted one by one
+        for c in nested:  # a few drilled rounds: formatted one by one (auditkit.tables)
             typ = t.schema.field(c).type
             if pa.types.is_int8(typ.value_type) and c != "dice":
-                frame[c] = _cards_text(t[c])
+                frame[c] = [cards_text(v) for v in t[c].to_pylist()]
             elif c == "wagers":
-                frame[c] = [_wagers_text(w) for w in t[c].to_pylist()]
+                frame[c] = [wagers_text(w) for w in t[c].to_pylist()]
             elif c == "hands":
-                frame[c] = [" | ".join(_hand_text(str(game), h) for h in hs or []) for hs in t[c].to_pylist()]
+                frame[c] = [hand_lines(str(game), hs) for hs in t[c].to_pylist()]
             elif c == "events":
-                frame[c] = [_events_text(e) for e in t[c].to_pylist()]
+                frame[c] = [events_text(str(game), e) for e in t[c].to_pylist()]
             else:
                 frame[c] = [" ".join(str(x) for x in v or []) for v in t[c].to_pylist()]
+        if "source_file" in frame:
+            frame["source_file"] = relative_to(frame["source_file"], logs_folder(st))
         if "started_at" in frame and "utc_offset" in frame:
             frame["started_at"] = _local_text(frame["started_at"], frame.pop("utc_offset"))
         rules = f.groupby("round_id")["rule_id"].agg(lambda s: ", ".join(sorted(set(s))))

@@ -21,12 +21,13 @@ import altair as alt
 import pandas as pd
 
 from .store import atomic_path
+from .tables import ROWS, show
 
 __all__ = [
     "MAX_ROWS", "use_renderer", "findings_over_time", "findings_by_citation", "findings_by", "heatmap",
     "discrepancy_histogram", "largest_discrepancies", "cumulative_payouts", "funnel_plot", "hold_heatmap",
     "hold_by_table", "save_chart", "nothing", "citation_labels", "summary", "table", "rounds", "OFFLINE_RENDERER",
-    "VEGALITE_V5_MIME", "VEGALITE_V5_SCHEMA",
+    "VEGALITE_V5_MIME", "VEGALITE_V5_SCHEMA", "use_currency",
 ]
 
 MAX_ROWS = 5000
@@ -112,6 +113,25 @@ def use_renderer(name: str = OFFLINE_RENDERER) -> None:
     if OFFLINE_RENDERER not in alt.renderers.names():
         alt.renderers.register(OFFLINE_RENDERER, _offline_renderer)
     alt.renderers.enable(OFFLINE_RENDERER if name in ("default", "offline") else name)
+
+
+_currency: list[str | None] = ["USD"]  # the [money] currency of auditkit's defaults until use_currency says otherwise
+
+
+def use_currency(config: Any = None) -> str:
+    """Write money in the currency of a configuration (a file's path or a loaded
+    :class:`auditkit.paytables.Config`; None: auditkit's defaults): its ``[money] currency``,
+    on money axes (``Cumulative amount (USD)``) and in table titles (``discrepancy (USD)``)."""
+    from .paytables import Config, load_config
+
+    cfg = config if isinstance(config, Config) else load_config(config) if config else Config()
+    _currency[0] = str(cfg.get("money", "currency"))
+    return _currency[0]
+
+
+def _money(title: str) -> str:
+    """An axis title with the currency: ``Cumulative amount (USD)``."""
+    return f"{title} ({_currency[0]})" if _currency[0] else title
 
 
 # ---- findings --------------------------------------------------------------------------------
@@ -222,7 +242,7 @@ def discrepancy_histogram(bins: pd.DataFrame, title: str = "Payout discrepancies
     if bins.empty:
         return nothing("No payout discrepancies in this period.", title)
     return alt.Chart(bins, title=title).mark_bar().encode(
-        x=alt.X("bin_start:Q", bin="binned", title="Discrepancy (absolute amount)",
+        x=alt.X("bin_start:Q", bin="binned", title=_money("Discrepancy, absolute amount"),
                 scale=alt.Scale(type="log")),
         x2="bin_end:Q",
         y=alt.Y("findings:Q", title="Findings"),
@@ -241,7 +261,7 @@ def largest_discrepancies(top: pd.DataFrame, title: str = "Largest payout discre
         return nothing("No payout discrepancies in this period.", title)
     return alt.Chart(top, title=title).mark_bar().encode(
         y=alt.Y("round_id:N", sort=alt.EncodingSortField("amount", order="descending"), title="Round"),
-        x=alt.X("discrepancy:Q", title="Recorded minus expected net"),
+        x=alt.X("discrepancy:Q", title=_money("Recorded minus expected net")),
         color=alt.Color("direction:N", scale=_DIRECTION, title="Direction"),
         tooltip=["round_id:N", "game:N", "table_id:N", "dealer_id:N", "day:N", "citation:N",
                  alt.Tooltip("discrepancy:Q", format=",.2f"), "message:N"],
@@ -257,7 +277,7 @@ def cumulative_payouts(frame: pd.DataFrame, title: str = "Cumulative over- and u
     frame, x = _period_x(frame, "day", "day")
     base = alt.Chart(frame, title=title).encode(
         x=x,
-        y=alt.Y("cumulative:Q", title="Cumulative amount"),
+        y=alt.Y("cumulative:Q", title=_money("Cumulative amount")),
         color=alt.Color("direction:N", scale=_DIRECTION, title="Direction"),
     )
     line = base.mark_line(interpolate="step-after")
@@ -357,25 +377,21 @@ def hold_by_table(frame: pd.DataFrame, title: str = "Hold by table") -> alt.Char
 
 
 # ---- tables and the opening summary ---------------------------------------------------------------
-def table(frame: pd.DataFrame, empty: str = "Nothing to show in this period.", rows: int | None = None) -> Any:
-    """A frame for people (:func:`auditkit.analysis.readable`), its first ``rows``; an empty one says ``empty`` in words."""
-    from IPython.display import Markdown
-
-    from .analysis import readable
-
-    if frame.empty:
-        return Markdown(f"*{empty}*")
-    return readable(frame if rows is None else frame.head(rows)).reset_index(drop=True)
+def table(frame: pd.DataFrame, empty: str = "Nothing to show in this period.", rows: int | None = ROWS) -> Any:
+    """A frame for people (:func:`auditkit.tables.show`): its first ``rows`` (None: all), saying how many of
+    how many, money in the currency of :func:`use_currency`; an empty one says ``empty`` in words."""
+    return show(frame, rows, empty=empty, currency=_currency[0])
 
 
 def rounds(store: Any, findings: pd.DataFrame, n: int = 10) -> list[Any]:
-    """The rounds behind the first ``n`` findings, one readable table per game (a sentence when there are none)."""
+    """The rounds behind the first ``n`` findings, one table per game (a sentence when there are none)."""
     from IPython.display import Markdown
 
-    from .analysis import readable, rounds_behind
+    from .analysis import rounds_behind
 
     behind = rounds_behind(store, findings.head(n))
-    return [readable(f) for f in behind.values()] or [Markdown("*No rounds behind these findings.*")]
+    return [show(f, None, currency=_currency[0]) for f in behind.values()] or [
+        Markdown("*No rounds behind these findings.*")]
 
 
 def _day(day: str | None) -> str:

@@ -20,6 +20,7 @@ import fnmatch
 import hashlib
 import json
 import math
+import re
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -162,6 +163,9 @@ def value_reason(section: str, key: str, value: Any) -> str | None:
         return None if isinstance(value, bool) else "must be true or false"
     if kind == "choice":
         return None if value in spec["choices"] else f"must be one of {', '.join(spec['choices'])}"
+    if kind == "text":
+        ok = isinstance(value, str) and re.fullmatch(spec["pattern"], value)
+        return None if ok else f"must be text matching {spec['pattern']} (e.g. {_defaults()[section][key]!r})"
     if kind == "paytable":
         if not isinstance(value, dict):
             return "must be a table of hand = payout"

@@ -196,7 +196,7 @@ def test_rounds_behind(tmp_path):
     out = A.rounds_behind(store, f)
     rounds = out["three_card_poker"]
     assert list(rounds["round_id"]) == ["t2"] and rounds["rules"].item() == "three_card_poker.paytable"
-    assert rounds["dealer_cards"].item() == "Qc Kc Ac"
+    assert rounds["dealer_cards"].item() == "Q♣ K♣ A♣"
 
 
 # ---- exact probabilities --------------------------------------------------------------------

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -104,7 +106,7 @@ def test_expected_vs_observed_notebook_flags_biased_table(executed):
         pytest.fail(str(nb))
     flagged = next(o for c in nb.cells if c.cell_type == "code" and "C.table(A.flagged_groups" in c.source
                    for o in c.outputs if o.get("output_type") == "execute_result")
-    table = flagged["data"]["text/plain"]
+    table = flagged["data"]["text/html"]
     assert BIASED_TABLE in table and "BAC-01" not in table and "TCP-" not in table and "BJ-" not in table
 
 
@@ -136,6 +138,31 @@ def test_tables_are_readable(executed):
     assert "{'seat'" not in html and "'amount':" not in html and "[{" not in html
     assert "→" in html or "\\u2192" in html  # seat 2 banker 25.00 → +23.75
     assert "(UTC-05:00)" in html
+
+
+BAD_CELL = re.compile(r"\bNaN\b|\bnan\b|<NA>|\bNone\b|-0\.00\b|\.\.\.$|^/|\s/(tmp|home|root|work|Users)/")
+"""What no cell of a table shown to people holds: a missing value as NaN, <NA> or None, a negative zero,
+text cut short, an absolute path."""
+
+
+@pytest.mark.parametrize("name", N.NOTEBOOKS)
+def test_no_table_shows_nan_na_cut_text_or_an_absolute_path(executed, name):
+    """Every table each notebook shows, read cell by cell as the browser shows it: none holds
+    :data:`BAD_CELL`; the drill-downs show cards with suit symbols and a hand per line."""
+    if name in GAME_OF and not has_simulator(GAME_OF[name]):
+        pytest.skip(f"no simulator for {GAME_OF[name]} yet")
+    nb = executed[name]
+    if isinstance(nb, Exception):
+        pytest.fail(str(nb))
+    tables = [o["data"]["text/html"] for o in _outputs(nb) if "<table" in o.get("data", {}).get("text/html", "")]
+    assert tables, name
+    cells = [html.unescape(c).strip() for t in tables for c in re.findall(r"<td[^>]*>(.*?)</td>", t, re.S)]
+    assert len(cells) > 20, name
+    bad = [c for c in cells if BAD_CELL.search(c)]
+    assert not bad, (name, bad[:5])
+    if name in GAME_OF and name != "10_baccarat":  # rounds behind the findings: hands, one per line
+        hands = [c for c in cells if c.startswith("seat ") and ("→" in c)]
+        assert hands and any("\n" in c for c in hands) and any(s in "".join(hands) for s in "♠♥♦♣"), name
 
 
 def test_render_html_offline(executed):

@@ -52,6 +52,8 @@ class Game:
       for its event readers. A game without one is read line by line.
     * ``simulate``: ``"module:function"`` of its simulator, ``(n_rounds, *, seed, fault_rate,
       **kw) -> (table, truth)``; ``notebook``: the name of its notebook, if any.
+    * ``words``: the module of its words for people (:mod:`auditkit.tables`): ``hand_text(hand)``, one
+      patron hand as a line, and ``EVENTS``, an event type's words (``{type: event -> str}``).
     * ``theory``: the module of its analysis helpers: ``STAKE_COLUMNS`` and
       ``stakes_and_nets(hands)`` for hold; ``EVENTS``, ``EVENT_COLUMNS``, ``EXCLUSIVE`` and
       ``events(table, config, game)`` for the events of known odds (none: ``EVENTS = ()``).
@@ -74,6 +76,7 @@ class Game:
     defaults: dict[str, Any] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
     evidence: str | None = None
+    words: str | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -105,6 +108,10 @@ class Game:
             raise ValueError(f"game {self.name} has no simulator")
         module, func = self.simulate.split(":")
         return getattr(importlib.import_module(module), func)
+
+    def words_module(self) -> Any | None:
+        """Its module of words for people (``hand_text``, ``EVENTS``), or None."""
+        return importlib.import_module(self.words) if self.words else None
 
     def evidence_module(self) -> Any | None:
         """Its module of evidence only it knows (``STANDS_FOR``, ``lacking(table)``: rules/coverage.py), or None."""

@@ -7,6 +7,6 @@ from .schema import COLUMNS
 GAME = register(Game(
     name="blackjack", title="Blackjack", section="68 IAC 10-2-4",
     columns=COLUMNS, parse=parse, to_record=to_record, events=EVENTS,
-    rules=f"{__name__}.rules", bulk=f"{__name__}.bulk", simulate=f"{__name__}.simulate:simulate", theory=f"{__name__}.theory",
+    rules=f"{__name__}.rules", bulk=f"{__name__}.bulk", simulate=f"{__name__}.simulate:simulate", theory=f"{__name__}.theory", words=f"{__name__}.words",
     notebook="11_blackjack", evidence=f"{__name__}.evidence",
 ))
