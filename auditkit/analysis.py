@@ -253,6 +253,8 @@ def heatmap_frame(findings: pd.DataFrame, rows: str = "table_id", max_cells: int
                 findings=("rule_id", "size"), rounds_flagged=("round_id", "nunique"),
                 discrepancy=("discrepancy", lambda s: float(s.abs().sum()))).reset_index()
             out["granularity"] = label
+            if rows == "citation" and "severity" in f.columns:  # for the chart's order: severity first
+                out["severity"] = out["citation"].map(f.groupby("citation")["severity"].first())
             if counts is not None and not counts.empty:
                 c = counts.assign(period=pd.to_datetime(counts["date"]).dt.to_period(
                     freq[0] if freq != "W-MON" else "W").dt.start_time.dt.strftime("%Y-%m-%d"))

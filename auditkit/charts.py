@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import altair as alt
+import numpy as np
 import pandas as pd
 
 from .store import atomic_path
@@ -27,7 +28,7 @@ __all__ = [
     "MAX_ROWS", "use_renderer", "findings_over_time", "findings_by_citation", "findings_by", "heatmap",
     "discrepancy_histogram", "largest_discrepancies", "cumulative_payouts", "funnel_plot", "hold_heatmap",
     "hold_by_table", "save_chart", "nothing", "citation_labels", "summary", "table", "rounds", "OFFLINE_RENDERER",
-    "VEGALITE_V5_MIME", "VEGALITE_V5_SCHEMA", "use_currency",
+    "VEGALITE_V5_MIME", "VEGALITE_V5_SCHEMA", "use_currency", "game_title",
 ]
 
 MAX_ROWS = 5000
@@ -129,6 +130,22 @@ def use_currency(config: Any = None) -> str:
     return _currency[0]
 
 
+def game_title(game: str) -> str:
+    """A game as people name it: its descriptor's title (``Three card poker``); a variant by its own name
+    (``Mini baccarat``)."""
+    from . import games
+
+    try:
+        g = games.get(game)
+    except KeyError:
+        g = None
+    return g.title if g is not None and g.name == game else game.replace("_", " ").capitalize()
+
+
+_LOG_AXIS = {"labelOverlap": "greedy", "format": "~s", "labelFlush": True}
+"""A log axis whose labels never run together (``100 1k 10k``, greedy overlap removal)."""
+
+
 def _money(title: str) -> str:
     """An axis title with the currency: ``Cumulative amount (USD)``."""
     return f"{title} ({_currency[0]})" if _currency[0] else title
@@ -219,13 +236,18 @@ def heatmap(frame: pd.DataFrame, rows: str = "table_id", value: str = "findings"
     title = title or f"Findings by {label} and {unit}"
     if frame.empty:
         return nothing("No findings in this period.", title)
+    order: Any = alt.Undefined
+    if "severity" in frame.columns:  # citations: severity first, then the most findings
+        rank = frame["severity"].map({k: i for i, k in enumerate(SEVERITY_ORDER)}).fillna(len(SEVERITY_ORDER))
+        totals = frame.assign(_r=rank).groupby(rows).agg(_r=("_r", "min"), _n=("findings", "sum"))
+        order = totals.sort_values(["_r", "_n"], ascending=[True, False], kind="stable").index.tolist()
     frame, x = _period_x(frame, "period", unit)
     tips = [alt.Tooltip(f"{rows}:N", title=label), alt.Tooltip("when:N", title=f"gaming {unit}"),
             alt.Tooltip("findings:Q"), alt.Tooltip("rounds_flagged:Q", title="rounds flagged")]
     tips += [alt.Tooltip(f"{c}:Q") for c in ("rounds", "per_1000") if c in frame.columns]
     return alt.Chart(frame, title=title).mark_rect().encode(
         x=x,
-        y=alt.Y(f"{rows}:N", title=label.capitalize()),
+        y=alt.Y(f"{rows}:N", title=label.capitalize(), sort=order, axis=alt.Axis(labelLimit=320)),
         color=alt.Color(f"{value}:Q", scale=alt.Scale(scheme="orangered"),
                         title="Findings per 1,000 rounds" if value == "per_1000" else value.capitalize()),
         tooltip=tips,
@@ -243,7 +265,7 @@ def discrepancy_histogram(bins: pd.DataFrame, title: str = "Payout discrepancies
         return nothing("No payout discrepancies in this period.", title)
     return alt.Chart(bins, title=title).mark_bar().encode(
         x=alt.X("bin_start:Q", bin="binned", title=_money("Discrepancy, absolute amount"),
-                scale=alt.Scale(type="log")),
+                scale=alt.Scale(type="log"), axis=alt.Axis(**_LOG_AXIS)),
         x2="bin_end:Q",
         y=alt.Y("findings:Q", title="Findings"),
         color=alt.Color("direction:N", scale=_DIRECTION, title="Direction"),
@@ -291,13 +313,14 @@ def cumulative_payouts(frame: pd.DataFrame, title: str = "Cumulative over- and u
 
 # ---- expected versus observed -----------------------------------------------------------------
 def funnel_plot(eo: pd.DataFrame, limits: pd.DataFrame, key: str = "table_id", title: str | None = None,
-                max_points: int = 3000) -> alt.LayerChart:
+                max_points: int = 3000, alpha: float = 0.01) -> alt.LayerChart:
     """Observed rate against trials for one game and event, inside binomial control limits.
 
     ``eo``: rows of :func:`auditkit.analysis.expected_vs_observed` for one game
     and event; ``limits``: :func:`auditkit.analysis.funnel_limits` at its
     expected rate. With more than ``max_points`` groups (shoes over a year),
-    the flagged ones and the most extreme by |z| are drawn.
+    the flagged ones and the most extreme by |z| are drawn. ``alpha``: the significance
+    the groups were flagged at (:func:`auditkit.analysis.expected_vs_observed`), for the legend.
     """
     if eo.empty:
         return nothing("No rounds to compare with theory in this period.", title or "Expected versus observed")
@@ -312,28 +335,36 @@ def funnel_plot(eo: pd.DataFrame, limits: pd.DataFrame, key: str = "table_id", t
     game = str(eo["game"].iloc[0]) if len(eo) else ""
     event = str(eo["event"].iloc[0]) if len(eo) else ""
     extra = f" ({len(shown)} most extreme of {len(eo)})" if len(shown) < len(eo) else ""
-    title = title or f"{game}: {event.replace('_', ' ')} rate by {key.replace('_id', '')}{extra}"
+    title = title or f"{game_title(game)}: {event.replace('_', ' ')} rate by {key.replace('_id', '')}{extra}"
     label = key.replace("_id", "").replace("_", " ")
-    x = alt.X("trials:Q", scale=alt.Scale(type="log"), title="Rounds (trials)")
+    x = alt.X("trials:Q", scale=alt.Scale(type="log", padding=16), title="Rounds (trials)",
+              axis=alt.Axis(**_LOG_AXIS))
     bands = alt.Chart(limits).mark_line(strokeDash=[4, 3], color="#7f8c8d").encode(
         x=x, y="lower:Q", detail="level:N", tooltip=["level:N", "trials:Q", alt.Tooltip("lower:Q", format=".4f")])
     upper = alt.Chart(limits).mark_line(strokeDash=[4, 3], color="#7f8c8d").encode(
         x=x, y="upper:Q", detail="level:N", tooltip=["level:N", "trials:Q", alt.Tooltip("upper:Q", format=".4f")])
+    # each pair of dashed lines named where they stand furthest apart: above the upper line's first point
+    ends = limits.loc[limits.groupby("level")["trials"].idxmin()] if len(limits) else limits
+    ends = ends.assign(text=ends["level"].astype(str) + " limits") if len(ends) else ends.assign(text=[])
+    names = alt.Chart(ends).mark_text(align="left", baseline="bottom", dx=3, dy=-3, fontSize=10,
+                                      color="#5d6d7e").encode(x=x, y="upper:Q", text="text:N")
+    shown = shown.assign(status=np.where(shown["flagged"].astype(bool), f"improbable (adjusted p < {alpha:g})",
+                                         "within chance"))
     centre = alt.Chart(pd.DataFrame({"expected_rate": [float(eo["expected"].sum() / max(eo["trials"].sum(), 1))]
                                      if len(eo) else [0.0]})).mark_rule(color="#34495e").encode(
         y="expected_rate:Q", tooltip=[alt.Tooltip("expected_rate:Q", format=".5f", title="theoretical rate")])
     pts = alt.Chart(shown).mark_circle(size=60).encode(
         x=x,
         y=alt.Y("rate:Q", title=f"Observed {event.replace('_', ' ')} rate", scale=alt.Scale(zero=False)),
-        color=alt.Color("flagged:N", scale=alt.Scale(domain=[False, True], range=["#2471a3", "#c0392b"]),
-                        title="Improbable"),
+        color=alt.Color("status:N", title=None, scale=alt.Scale(
+            domain=["within chance", f"improbable (adjusted p < {alpha:g})"], range=["#2471a3", "#c0392b"])),
         tooltip=[alt.Tooltip(f"{key}:N", title=label), alt.Tooltip("trials:Q", format=","),
                  alt.Tooltip("observed:Q", format=","), alt.Tooltip("expected:Q", format=",.1f"),
                  alt.Tooltip("rate:Q", format=".4f"), alt.Tooltip("expected_rate:Q", format=".4f"),
                  alt.Tooltip("z:Q", format=".2f"), alt.Tooltip("p_value:Q", format=".2e"),
                  alt.Tooltip("p_adjusted:Q", format=".2e"), "flagged:N"],
     )
-    return alt.layer(bands, upper, centre, pts, title=title).properties(width=560, height=320)
+    return alt.layer(bands, upper, names, centre, pts, title=title).properties(width=560, height=320)
 
 
 # ---- hold -----------------------------------------------------------------------------------

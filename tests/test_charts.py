@@ -170,7 +170,7 @@ def test_funnel_plot():
     assert {"table_id", "trials", "observed", "expected", "rate", "p_value", "p_adjusted", "flagged"} \
         <= _fields(spec, "tooltip")
     assert {"rate", "lower", "upper", "expected_rate"} <= _fields(spec, "y")
-    assert _title(spec) == "baccarat: player rate by table"
+    assert _title(spec) == "Baccarat: player rate by table"
     assert _axis_titles(spec)["x"] == "Rounds (trials)"
     many = pd.concat([player] * 400, ignore_index=True)  # more groups than a chart holds
     spec = C.funnel_plot(many, limits, max_points=500).to_dict()
@@ -245,3 +245,64 @@ def test_specs_are_vega_lite_5(findings):
     for chart in _every_chart(findings):
         spec = {**chart.to_dict(), "$schema": C.VEGALITE_V5_SCHEMA}
         assert vlc.vegalite_to_vega(spec, vl_version=oldest)["$schema"].startswith("https://vega.github.io/schema/vega/")
+
+
+# ---- the polish of issue 27, item 4: each read from the chart as drawn or as specified ----------------------
+def _encodings(spec: dict, channel: str) -> list[dict]:
+    return [layer["encoding"][channel] for layer in _layers(spec) if channel in layer.get("encoding", {})]
+
+
+def test_log_axes_have_labels_that_do_not_run_together(findings):
+    """The discrepancy histogram's and the funnel's log axes: labels thinned greedily and short (``1k``); as
+    drawn, no two labels of the funnel's axis touch (the ``100120 160`` of before)."""
+    hist = C.discrepancy_histogram(A.discrepancy_bins(findings))
+    counts = A.outcome_counts(sample_store(), games="baccarat")
+    eo = A.expected_vs_observed(counts, "table_id")
+    player = eo[eo["event"] == "player"]
+    funnel = C.funnel_plot(player, A.funnel_limits(0.446, int(player["trials"].max())))
+    for chart in (hist, funnel):
+        axes = [e.get("axis", {}) for e in _encodings(chart.to_dict(), "x") if e.get("scale", {}).get("type") == "log"]
+        assert axes and all(a.get("labelOverlap") == "greedy" and a.get("format") == "~s" for a in axes)
+    labels = _labels(funnel, "Rounds (trials)")
+    assert labels and all(len(x) <= 4 for x in labels), labels  # 100, 200, 1k: never 100120
+
+
+def test_money_axes_carry_the_currency_of_the_configuration(findings, tmp_path):
+    (tmp_path / "eur.toml").write_text('[money]\ncurrency = "EUR"\n')
+    try:
+        assert C.use_currency(tmp_path / "eur.toml") == "EUR"
+        titles = [_axis_titles(c.to_dict())["x" if i < 2 else "y"] for i, c in enumerate((
+            C.discrepancy_histogram(A.discrepancy_bins(findings)),
+            C.largest_discrepancies(A.largest_discrepancies(findings, 10)),
+            C.cumulative_payouts(A.cumulative_payouts(findings))))]
+        assert titles == ["Discrepancy, absolute amount (EUR)", "Recorded minus expected net (EUR)",
+                          "Cumulative amount (EUR)"]
+    finally:
+        assert C.use_currency() == "USD"
+    assert _axis_titles(C.cumulative_payouts(A.cumulative_payouts(findings)).to_dict())["y"] == "Cumulative amount (USD)"
+
+
+def test_funnel_legend_and_lines_are_in_words_and_nothing_clips():
+    counts = A.outcome_counts(sample_store(), games="baccarat")
+    eo = A.expected_vs_observed(counts, "table_id", alpha=0.05)
+    player = eo[eo["event"] == "player"]
+    spec = C.funnel_plot(player, A.funnel_limits(0.446, int(player["trials"].max())), alpha=0.05).to_dict()
+    color = next(e for e in _encodings(spec, "color") if e.get("field") == "status")
+    assert color["scale"]["domain"] == ["within chance", "improbable (adjusted p < 0.05)"]
+    texts = json.dumps(spec)
+    assert "95.0% limits" in texts and "99.8% limits" in texts  # the dashed lines are named at their right end
+    assert "Improbable" not in texts and all(e["scale"].get("padding") == 16 for e in _encodings(spec, "x")
+                                             if e.get("field") == "trials" and "scale" in e)
+    mini = player.assign(game="mini_baccarat")
+    assert _title(C.funnel_plot(mini, A.funnel_limits(0.446, 1000)).to_dict()) == "Mini baccarat: player rate by table"
+    assert C.game_title("three_card_poker") == "Three card poker"
+
+
+def test_citations_by_day_are_severity_first(findings):
+    """The game notebooks' "citations by day": high-severity citations on top, as the citation chart."""
+    spec = C.heatmap(A.heatmap_frame(findings, "citation"), rows="citation").to_dict()
+    order = _encodings(spec, "y")[0]["sort"]
+    severity = findings.groupby("citation")["severity"].first()
+    ranks = [C.SEVERITY_ORDER.index(severity[c]) for c in order]
+    assert ranks == sorted(ranks) and len(order) == findings["citation"].nunique()
+    assert ranks[0] == 0 and ranks[-1] > 0
