@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
+import pandas as pd
 import pytest
 
 pytest.importorskip("papermill")
@@ -250,3 +251,28 @@ def test_game_notebook_shows_its_story_by_default(stories, name):
     line = next(ln for ln in text.splitlines() if label in ln)
     assert line.split(": ", 1)[1].startswith(who) and f"{N_MIN:,} rounds or more" in line, line
 
+
+
+def _cumulative(nb) -> pd.DataFrame:
+    """The rows of the notebook's cumulative over- and underpayment chart (day, direction, amount, cumulative)."""
+    for spec in _chart_specs(nb):
+        for rows in spec.get("datasets", {}).values():
+            if rows and {"cumulative", "direction", "day"} <= set(rows[0]):
+                return pd.DataFrame(rows)
+    raise AssertionError("no cumulative payout chart")
+
+
+def test_the_cumulative_curve_rises_after_the_planted_day(stories):
+    """Blackjack's story (truth/story.json): BJ-02 pays naturals 6:5 from 2025-06-15. The underpaid curve of the
+    game notebook's default view climbs at least three times as fast a day after that day as before it (the
+    background faults of every table climb it slowly from the first day)."""
+    root = Path(__file__).resolve().parents[1]
+    story = json.loads((root / "sample_data" / "truth" / "story.json").read_text())
+    start = story["games"]["blackjack"]["from"]
+    bj = _cumulative(stories["11_blackjack"])
+    under = bj[bj["direction"] == "underpaid"].sort_values("day")
+    first_day, last_day = story["days"]
+    before = under.loc[under["day"] < start, "amount"].sum() / (pd.Timestamp(start) - pd.Timestamp(first_day)).days
+    after = under.loc[under["day"] >= start, "amount"].sum() / ((pd.Timestamp(last_day) - pd.Timestamp(start)).days + 1)
+    assert after > 3 * before, (before, after)  # underpaid per calendar day
+    assert under["cumulative"].is_monotonic_increasing
