@@ -28,7 +28,7 @@ __all__ = [
     "MAX_ROWS", "use_renderer", "findings_over_time", "findings_by_citation", "findings_by", "heatmap",
     "discrepancy_histogram", "largest_discrepancies", "cumulative_payouts", "funnel_plot", "hold_heatmap",
     "hold_by_table", "save_chart", "nothing", "citation_labels", "summary", "table", "rounds", "OFFLINE_RENDERER",
-    "VEGALITE_V5_MIME", "VEGALITE_V5_SCHEMA", "use_currency", "game_title",
+    "VEGALITE_V5_MIME", "VEGALITE_V5_SCHEMA", "use_currency", "game_title", "game_intro", "known_odds",
 ]
 
 MAX_ROWS = 5000
@@ -398,6 +398,7 @@ def hold_by_table(frame: pd.DataFrame, title: str = "Hold by table") -> alt.Char
     frame = _check(frame, "hold_by_table")
     if frame.empty:
         return nothing("No completed rounds in this period.", title)
+    frame = frame.assign(game=frame["game"].astype(str).map(game_title))
     return alt.Chart(frame, title=title).mark_bar().encode(
         y=alt.Y("table_id:N", sort="-x", title="Table"),
         x=alt.X("hold:Q", title="Hold (win / drop)", axis=alt.Axis(format="%")),
@@ -423,6 +424,27 @@ def rounds(store: Any, findings: pd.DataFrame, n: int = 10) -> list[Any]:
     behind = rounds_behind(store, findings.head(n))
     return [show(f, None, currency=_currency[0]) for f in behind.values()] or [
         Markdown("*No rounds behind these findings.*")]
+
+
+def game_intro(game: str) -> Any:
+    """The game notebook's opening: the game, its section and what its rules cover (its ``words.INTRO``)."""
+    from IPython.display import Markdown
+
+    from . import games
+
+    g = games.get(game)
+    intro = getattr(g.words_module(), "INTRO", "")
+    return Markdown(f"## {g.title}: findings by citation ({g.section})\n\n{intro}\n\nCitations are written as the "
+                    "rules catalog reads them; `outcome`, `loss`, `paytable`, `void` and `integrity` are checks no "
+                    "subsection fixes.")
+
+
+def known_odds(game: str) -> tuple[str, ...]:
+    """The events of known odds of a game that expected versus observed tests (none for pai gow poker)."""
+    from . import games
+
+    theory = games.get(game).analysis()
+    return tuple(getattr(theory, "EVENTS", ())) if theory else ()
 
 
 def _day(day: str | None) -> str:

@@ -21,14 +21,29 @@ from typing import Any
 from . import games
 from .store import atomic_path
 
-__all__ = ["NOTEBOOK_DIR", "NOTEBOOKS", "execute", "render", "export_html", "render_all", "lab_metadata",
+__all__ = ["NOTEBOOK_DIR", "NOTEBOOKS", "FILES", "GENERAL", "GAME_NOTEBOOK", "source_of", "execute", "render", "export_html", "render_all", "lab_metadata",
            "as_saved"]
 
 NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
 """The notebooks of a source checkout."""
-NOTEBOOKS = ("01_overview", "02_payout_discrepancies", "03_expected_vs_observed",
-             *(g.notebook for g in games.games() if g.notebook))
-"""Every notebook: the general ones, then each game's."""
+GENERAL = ("01_overview", "02_payout_discrepancies", "03_expected_vs_observed")
+"""The notebooks over every game."""
+GAME_NOTEBOOK = "10_game"
+"""The one game notebook: its ``game`` parameter picks the game."""
+FILES = (*GENERAL, GAME_NOTEBOOK)
+"""The committed notebooks (``notebooks/<name>.ipynb``)."""
+NOTEBOOKS = (*GENERAL, *(g.notebook for g in games.games() if g.notebook))
+"""Every page a run renders: the general notebooks, then each game's page of the game notebook
+(its ``Game.notebook`` name, e.g. ``11_blackjack``: :func:`source_of`)."""
+
+
+def source_of(name: str, folder: str | Path = NOTEBOOK_DIR) -> tuple[Path, dict[str, Any]]:
+    """The notebook file a page is rendered from, and the parameters that make it that page
+    (``11_blackjack``: ``10_game.ipynb`` with ``game = "blackjack"``)."""
+    for g in games.games():
+        if g.notebook == name:
+            return Path(folder) / f"{GAME_NOTEBOOK}.ipynb", {"game": g.name}
+    return Path(folder) / f"{name}.ipynb", {}
 
 
 def execute(notebook: str | Path, params: Mapping[str, Any] | None = None, out: str | Path | None = None, *,
@@ -105,7 +120,8 @@ def render_all(store: str | Path, out_dir: str | Path, *, start: str | None = No
     params = {"store": str(Path(store).resolve()), "start": start, "end": end}
     out = []
     for name in notebooks:
-        out.append(render(Path(folder) / f"{name}.ipynb", params, Path(out_dir) / f"{name}.html", kernel=kernel))
+        path, own = source_of(name, folder)
+        out.append(render(path, {**params, **own}, Path(out_dir) / f"{name}.html", kernel=kernel))
     return out
 
 
@@ -132,6 +148,6 @@ def as_saved(path: str | Path) -> str:
 
 
 if __name__ == "__main__":  # python -m auditkit.notebooks: the committed notebooks written as JupyterLab saves them
-    for _name in NOTEBOOKS:
+    for _name in FILES:
         _path = NOTEBOOK_DIR / f"{_name}.ipynb"
         _path.write_text(as_saved(_path), "utf-8")

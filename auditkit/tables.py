@@ -21,13 +21,15 @@ import pandas as pd
 from .cards import JOKER, NO_CARD, RANKS
 from .money import format_money, format_net
 
-__all__ = ["SIGNED", "UNSIGNED", "money_text", "cards_text", "hand_lines", "events_text", "wagers_text",
+__all__ = ["SIGNED", "UNSIGNED", "PROSE", "money_text", "cards_text", "hand_lines", "events_text", "wagers_text",
            "readable", "relative_to", "show", "ROWS"]
 
 SIGNED = ("discrepancy", "expected_amount", "recorded_amount", "net", "win", "cumulative")
 """Money columns that are nets (written with a sign: ``+23.75``)."""
 UNSIGNED = ("overpaid", "underpaid", "amount", "drop", "wager", "table_min", "table_max")
 """Money columns that are amounts (``1,234.50``)."""
+PROSE = ("message", "expected", "recorded", "reason", "note")
+"""Columns of sentences: wrapped in a wide column (every other cell keeps each of its lines on one line)."""
 ROWS = 20
 """The rows :func:`show` shows unless told otherwise."""
 
@@ -162,7 +164,11 @@ def show(frame: pd.DataFrame, rows: int | None = ROWS, *, empty: str = "Nothing 
     shown = frame if rows is None else frame.head(rows)
     styler = readable(shown.reset_index(drop=True), currency).style.format(precision=2, thousands=",", escape="html")
     styler = styler.hide(axis="index")
-    styler = styler.set_properties(**{"white-space": "pre-line", "text-align": "left", "vertical-align": "top"})
+    # a line of a cell (a hand, a wager, an event) never wraps; prose (messages) wraps in a column wide enough
+    styler = styler.set_properties(**{"white-space": "pre", "text-align": "left", "vertical-align": "top"})
+    prose = [c for c in styler.data.columns if c in PROSE]
+    if prose:
+        styler = styler.set_properties(subset=prose, **{"white-space": "pre-line", "min-width": "28em"})
     if len(shown) < len(frame):
         styler = styler.set_caption(f"showing {len(shown):,} of {len(frame):,} (rows=... for more)")
     return styler

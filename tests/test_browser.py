@@ -112,14 +112,15 @@ def _root(tmp: Path) -> Path:
     shutil.copytree(sample_store(), tmp / "out" / "store")
     (tmp / "notebooks").mkdir()
     renderer = os.environ.get("AUDITKIT_BROWSER_RENDERER")
-    for name in NAMES:
-        nb = nbformat.read(N.NOTEBOOK_DIR / f"{name}.ipynb", as_version=4)
-        if renderer:
-            for cell in nb.cells:
-                if "parameters" in cell.metadata.get("tags", []):
-                    cell.source += f"\nrenderer = {renderer!r}"
+    for name in NAMES:  # a game's page: the game notebook with its game set, as an auditor would set it
+        path, own = N.source_of(name)
+        nb = nbformat.read(path, as_version=4)
+        own = {**own, **({"renderer": renderer} if renderer else {})}
+        for cell in nb.cells:
+            if "parameters" in cell.metadata.get("tags", []):
+                cell.source += "".join(f"\n{k} = {v!r}" for k, v in own.items())
         nbformat.write(nb, tmp / "notebooks" / f"{name}.ipynb")
-    for name in N.NOTEBOOKS:  # byte for byte, to be opened and saved (test_saving_leaves_a_notebook_as_committed)
+    for name in N.FILES:  # byte for byte, to be opened and saved (test_saving_leaves_a_notebook_as_committed)
         shutil.copyfile(N.NOTEBOOK_DIR / f"{name}.ipynb", tmp / "notebooks" / f"saved_{name}.ipynb")
     settings = tmp / "settings" / "@jupyterlab"
     for plugin, values in (("notebook-extension/tracker", {"windowingMode": "none"}),
@@ -282,7 +283,8 @@ def test_html_reports_draw_their_charts_offline(tmp_path):
     from nbconvert import HTMLExporter
 
     name = "13_pai_gow_poker" if "13_pai_gow_poker" in NAMES else "01_overview"
-    executed = N.execute(N.NOTEBOOK_DIR / f"{name}.ipynb", {"store": str(sample_store())})
+    path, own = N.source_of(name)
+    executed = N.execute(path, {"store": str(sample_store()), **own})
     report = N.export_html(executed, tmp_path / "report.html")
     plain = tmp_path / "nbconvert.html"
     plain.write_text(HTMLExporter(template_name="lab").from_notebook_node(executed)[0], "utf-8")

@@ -35,12 +35,12 @@ def executed(tmp_path_factory) -> dict[str, object]:
     names = [n for n in N.NOTEBOOKS if n not in GAME_OF or has_simulator(GAME_OF[n])]
 
     def run(name: str) -> object:
-        path = N.NOTEBOOK_DIR / f"{name}.ipynb"
+        path, own = N.source_of(name)
         try:
             if name == HTML_NOTEBOOK:
-                N.render(path, {"store": store}, out / f"{name}.html", executed_out=out / f"{name}.ipynb")
+                N.render(path, {"store": store, **own}, out / f"{name}.html", executed_out=out / f"{name}.ipynb")
             else:
-                N.execute(path, {"store": store}, out / f"{name}.ipynb")
+                N.execute(path, {"store": store, **own}, out / f"{name}.ipynb")
             return nbformat.read(out / f"{name}.ipynb", as_version=4)
         except Exception as exc:  # reported by the notebook's own test
             return exc
@@ -82,13 +82,16 @@ def test_notebook_runs(executed, name):
 
 
 def test_notebooks_committed_clean():
-    """Notebooks are committed without outputs, with a papermill parameters cell naming the store and range."""
-    for name in N.NOTEBOOKS:
+    """Notebooks are committed without outputs, with a papermill parameters cell naming the store and range
+    (and the games, or for the game notebook the game); one game notebook, no copy per game."""
+    assert sorted(p.stem for p in N.NOTEBOOK_DIR.glob("*.ipynb")) == sorted(N.FILES)
+    for name in N.FILES:
         nb = nbformat.read(N.NOTEBOOK_DIR / f"{name}.ipynb", as_version=4)
         assert all(not c.get("outputs") and not c.get("execution_count") for c in nb.cells if c.cell_type == "code")
         params = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
         assert len(params) == 1, name
-        for key in ("store =", "start =", "end =", "games =", "tables =", "dealers =", "renderer ="):
+        games = "game =" if name == N.GAME_NOTEBOOK else "games ="
+        for key in ("store =", "start =", "end =", games, "tables =", "dealers =", "config =", "renderer ="):
             assert key in params[0].source, (name, key)
         assert nb.metadata["kernelspec"]["name"] == "python3"
 
@@ -188,7 +191,7 @@ def test_plain_nbconvert_html_offline(executed):
     assert "cdn.jsdelivr.net" not in html and "Error loading script" not in html
 
 
-@pytest.mark.parametrize("name", N.NOTEBOOKS)
+@pytest.mark.parametrize("name", N.FILES)
 def test_committed_notebook_is_as_jupyterlab_saves_it(name):
     """Opening and saving a notebook in JupyterLab leaves `git status` clean: what is committed is what
     JupyterLab writes (its kernelspec, the kernel's language_info, nbformat's layout, no outputs).
@@ -223,7 +226,8 @@ def stories(tmp_path_factory) -> dict[str, object]:
     validate_into_store(store)
 
     def run(name: str) -> object:
-        return N.execute(N.NOTEBOOK_DIR / f"{name}.ipynb", {"store": str(tmp / "store")}, tmp / f"{name}.ipynb")
+        path, own = N.source_of(name)
+        return N.execute(path, {"store": str(tmp / "store"), **own}, tmp / f"{name}.ipynb")
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(zip(STORY_OF, pool.map(run, STORY_OF), strict=True))

@@ -51,9 +51,11 @@ class Game:
       (as parsed) and ``read_events(types, fields) -> (stored event fields, ok)``, the same
       for its event readers. A game without one is read line by line.
     * ``simulate``: ``"module:function"`` of its simulator, ``(n_rounds, *, seed, fault_rate,
-      **kw) -> (table, truth)``; ``notebook``: the name of its notebook, if any.
-    * ``words``: the module of its words for people (:mod:`auditkit.tables`): ``hand_text(hand)``, one
-      patron hand as a line, and ``EVENTS``, an event type's words (``{type: event -> str}``).
+      **kw) -> (table, truth)``; ``notebook``: the name of its page of the game notebook
+      (``notebooks/10_game.ipynb`` run with ``game`` set to it: ``11_blackjack``), if any.
+    * ``words``: the module of its words for people (:mod:`auditkit.tables`): ``INTRO``, what its rules
+      cover (the game notebook's opening); ``hand_text(hand)``, one patron hand as a line; ``EVENTS``, an
+      event type's words (``{type: event -> str}``).
     * ``theory``: the module of its analysis helpers: ``STAKE_COLUMNS`` and
       ``stakes_and_nets(hands)`` for hold; ``EVENTS``, ``EVENT_COLUMNS``, ``EXCLUSIVE`` and
       ``events(table, config, game)`` for the events of known odds (none: ``EVENTS = ()``).

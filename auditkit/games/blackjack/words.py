@@ -6,7 +6,12 @@ from typing import Any
 
 from ...tables import cards_text, money_text
 
-__all__ = ["hand_text", "EVENTS"]
+__all__ = ["INTRO", "hand_text", "EVENTS"]
+
+
+INTRO = ('Wagers within limits (a), winning hands (a)(1)-(a)(3), pushes (b), wagers after the first card (c) '
+         'and after a double, split, surrender or insurance (e); `loss` and `paytable`.')
+"""What the game notebook says its rules cover."""
 
 
 def hand_text(h: dict[str, Any]) -> str:

@@ -6,7 +6,14 @@ from typing import Any
 
 from ...tables import cards_text, money_text
 
-__all__ = ["hand_text", "EVENTS"]
+__all__ = ["INTRO", "hand_text", "EVENTS"]
+
+
+INTRO = ('Irregularities (a)-(i): face-up cards, dice, cards out of order or exposed, hands of other than '
+         "seven cards, stacks and cards remaining; the dealer's setting by the house way (f); `void` and "
+         '`paytable`. No outcome of pai gow has a fixed probability (the dealer sets by the house way), so '
+         'there is no expected-versus-observed test; the hold is shown instead.')
+"""What the game notebook says its rules cover."""
 
 
 def hand_text(h: dict[str, Any]) -> str:

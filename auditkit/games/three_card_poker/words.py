@@ -6,9 +6,14 @@ from typing import Any
 
 from ...tables import cards_text, money_text
 
-__all__ = ["hand_text", "EVENTS"]
+__all__ = ["INTRO", "hand_text", "EVENTS"]
 
 _BETS = (("ante", "ante", "net_ante"), ("play", "play", "net_play"), ("pair plus", "pair_plus", "net_pair_plus"))
+
+
+INTRO = ('Ante and play wagers (a), dealer qualification (b), settlement (c)(1)-(c)(4), ante bonus (d); pair '
+         'plus and payouts above the minimums under `paytable`.')
+"""What the game notebook says its rules cover."""
 
 
 def hand_text(h: dict[str, Any]) -> str:
