@@ -110,11 +110,15 @@ def load_findings(store: StoreLike, start: str | None = None, end: str | None = 
                   shifts: Mapping[str, tuple[int, int]] | None = None) -> pd.DataFrame:
     """Stored findings of some games, days [start, end], tables, dealers and citations.
 
-    Adds ``day`` (the gaming day), ``hour`` (local hour) and ``shift``.
-    Run ``auditkit.validate.validate_into_store`` first: this reads the stored findings.
+    Adds ``day`` (the gaming day), ``hour`` (local hour) and ``shift``, and each finding's review
+    (``status``, ``note``, ``reviewed_by``, ``reviewed_at``: :mod:`auditkit.reviews`; ``open`` when
+    never reviewed). Run ``auditkit.validate.validate_into_store`` first: this reads the stored findings.
     """
+    from .reviews import latest, with_reviews
+
     st = open_store(store)
     f = st.findings(_as_list(games), start, end)
+    f = with_reviews(f, latest(st))
     for col, wanted in (("table_id", tables), ("dealer_id", dealers), ("citation", citations)):
         wanted = _as_list(wanted)
         if wanted is not None:
@@ -324,6 +328,7 @@ def overview(findings: pd.DataFrame, counts: pd.DataFrame, flagged: pd.DataFrame
         "days": len(dates), "findings": len(findings), "rounds_flagged": int(findings["round_id"].nunique()),
         "by_severity": {k: int(severity.get(k, 0)) for k in ("high", "medium", "low")},
         "money": payout_totals(findings),
+        "reviews": {k: int(v) for k, v in findings["status"].value_counts().items()} if "status" in findings else {},
         "tables": tables, "dealers": dealers, "min_rounds": min_rounds,
         "flagged": flagged if flagged is not None else pd.DataFrame(),
     }

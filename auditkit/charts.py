@@ -21,6 +21,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from .reviews import STATUSES
 from .store import atomic_path
 from .tables import ROWS, show
 
@@ -472,6 +473,13 @@ def summary(figures: dict[str, Any], title: str = "Summary") -> Any:
         m = f["money"]
         lines.append(f"**Money**: patrons overpaid **{m['overpaid']:,.2f}** ({m['overpaid_findings']:,} findings), "
                      f"underpaid **{m['underpaid']:,.2f}** ({m['underpaid_findings']:,} findings); never netted.")
+        reviews = f.get("reviews") or {}
+        done = {k: n for k, n in reviews.items() if k != "open" and n}
+        if done:
+            lines.append(f"**Reviews**: {reviews.get('open', 0):,} open; " + ", ".join(
+                f"{n:,} {k}" for k, n in sorted(done.items(), key=lambda kv: STATUSES.index(kv[0]))) + ".")
+        elif reviews:
+            lines.append("**Reviews**: every finding open (none reviewed yet: `auditkit review`).")
         for key, label in (("tables", "Worst tables"), ("dealers", "Worst dealers")):
             rows = f[key]
             name = "table_id" if key == "tables" else "dealer_id"

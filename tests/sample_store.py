@@ -92,3 +92,23 @@ def sample_store() -> Path:
     root = Path(tempfile.mkdtemp(prefix="auditkit-analysis-"))
     atexit.register(shutil.rmtree, root, ignore_errors=True)
     return build_store(root)
+
+
+BUNDLED = Path(__file__).resolve().parents[1] / "sample_data"
+"""The bundled sample data: five weeks of every game, a story planted in each (truth/story.json)."""
+
+
+@functools.lru_cache(maxsize=1)
+def bundled_store() -> Path:
+    """The bundled sample logs ingested and validated into a store (built once per process, as
+    ``auditkit run sample_data/job.toml`` fills out/store), for the notebooks' default views."""
+    from auditkit.ingest.sources import ingest_paths
+    from auditkit.store import Store
+    from auditkit.validate import validate_into_store
+
+    root = Path(tempfile.mkdtemp(prefix="auditkit-bundled-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    store = Store(root / "store")
+    ingest_paths([BUNDLED / "logs"], store)
+    validate_into_store(store)
+    return store.root

@@ -67,6 +67,32 @@ def test_load_findings_from_store_filters(tmp_path):
     assert A.load_findings(store, end="2025-05-31").empty
 
 
+def test_findings_carry_their_reviews_into_the_notebooks(tmp_path):
+    """A finding reviewed (auditkit review) shows its status and note in load_findings, and the notebooks'
+    opening summary counts the reviews; a finding never reviewed is open."""
+    from auditkit import charts as C
+    from auditkit.reviews import add_reviews
+
+    store = Store(tmp_path / "s")
+    frame = pd.DataFrame([
+        _finding("a", "baccarat", "BAC-1", "D1", "2025-06-01T10:00:00-05:00", "paytable", 1.0),
+        _finding("b", "baccarat", "BAC-2", "D2", "2025-06-01T11:00:00-05:00", "outcome"),
+        _finding("c", "baccarat", "BAC-2", "D2", "2025-06-01T12:00:00-05:00", "outcome")])
+    store.write_findings("baccarat", "2025-06-01", frame[[f.name for f in FINDINGS]])
+    counts = pd.DataFrame({"game": ["baccarat"], "table_id": ["BAC-1"], "dealer_id": ["D1"],
+                           "date": ["2025-06-01"], "rounds": [10]})
+    f = A.load_findings(store)
+    assert f["status"].tolist() == ["open"] * 3 and f["note"].tolist() == [""] * 3
+    assert "every finding open" in C.summary(A.overview(f, counts)).data
+    add_reviews(store, [{"round_id": "a", "rule_id": "baccarat.paytable", "status": "explained", "note": "re-dealt"},
+                        {"round_id": "b", "rule_id": "baccarat.outcome", "status": "escalated"}], by="A. Auditor")
+    f = A.load_findings(store).set_index("round_id")
+    assert f.loc["a", "status"] == "explained" and f.loc["a", "note"] == "re-dealt"
+    assert f.loc["a", "reviewed_by"] == "A. Auditor" and f.loc["c", "status"] == "open"
+    text = C.summary(A.overview(f.reset_index(), counts)).data
+    assert "**Reviews**: 1 open; 1 explained, 1 escalated." in text
+
+
 def test_shift_of():
     hours = [0, 5, 6, 13, 14, 21, 22, 23]
     assert list(A.shift_of(hours)) == ["grave", "grave", "day", "day", "swing", "swing", "grave", "grave"]

@@ -57,7 +57,7 @@ except ImportError:
     _missing("jupyterlab not installed (the notebooks extra has it)")
 
 import nbformat  # noqa: E402
-from sample_store import has_simulator, sample_store  # noqa: E402
+from sample_store import bundled_store, has_simulator, sample_store  # noqa: E402
 
 from auditkit import notebooks as N  # noqa: E402
 
@@ -89,9 +89,11 @@ const drawn = [...w.node.querySelectorAll('.jp-OutputArea-output')].filter(
 const stderr = [...w.node.querySelectorAll('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')]
   .map(e => e.textContent).filter(t => /Error|Traceback|Warning/.test(t));
 const text = w.node.innerText;
+const summary = [...w.node.querySelectorAll('.jp-RenderedMarkdown')].map(e => e.innerText)
+  .find(t => t.includes('rounds checked')) || '';
 const shown = ['Error loading script', 'Javascript Error'].filter(s => text.includes(s));
 return {status: kernel ? kernel.status : 'none', ran: cells.filter(c => c.model.executionCount !== null).length,
-        cells: cells.length, charts, drawn, errors, stderr, shown,
+        cells: cells.length, charts, drawn, errors, stderr, shown, summary,
         height: Math.max(...[w.content.node, ...w.content.node.querySelectorAll('.jp-WindowedPanel-outer')]
                          .map(e => e.scrollHeight)) + 150};
 """
@@ -109,7 +111,7 @@ def _free_port() -> int:
 
 def _root(tmp: Path) -> Path:
     """root/notebooks (copies, renderer overridden if asked) and root/out/store: the notebooks' default store."""
-    shutil.copytree(sample_store(), tmp / "out" / "store")
+    shutil.copytree(bundled_store(), tmp / "out" / "store")  # the bundled sample data: each game's story
     (tmp / "notebooks").mkdir()
     renderer = os.environ.get("AUDITKIT_BROWSER_RENDERER")
     for name in NAMES:  # a game's page: the game notebook with its game set, as an auditor would set it
@@ -275,6 +277,22 @@ def test_notebook_draws_its_charts_offline(runs, name):
     assert r["charts"] >= 3, f"{name}: {r['charts']} chart outputs"
     assert r["drawn"] >= r["charts"], (f"{name}: {r['drawn']} of {r['charts']} charts drawn; "
                                        f"browser console: {r['console']}")
+
+
+STORY = {"10_baccarat": ("Worst dealers", "D705"), "11_blackjack": ("Worst tables", "BJ-02"),
+         "12_three_card_poker": ("Worst dealers", "D3105"), "13_pai_gow_poker": ("Worst dealers", "D4003")}
+"""Each game page's planted story (sample_data/truth/story.json), first of its ranking on the first screen."""
+
+
+@pytest.mark.parametrize("name", list(STORY))
+def test_each_game_page_tells_its_story_on_the_first_screen(runs, name):
+    """JupyterLab offline, the bundled sample data, the game's page as it opens: its summary (the first
+    screen) names the planted table or dealer first among the worst (the screenshot shows it)."""
+    if name not in NAMES:
+        pytest.skip(f"no simulator for {GAME_OF[name]} yet")
+    label, who = STORY[name]
+    line = next((ln for ln in runs[name].get("summary", "").splitlines() if ln.startswith(label)), "")
+    assert line.split(": ", 1)[-1].startswith(who), (name, runs[name].get("summary"))
 
 
 def test_html_reports_draw_their_charts_offline(tmp_path):
