@@ -49,7 +49,7 @@ from .tables import cards_text, events_text, hand_lines, readable, relative_to, 
 __all__ = [
     "DEFAULT_SHIFTS", "open_store", "shift_of", "load_findings", "coverage", "iter_rounds", "load_rounds", "round_counts",
     "summarize", "by_citation", "by_table", "by_dealer", "by_shift", "by_day", "payout_totals",
-    "money_findings", "discrepancy_bins", "largest_discrepancies", "cumulative_payouts", "heatmap_frame",
+    "money_findings", "discrepancy_bins", "largest_discrepancies", "cumulative_payouts", "heatmap_frame", "over_time",
     "with_rates", "readable", "overview", "MIN_ROUNDS", "busy",
     "drill_down", "rounds_behind", "baccarat_probabilities", "tcp_dealer_qualify_probability",
     "blackjack_bust_probabilities", "blackjack_bust_probability", "outcome_counts",
@@ -237,6 +237,35 @@ def cumulative_payouts(findings: pd.DataFrame, by: str | None = None) -> pd.Data
     g["cumulative"] = g.groupby(([by] if by else []) + ["direction"])["amount"].cumsum().round(2)
     g["amount"] = g["amount"].round(2)
     return g.reset_index(drop=True)
+
+
+def over_time(findings: pd.DataFrame, counts: pd.DataFrame, color: str = "severity", by_game: bool = False,
+              max_periods: int = 120) -> pd.DataFrame:
+    """Findings per 1,000 rounds dealt, per period and ``color`` (and game, for small multiples where games
+    mix): the period a day, a week or a month, the finest with at most ``max_periods`` periods.
+
+    ``counts``: :func:`round_counts` with ``date`` (and ``game``). Columns: [game,] period, granularity,
+    ``color``, findings, rounds_flagged, rounds (dealt in the period), per_1000.
+    """
+    keys = ["game"] if by_game else []
+    days = pd.to_datetime(counts["date"]) if len(counts) else pd.Series([], dtype="datetime64[ns]")
+    span = (days.max() - days.min()).days + 1 if len(days) else 0
+    freq, label = next(((f, name) for f, name, per in (("D", "day", 1), ("W", "week", 7), ("M", "month", 31))
+                        if span <= max_periods * per), ("Y", "year"))
+
+    def period(dates: pd.Series) -> pd.Series:
+        return pd.to_datetime(dates).dt.to_period(freq).dt.start_time.dt.strftime("%Y-%m-%d")
+
+    rounds = counts.assign(period=period(counts["date"])).groupby(keys + ["period"])["rounds"].sum()
+    if findings.empty:
+        return pd.DataFrame(columns=keys + ["period", "granularity", color, "findings", "rounds_flagged", "rounds",
+                                            "per_1000"])
+    f = findings.assign(period=period(findings["day"])).groupby(keys + ["period", color], dropna=False).agg(
+        findings=("rule_id", "size"), rounds_flagged=("round_id", "nunique")).reset_index()
+    f = f.merge(rounds.rename("rounds").reset_index(), on=keys + ["period"], how="left")
+    f["per_1000"] = (1000 * f["findings"] / f["rounds"]).round(3)
+    f["granularity"] = label
+    return f.sort_values(keys + ["period", color], kind="stable").reset_index(drop=True)
 
 
 def heatmap_frame(findings: pd.DataFrame, rows: str = "table_id", max_cells: int = 4000,

@@ -156,9 +156,10 @@ def _money(title: str) -> str:
 def findings_over_time(frame: pd.DataFrame, color: str = "severity", title: str = "Findings over time") -> alt.Chart:
     """Stacked bars of findings per gaming day (week, month), linked to a clickable legend.
 
-    ``frame``: :func:`auditkit.analysis.heatmap_frame` with ``rows=color``
-    (columns ``period``, ``granularity``, ``color``, ``findings``, ``rounds_flagged``).
-    Coloured by severity by default, so the legend has three entries whatever the number of citations.
+    ``frame``: :func:`auditkit.analysis.over_time` (findings per 1,000 rounds dealt; a small multiple per
+    game when it has a ``game`` column with more than one) or :func:`auditkit.analysis.heatmap_frame` with
+    ``rows=color`` (counts). Coloured by severity by default, so the legend has three entries whatever
+    the number of citations.
     """
     frame = _check(frame, "findings_over_time")
     if frame.empty:
@@ -166,16 +167,29 @@ def findings_over_time(frame: pd.DataFrame, color: str = "severity", title: str 
     pick = alt.selection_point(fields=[color], bind="legend")
     unit = str(frame["granularity"].iloc[0])
     scale = alt.Scale(domain=SEVERITY_ORDER, range=SEVERITY_COLORS) if color == "severity" else alt.Undefined
+    rate = "per_1000" in frame.columns
     frame, x = _period_x(frame, "period", unit)
-    return alt.Chart(frame, title=title).mark_bar().encode(
+    tips = [alt.Tooltip("when:N", title=f"gaming {unit}"), alt.Tooltip(f"{color}:N"),
+            alt.Tooltip("findings:Q", title="findings"), alt.Tooltip("rounds_flagged:Q", title="rounds flagged")]
+    if rate:
+        tips += [alt.Tooltip("rounds:Q", format=",", title="rounds dealt"),
+                 alt.Tooltip("per_1000:Q", format=",.2f", title="per 1,000 rounds")]
+    games = frame["game"].astype(str).unique() if "game" in frame.columns else []
+    chart = alt.Chart(frame.assign(game=frame["game"].astype(str).map(game_title)) if len(games) else frame,
+                      title=title if len(games) <= 1 else alt.Undefined).mark_bar().encode(
         x=x,
-        y=alt.Y("sum(findings):Q", title="Findings"),
+        y=alt.Y("sum(per_1000):Q" if rate else "sum(findings):Q",
+                title="Findings per 1,000 rounds" if rate else "Findings"),
         color=alt.Color(f"{color}:N", title=color.replace("_", " ").capitalize(), scale=scale,
                         sort=SEVERITY_ORDER if color == "severity" else alt.Undefined),
         opacity=alt.condition(pick, alt.value(1.0), alt.value(0.15)),
-        tooltip=[alt.Tooltip("when:N", title=f"gaming {unit}"), alt.Tooltip(f"{color}:N"),
-                 alt.Tooltip("findings:Q", title="findings"), alt.Tooltip("rounds_flagged:Q", title="rounds")],
-    ).add_params(pick).properties(width=640, height=260)
+        tooltip=tips,
+    ).add_params(pick)
+    if len(games) > 1:  # games mix: one small multiple each, on its own scale
+        return chart.properties(width=640, height=110).facet(
+            row=alt.Row("game:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
+            title=title).resolve_scale(y="independent")
+    return chart.properties(width=640, height=260)
 
 
 def citation_labels(summary: pd.DataFrame) -> pd.Series:
@@ -298,7 +312,10 @@ def cumulative_payouts(frame: pd.DataFrame, title: str = "Cumulative over- and u
         return nothing("No payout discrepancies in this period.", title)
     hover = alt.selection_point(fields=["day"], nearest=True, on="pointerover", empty=False)
     frame, x = _period_x(frame, "day", "day")
-    base = alt.Chart(frame, title=title).encode(
+    games = frame["game"].astype(str).unique() if "game" in frame.columns else []
+    if len(games):
+        frame = frame.assign(game=frame["game"].astype(str).map(game_title))
+    base = alt.Chart(frame, title=title if len(games) <= 1 else alt.Undefined).encode(
         x=x,
         y=alt.Y("cumulative:Q", title=_money("Cumulative amount")),
         color=alt.Color("direction:N", scale=_DIRECTION, title="Direction"),
@@ -309,6 +326,10 @@ def cumulative_payouts(frame: pd.DataFrame, title: str = "Cumulative over- and u
         tooltip=[alt.Tooltip("when:N", title="gaming day"), "direction:N", alt.Tooltip("amount:Q", format=",.2f", title="that day"),
                  alt.Tooltip("cumulative:Q", format=",.2f"), alt.Tooltip("findings:Q")],
     ).add_params(hover)
+    if len(games) > 1:  # games mix: one small multiple each, on its own scale
+        return (line + points).properties(width=600, height=120).facet(
+            row=alt.Row("game:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
+            title=title).resolve_scale(y="independent")
     return (line + points).properties(width=600, height=260)
 
 

@@ -306,3 +306,28 @@ def test_citations_by_day_are_severity_first(findings):
     ranks = [C.SEVERITY_ORDER.index(severity[c]) for c in order]
     assert ranks == sorted(ranks) and len(order) == findings["citation"].nunique()
     assert ranks[0] == 0 and ranks[-1] > 0
+
+
+def test_findings_over_time_are_rates_with_a_small_multiple_per_game(findings):
+    """Findings per 1,000 rounds dealt in the period (not counts, which follow how busy a day was), one
+    panel per game where games mix; one game, one panel."""
+    counts = A.round_counts(sample_store(), by=["game", "date"])
+    frame = A.over_time(findings, counts, by_game=True)
+    row = frame.iloc[0]
+    dealt = counts[(counts["game"] == row["game"]) & (counts["date"] == row["period"])]["rounds"].sum()
+    assert row["per_1000"] == round(1000 * row["findings"] / dealt, 3) and row["granularity"] == "day"
+    spec = C.findings_over_time(frame).to_dict()
+    assert spec["facet"]["row"]["field"] == "game" and spec["resolve"]["scale"]["y"] == "independent"
+    assert spec["spec"]["encoding"]["y"]["field"] == "per_1000"
+    assert spec["spec"]["encoding"]["y"]["title"] == "Findings per 1,000 rounds"
+    assert {"Baccarat", "Blackjack"} <= {r["game"] for rows in spec["datasets"].values() for r in rows}
+    one = C.findings_over_time(A.over_time(findings[findings["game"] == "blackjack"], counts)).to_dict()
+    assert "facet" not in one and one["encoding"]["y"]["field"] == "per_1000"
+    weeks = A.over_time(findings, counts, max_periods=2)  # three days in at most two periods: weeks
+    assert set(weeks["granularity"]) == {"week"}
+
+
+def test_cumulative_payouts_mixing_games_are_small_multiples(findings):
+    spec = C.cumulative_payouts(A.cumulative_payouts(findings, by="game")).to_dict()
+    assert spec["facet"]["row"]["field"] == "game" and spec["resolve"]["scale"]["y"] == "independent"
+    assert "facet" not in C.cumulative_payouts(A.cumulative_payouts(findings)).to_dict()
