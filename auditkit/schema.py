@@ -41,12 +41,16 @@ COMMON = [
     pa.field("source_file", pa.string(), nullable=False),
     pa.field("source_line", pa.int64(), nullable=False),
     pa.field("not_recorded", pa.list_(pa.string())),
+    pa.field("house_rules", pa.list_(pa.struct([("name", pa.string()), ("value", pa.float64())]))),
 ]
 """The common columns. ``not_recorded``: the kinds of evidence the source did not record for the round
 (:data:`auditkit.rules.coverage.EVIDENCE`); null when it recorded all (the JSONL log, the CSV layout).
-Stores written before it read it as null, and a null leaves the round's content hash as it was."""
+Stores written before it read it as null, and a null leaves the round's content hash as it was.
+``house_rules``: the round's own house rules (name, value) where its export records them per row
+(a profile's ``rules.*`` fields: docs/profiles.md), read by :meth:`auditkit.rules.context.Context.house_param`
+instead of the table's configured value; null otherwise."""
 
-OPTIONAL = frozenset({"not_recorded"})
+OPTIONAL = frozenset({"not_recorded", "house_rules"})
 """Common columns a reader may leave out: they are null when absent (a null adds nothing to a round's hash)."""
 
 def table_of(columns: dict[str, pa.Array], schema: pa.Schema, rows: int) -> pa.Table:

@@ -22,7 +22,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..ingest.perline import from_object
-from ..ingest.profiles.mapping import ROW, map_rows
+from ..ingest.profiles.mapping import ROW, house_rules, map_rows
 from ..ingest.profiles.model import Profile
 from ..paytables import ConfigError
 from .tail import Tracked, Unread
@@ -257,6 +257,7 @@ class ProfiledWatcher(Watcher):
         out = []
         for first, rec in mapped.rounds:
             raw = mapped.raws[first].encode("utf-8", "replace")
+            rules = house_rules(rec)
             game, date, row = from_object(rec)
             if game is None:
                 self._bad(h.name, first, raw, date, row)  # type: ignore[arg-type]
@@ -264,6 +265,8 @@ class ProfiledWatcher(Watcher):
             row["source_file"], row["source_line"], row["date"] = h.name, first, date
             if self.profile.not_recorded:
                 row["not_recorded"] = list(self.profile.not_recorded)
+            if rules is not None:
+                row["house_rules"] = rules
             out.append((h.name, first, raw, game, row))
         return out
 

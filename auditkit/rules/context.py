@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 from ..columns import combine, flat_values, lengths, strings, struct_field, to_numpy
 from ..paytables import Config
 
-__all__ = ["Context", "Nets", "Rounds", "cached_property", "numbers"]
+__all__ = ["Context", "Nets", "Rounds", "cached_property", "numbers", "house_values"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,24 @@ def numbers(col: pa.Array | pa.ChunkedArray, fill: Any) -> np.ndarray:
     """A primitive column as numpy, nulls as ``fill`` (read in place when there is none)."""
     col = combine(col)
     return to_numpy(col, fill if col.null_count else None)
+
+
+def house_values(table: pa.Table, key: str, base: np.ndarray) -> np.ndarray:
+    """``base`` (a setting per round, as configured for its table) with the value of each round that
+    records its own house rule ``key`` (the ``house_rules`` column) in its place."""
+    if "house_rules" not in table.column_names:
+        return base
+    col = combine(table["house_rules"])
+    if col.null_count == len(col):
+        return base
+    items = flat_values(col)
+    hit = numbers(pc.equal(struct_field(items, "name"), key), False).astype(bool, copy=False)
+    if not hit.any():
+        return base
+    rows = np.repeat(np.arange(len(col), dtype=np.int64), lengths(col))[hit]
+    out = np.array(base, copy=True)
+    out[rows] = numbers(struct_field(items, "value"), np.nan)[hit]
+    return out
 
 
 class Rounds:
@@ -101,6 +119,11 @@ class Context:
     def param(self, key: str, dtype: Any = np.float64) -> np.ndarray:
         """A numeric setting of the game's section per round (table overrides applied)."""
         return self.config.param(self.section, key, self.table_ids, dtype)
+
+    def house_param(self, key: str, dtype: Any = np.float64) -> np.ndarray:
+        """:meth:`param`, except where a round records its own house rule ``key`` (an export's rules
+        per row, e.g. a 6:5 blackjack payout): that value for that round."""
+        return house_values(self.table, key, self.param(key, dtype))
 
     @cached_property
     def unit(self) -> float:

@@ -28,7 +28,7 @@ from ...cards import JOKER, cards_str
 from ...columns import combine
 from ...money import format_money, format_net, money_round
 from ...paytables import Config
-from ...rules.context import numbers
+from ...rules.context import house_values, numbers
 from ...rules.integrity import shoe_excess, shoe_groups
 from ...rules.registry import Hits, rule
 from ...rules.void import VOID_SUMMARY, void_round_nets
@@ -390,10 +390,13 @@ def integrity_shoe(table: pa.Table, config: Config) -> Hits:
 
 
 def _decks(config: Config, table: pa.Table) -> np.ndarray:
-    """The ``decks`` setting per round, looking tables up only when some table has its own."""
+    """The ``decks`` setting per round, looking tables up only when some table has its own (a round's
+    own house rule first)."""
     if not any("baccarat" in body for body in config.data.get("tables", {}).values()):
-        return np.full(table.num_rows, float(config.get("baccarat", "decks")))
-    return config.param("baccarat", "decks", table["table_id"])
+        base = np.full(table.num_rows, float(config.get("baccarat", "decks")))
+    else:
+        base = config.param("baccarat", "decks", table["table_id"])
+    return house_values(table, "decks", base)
 
 
 # ---- (e) cut card -----------------------------------------------------------------------

@@ -27,6 +27,7 @@ from ...cards import BLACKJACK_POINTS, IS_ACE, JOKER, cards_str
 from ...columns import flat_values, padded, parents, struct_field, to_numpy
 from ...money import format_money, format_net, money_differs, money_round
 from ...paytables import Config
+from ...rules.context import house_values
 from ...rules.integrity import shoe_excess, shoe_groups
 from ...rules.registry import Hits, rule
 from ...rules.void import VOID_SUMMARY, void_round_nets
@@ -364,7 +365,7 @@ def integrity_shoe(table: pa.Table, config: Config) -> Hits:
     if not len(rows):
         return NONE
     sub = table if len(rows) == table.num_rows else table.take(pa.array(rows))
-    decks = config.param(GAME, "decks", sub["table_id"])
+    decks = house_values(sub, "decks", config.param(GAME, "decks", sub["table_id"]))
     group = shoe_groups(sub)
     dealer_flat, _, dealer_n = card_lists(sub["dealer_cards"])
     hand_flat, _, hand_n = card_lists(struct_field(flat_values(sub["hands"]), "cards"))

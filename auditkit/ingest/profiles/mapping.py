@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 from .model import LISTS, FieldSpec, Profile, kind_of
 from .notation import column_values, converter, money_reader, time_values
 
-__all__ = ["Mapped", "map_rows", "ROW"]
+__all__ = ["Mapped", "map_rows", "ROW", "house_rules"]
 
 ROW = "__row"  # the row's number as a user finds it in the source
 
@@ -99,6 +99,15 @@ def _field_values(table: pa.Table, target: str, spec: FieldSpec, prof: Profile, 
     if kind == "time" and spec.values is None:
         return time_values(table[spec.column], prof)  # type: ignore[index]
     return column_values(table[spec.column], read)  # type: ignore[index]
+
+
+def house_rules(rec: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """Take a round record's own house rules (a profile's ``rules.*`` fields) out of it, as the stored
+    ``house_rules`` column holds them (``[{"name": "blackjack", "value": 1.2}]``); None when it has none."""
+    rules = rec.pop("rules", None)
+    if not rules:
+        return None
+    return [{"name": k, "value": float(v)} for k, v in sorted(rules.items())]
 
 
 def _num(v: float) -> float | int:

@@ -10,14 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from ...paytables import ConfigError
-from .fields import SOURCE_KEYS, FieldSpec, check_keys, kind_of, parse_spec, typed
+from .fields import SOURCE_KEYS, FieldSpec, check_keys, check_target, kind_of, parse_spec, typed
 from .fields import err as _err
 
 __all__ = ["Profile", "FieldSpec", "load_profile", "parse_profile", "GRAINS", "LISTS", "NOTATIONS",
            "TIME_KINDS", "kind_of"]
 
 GRAINS = ("round", "hand", "wager", "card")
-LISTS = ("hands", "wagers")  # the round's lists: each row of the source may add one item to each
+LISTS = ("hands", "wagers", "events")  # the round's lists: each row of the source may add one item to each
 NOTATIONS = ("auditkit", "rank-suit", "symbols", "numeric-ace-14", "numeric-ace-1", "points", "rank-only",
              "pattern")
 TIME_KINDS = ("iso", "strftime", "excel", "epoch", "epoch-ms", "none")
@@ -123,8 +123,7 @@ def _fields(prof: Profile, table: dict, values: dict, where: str, prefix: str) -
             _fields(prof, spec, values, where, f"{target}.")
             continue
         prof.fields[target] = parse_spec(spec, values, where, f"fields.{target}")
-        if prof.fields[target].returned and not target.endswith(".net"):
-            raise _err(where, f"fields.{target}.returned", "only a list item's net is made from an amount returned")
+        check_target(target, prof.fields[target], where)
 
 
 def _cards(prof: Profile, c: dict) -> None:

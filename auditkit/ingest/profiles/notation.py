@@ -205,6 +205,8 @@ def _plain(kind: str, prof: Profile) -> Callable[[str], Any]:
                 raise ValueError(f"not a whole number: {text!r}")
             return int(v)
         return to_int
+    if kind == "ratio":
+        return ratio
     if kind == "bool":
         def to_bool(text: str) -> bool:
             v = BOOL_WORDS.get(text.strip().lower())
@@ -215,8 +217,34 @@ def _plain(kind: str, prof: Profile) -> Callable[[str], Any]:
     return str
 
 
+def ratio(text: str) -> float:
+    """A payout as a number: ``3:2``, ``3 to 2``, ``6/5`` or ``1.5`` (to one)."""
+    t = text.strip().lower().replace(" to ", ":").replace("/", ":").replace(" ", "")
+    a, _, b = t.partition(":")
+    try:
+        v = float(a) / float(b) if b else float(a)
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(f"not a payout such as 3:2 or 1.5: {text!r}") from None
+    if not v >= 0 or v == float("inf"):
+        raise ValueError(f"not a payout such as 3:2 or 1.5: {text!r}")
+    return round(v, 9)
+
+
 def converter(kind: str, spec: FieldSpec, prof: Profile) -> Callable[[str], Any]:
-    """The reader of one cell of a field: the lookup table first, then the type's reader."""
+    """The reader of one cell of a field: the lookup table first, then the type's reader; a field
+    with ``split`` or ``json`` (other than cards and dice) gives the list of its items, each read so."""
+    one = _one(kind, spec, prof)
+    if kind in ("cards", "ints") or (spec.split is None and not spec.json):
+        return one
+
+    def items(cell: str) -> list[Any]:
+        out = [one(str(x)) for x in split_cell(cell, spec) if str(x).strip()]
+        return out
+
+    return items
+
+
+def _one(kind: str, spec: FieldSpec, prof: Profile) -> Callable[[str], Any]:
     if kind == "cards":
         read_card = card_reader(prof)
         base: Callable[[str], Any] = lambda cell: card_list(cell, spec, read_card)  # noqa: E731

@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from ..blocks import Parsed, parse_block
 from ..jsonl import Lines
-from ..profiles.mapping import ROW, map_rows
+from ..profiles.mapping import ROW, house_rules, map_rows
 from ..profiles.model import Profile
 from . import ReadBlock, Reader
 
@@ -51,6 +51,7 @@ def mapped_block(prof: Profile, table: pa.Table, bad: list[tuple[int, str, str]]
     JSON lines and read by the log's bulk reader (so they store as their JSONL twin), then given
     back their source's row numbers."""
     mapped = map_rows(table, prof)
+    house = {row: rules for row, rec in mapped.rounds if (rules := house_rules(rec)) is not None}
     parsed = _parse_records(mapped.rounds, mapped.raws)
     parsed.bad.extend((row, raw, reason, None) for row, reason, raw in bad)
     parsed.bad.extend(mapped.bad)
@@ -61,6 +62,12 @@ def mapped_block(prof: Profile, table: pa.Table, bad: list[tuple[int, str, str]]
             at = t.schema.get_field_index("not_recorded")
             if at >= 0:
                 value = pa.array([prof.not_recorded] * t.num_rows, t.schema.field(at).type)
+                parsed.tables[game] = t.set_column(at, t.schema.field(at), value)
+    if house:  # the rounds' own house rules, by their first row (the stored source_line)
+        for game, t in parsed.tables.items():
+            at = t.schema.get_field_index("house_rules")
+            if at >= 0:
+                value = pa.array([house.get(r) for r in t["source_line"].to_pylist()], t.schema.field(at).type)
                 parsed.tables[game] = t.set_column(at, t.schema.field(at), value)
     return parsed, mapped.rows + len(bad) + blank, mapped.attached
 
