@@ -11,18 +11,16 @@ from typing import Any
 from ...paytables import ConfigError
 
 __all__ = ["FieldSpec", "kind_of", "parse_spec", "SPEC_KEYS", "SOURCE_KEYS", "TYPES", "err", "check_keys", "typed",
-           "HOUSE_RULES", "RESULTS", "check_target"]
+           "HOUSE_RULES", "check_target"]
 
 SPEC_KEYS = {"column", "columns", "const", "template", "split", "json", "values", "when", "type", "collect",
-             "returned", "bankroll_before", "bankroll_after", "result"}
-SOURCE_KEYS = {"column", "columns", "const", "template", "returned", "bankroll_before", "result"}  # one is the source
+             "returned", "bankroll_before", "bankroll_after"}
+SOURCE_KEYS = {"column", "columns", "const", "template", "returned", "bankroll_before"}  # one names a field's source
 TYPES = ("text", "int", "money", "bool", "cards", "ints", "time", "ratio")
 HOUSE_RULES = {"decks": "int", "win": "ratio", "blackjack": "ratio", "insurance": "ratio", "even_money": "ratio",
                "surrender": "ratio", "dealer_hits_soft_17": "bool"}
 """The house rules a round may carry (``rules.<name>``), each with its type: the settings of the same
 name (docs/rules.md) that the rules read per round (:meth:`auditkit.rules.context.Context.house_param`)."""
-RESULTS = ("win", "blackjack", "lose", "push", "surrender")
-"""The results a hand's net is made from (``hands.net = {result = ...}``)."""
 MONEY = {"amount", "net", "wager", "initial_wager", "ante", "play", "pair_plus", "ante_bonus", "table_min",
          "table_max", "insurance", "net_insurance", "commission"}
 INTS = {"seat", "hand", "position", "round_seq", "first_position", "cards_remaining", "player", "banker",
@@ -38,8 +36,6 @@ def kind_of(target: str, spec: FieldSpec) -> str:
     last = target.rsplit(".", 1)[-1]
     if target.startswith("rules."):
         return HOUSE_RULES.get(last, "ratio")
-    if spec.result:
-        return "text"
     if target == "started_at":
         return "time"
     if last.endswith("cards") or last in {"high", "low"}:
@@ -74,10 +70,9 @@ class FieldSpec:
     returned: str | None = None
     bankroll_before: str | None = None
     bankroll_after: str | None = None
-    result: str | None = None
 
     def source_columns(self) -> list[str]:
-        cols = [c for c in (self.column, self.returned, self.bankroll_before, self.bankroll_after, self.result) if c]
+        cols = [c for c in (self.column, self.returned, self.bankroll_before, self.bankroll_after) if c]
         cols += self.columns or []
         if self.template:
             cols += [f for _, f, _, _ in string.Formatter().parse(self.template) if f]
@@ -110,7 +105,7 @@ def parse_spec(spec: Any, values: dict, where: str, key: str) -> FieldSpec:
         return FieldSpec(const=spec)
     check_keys(spec, SPEC_KEYS, where, f"{key}.")
     f = FieldSpec()
-    for k in ("column", "template", "split", "type", "returned", "bankroll_before", "bankroll_after", "result"):
+    for k in ("column", "template", "split", "type", "returned", "bankroll_before", "bankroll_after"):
         if k in spec:
             setattr(f, k, typed(spec[k], str, where, f"{key}.{k}"))
     for k in ("json", "collect"):
@@ -119,11 +114,10 @@ def parse_spec(spec: Any, values: dict, where: str, key: str) -> FieldSpec:
     if "columns" in spec:
         f.columns = [typed(c, str, where, f"{key}.columns") for c in typed(spec["columns"], list, where, f"{key}.columns")]
     f.const = spec.get("const")
-    sources = [k for k in ("column", "columns", "const", "template", "returned", "bankroll_before", "result")
-               if k in spec]
+    sources = [k for k in ("column", "columns", "const", "template", "returned", "bankroll_before") if k in spec]
     if len(sources) != 1:
-        raise err(where, key, "give exactly one of column, columns, const, template, returned, bankroll_before, "
-                  f"result (given: {', '.join(sources) or 'none'})")
+        raise err(where, key, "give exactly one of column, columns, const, template, returned, bankroll_before "
+                  f"(given: {', '.join(sources) or 'none'})")
     if (f.bankroll_before is None) != (f.bankroll_after is None):
         raise err(where, key, "bankroll_before and bankroll_after go together")
     if f.type is not None and f.type not in TYPES:
@@ -137,12 +131,6 @@ def parse_spec(spec: Any, values: dict, where: str, key: str) -> FieldSpec:
                 raise err(where, f"{key}.values", f"no table [values.{v}] in the profile")
             v = values[v]
         f.values = {str(k): x for k, x in typed(v, dict, where, f"{key}.values").items()}
-    if f.result is not None:
-        words = [str(x).lower() for x in (f.values or {}).values() if x not in ("", False)]
-        wrong = [w for w in words if w not in RESULTS]
-        if wrong:
-            raise err(where, f"{key}.values", f"a result's table gives {', '.join(RESULTS)} (or \"\" for no net), "
-                      f"not {', '.join(map(repr, wrong))}")
     if "when" in spec:
         w = typed(spec["when"], dict, where, f"{key}.when")
         check_keys(w, {"column", "equals", "in"}, where, f"{key}.when.")
@@ -154,7 +142,7 @@ def parse_spec(spec: Any, values: dict, where: str, key: str) -> FieldSpec:
 
 
 def check_target(target: str, spec: FieldSpec, where: str) -> None:
-    """The field-specific checks: a house rule's name, where a net may be made from an amount returned or a result."""
+    """The field-specific checks: a house rule's name, where a net may be made from an amount returned."""
     key = f"fields.{target}"
     if target.startswith("rules."):
         name = target.split(".", 1)[1]
@@ -162,8 +150,6 @@ def check_target(target: str, spec: FieldSpec, where: str) -> None:
             raise err(where, key, f"{name!r} is not a house rule a round may carry (known: {', '.join(HOUSE_RULES)})")
     if spec.returned and not target.endswith(".net"):
         raise err(where, f"{key}.returned", "only a list item's net is made from an amount returned")
-    if spec.result and target != "hands.net":
-        raise err(where, f"{key}.result", "only a hand's net (hands.net) is made from a result")
 
 
 def _check_template(text: str, where: str, key: str) -> None:

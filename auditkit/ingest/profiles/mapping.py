@@ -272,7 +272,8 @@ def _record(prof: Profile, idx: list[int], plan: list[tuple], lists: list[str]) 
         lst = [per_row[i][name] for i in idx if name in per_row[i]]
         for item in lst:
             _net(prof, name, item)
-        _no_twice(name, lst)
+        if name != "events":  # events repeat (a seat bets, then doubles): in the rows' order
+            _no_twice(name, lst)
         rec[name] = lst
     return rec
 

@@ -231,17 +231,8 @@ def ratio(text: str) -> float:
 
 
 def converter(kind: str, spec: FieldSpec, prof: Profile) -> Callable[[str], Any]:
-    """The reader of one cell of a field: the lookup table first, then the type's reader; a field
-    with ``split`` or ``json`` (other than cards and dice) gives the list of its items, each read so."""
-    one = _one(kind, spec, prof)
-    if kind in ("cards", "ints") or (spec.split is None and not spec.json):
-        return one
-
-    def items(cell: str) -> list[Any]:
-        out = [one(str(x)) for x in split_cell(cell, spec) if str(x).strip()]
-        return out
-
-    return items
+    """The reader of one cell of a field: the lookup table first, then the type's reader."""
+    return _one(kind, spec, prof)
 
 
 def _one(kind: str, spec: FieldSpec, prof: Profile) -> Callable[[str], Any]:
@@ -258,12 +249,12 @@ def _one(kind: str, spec: FieldSpec, prof: Profile) -> Callable[[str], Any]:
     table = spec.values
     folded = {k.strip().lower(): v for k, v in table.items()}
 
-    def lookup(cell: str) -> Any:
+    def lookup(cell: str) -> Any:  # a value of "" in the table: no value for this row
         key = cell.strip()
         if key in table:
-            return table[key]
+            return table[key] if table[key] != "" else None
         if key.lower() in folded:
-            return folded[key.lower()]
+            return folded[key.lower()] if folded[key.lower()] != "" else None
         raise ValueError(f"value {cell!r} is not in the profile's table ({', '.join(map(repr, list(table)[:8]))})")
 
     return lookup
