@@ -43,6 +43,7 @@ from .games.three_card_poker.theory import tcp_dealer_qualify_probability
 from .report import payout_totals
 from .report import summarize as _summarize
 from .schema import schema_for
+from .status import SEVERITIES
 from .store import Store
 from .tables import cards_text, events_text, hand_lines, readable, relative_to, wagers_text
 
@@ -355,7 +356,7 @@ def overview(findings: pd.DataFrame, counts: pd.DataFrame, flagged: pd.DataFrame
         "rounds": int(counts["rounds"].sum()) if len(counts) else 0,
         "first_day": dates[0] if dates else None, "last_day": dates[-1] if dates else None,
         "days": len(dates), "findings": len(findings), "rounds_flagged": int(findings["round_id"].nunique()),
-        "by_severity": {k: int(severity.get(k, 0)) for k in ("high", "medium", "low")},
+        "by_severity": {k: int(severity.get(k, 0)) for k in SEVERITIES},
         "money": payout_totals(findings),
         "reviews": {k: int(v) for k, v in findings["status"].value_counts().items()} if "status" in findings else {},
         "tables": tables, "dealers": dealers, "min_rounds": min_rounds,

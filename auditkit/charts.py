@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .reviews import STATUSES
+from .status import SEVERITIES
 from .store import atomic_path
 from .tables import ROWS, show
 
@@ -35,7 +36,7 @@ __all__ = [
 MAX_ROWS = 5000
 """Most rows a chart embeds (Altair's own limit): aggregate before charting."""
 OFFLINE_RENDERER = "auditkit-offline"
-SEVERITY_ORDER = ["high", "medium", "low"]
+SEVERITY_ORDER = list(SEVERITIES)
 SEVERITY_COLORS = ["#c0392b", "#e67e22", "#7f8c8d"]
 
 

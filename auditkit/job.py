@@ -60,13 +60,12 @@ from datetime import date as Date
 from pathlib import Path
 from typing import Any
 
-from .status import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
+from .status import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, SEVERITY_RANK
 
 __all__ = ["Job", "JobError", "load_job", "expand_inputs", "run_job", "RunResult", "SEVERITY_RANK", "FAIL_ON"]
 
 log = logging.getLogger("auditkit.job")
 
-SEVERITY_RANK = {"low": 1, "medium": 2, "high": 3}
 FAIL_ON = {"any": 1, "low": 1, "medium": 2, "high": 3, "none": 99}
 KEYS = {"name", "inputs", "store", "output", "config", "settings", "limits", "games", "citations", "fail_on",
         "lock_timeout", "notebooks", "follow_symlinks", "workers", "engine", "max_quarantined", "verify"}

@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from .money import format_money
+from .status import SEVERITY_RANK
 from .store import atomic_path
 
 __all__ = ["write_html_report"]
@@ -111,7 +112,7 @@ def _table(frame: pd.DataFrame) -> str:
 
 
 def _top(findings: pd.DataFrame) -> pd.DataFrame:
-    rank = findings["severity"].map({"high": 0, "medium": 1, "low": 2}).fillna(3)
+    rank = -findings["severity"].map(SEVERITY_RANK).fillna(0)  # the most severe first
     size = findings["discrepancy"].abs().fillna(0)
     top = findings.assign(_r=rank, _s=-size).sort_values(["_r", "_s", "started_at"], kind="stable").head(TOP)
     cols = ["round_id", "game", "table_id", "dealer_id", "started_at", "citation", "severity", "message",

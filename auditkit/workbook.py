@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from .schema import SUMMARIES
+from .status import SEVERITIES
 from .store import atomic_path
 
 __all__ = ["write_workbook", "MONEY_COLUMNS"]
@@ -81,7 +82,7 @@ def _summary(book: Any, formats: dict[str, Any], findings: pd.DataFrame, scope: 
         row += 1
     row += 1
     sheet.write_row(row, 0, ["severity", "findings"], formats["head"])
-    for severity in ("high", "medium", "low"):
+    for severity in SEVERITIES:
         row += 1
         sheet.write_string(row, 0, severity)
         sheet.write_number(row, 1, int((findings["severity"] == severity).sum()) if len(findings) else 0)

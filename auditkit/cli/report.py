@@ -10,7 +10,7 @@ import sys
 from datetime import date as Date
 from typing import TYPE_CHECKING
 
-from ..job import SEVERITY_RANK
+from ..status import SEVERITY_RANK
 from .common import DEFAULT_LOCK_TIMEOUT, EXIT_CLEAN, UsageError, add_lock_timeout, check_citations, prepare_outputs
 
 if TYPE_CHECKING:

@@ -16,9 +16,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["Hits", "Rule", "RULES", "PREPARERS", "rule", "preparer", "rules_for", "catalog", "SEVERITIES"]
+from ..status import SEVERITIES, SEVERITY_RANK
 
-SEVERITIES = ("high", "medium", "low")
+__all__ = ["Hits", "Rule", "RULES", "PREPARERS", "rule", "preparer", "rules_for", "catalog", "SEVERITIES",
+           "SEVERITY_RANK"]
+
 
 
 @dataclass
