@@ -24,6 +24,7 @@ import pyarrow as pa
 from ..ingest.perline import from_object
 from ..ingest.profiles.mapping import ROW, house_rules, map_rows
 from ..ingest.profiles.model import Profile
+from ..ingest.profiles.source import json_text
 from ..paytables import ConfigError
 from .tail import Tracked, Unread
 from .watcher import Watcher
@@ -205,7 +206,7 @@ class ProfiledWatcher(Watcher):
                 return {}, f"not valid JSON: {exc}"
             if not isinstance(obj, dict):
                 return {}, "a record must be a JSON object"
-            return {k: _json_text(v) for k, v in obj.items()}, None
+            return {k: json_text(v) for k, v in obj.items()}, None
         try:
             cells = next(csv.reader([text], **self._dialect))
         except csv.Error as exc:
@@ -274,11 +275,3 @@ class ProfiledWatcher(Watcher):
 def _key(cells: dict[str, str | None], cols: list[str]) -> tuple:
     return tuple((cells.get(c) or "").strip() for c in cols)
 
-
-def _json_text(value: Any) -> str | None:
-    """A JSON value as a cell's text, as the profile's JSONL reader gives it."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value if value.strip() else None
-    return json.dumps(value, ensure_ascii=False)

@@ -382,7 +382,7 @@ def _json(src: RawSource) -> Iterator[pa.Table]:
         if not isinstance(obj, dict):
             src.bad.append((n, "a record must be a JSON object", json.dumps(obj)[:4096]))
             continue
-        rows.append({k: _json_text(v) for k, v in obj.items()})
+        rows.append({k: json_text(v) for k, v in obj.items()})
         numbers.append(n)
     names = list(dict.fromkeys(k for r in rows for k in r))
     for lo in range(0, len(rows), src.batch_rows):
@@ -391,7 +391,8 @@ def _json(src: RawSource) -> Iterator[pa.Table]:
                         ROW: pa.array(numbers[lo:lo + src.batch_rows], pa.int64())})
 
 
-def _json_text(value: Any) -> str | None:
+def json_text(value: Any) -> str | None:
+    """A JSON value as a cell's text: a string as it is (None when blank), anything else as JSON."""
     if value is None:
         return None
     if isinstance(value, str):
