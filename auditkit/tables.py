@@ -128,7 +128,11 @@ def readable(frame: pd.DataFrame, currency: str | None = None) -> pd.DataFrame:
     names = {}
     for c in out.columns:
         col = out[c]
-        if c in SIGNED + UNSIGNED and pd.api.types.is_numeric_dtype(col):
+        if c == "discrepancy" and pd.api.types.is_numeric_dtype(col):  # 0: a finding with no money involved
+            out[c] = col.map(lambda x: money_text(x, True) if pd.notna(x) and x != 0 else "")
+            if currency:
+                names[c] = f"{c} ({currency})"
+        elif c in SIGNED + UNSIGNED and pd.api.types.is_numeric_dtype(col):
             out[c] = col.map(lambda x, s=c in SIGNED: money_text(x, s))
             if currency:
                 names[c] = f"{c} ({currency})"

@@ -31,6 +31,8 @@ def test_readable_leaves_no_nan_or_na_and_puts_the_currency_in_money_titles():
     assert out.iloc[0].tolist() == ["+2.50", "1,000.00", 3, "x", "1.23"]
     assert out.iloc[1].tolist() == ["", "", "", "", ""]
     assert list(T.readable(f).columns)[:2] == ["discrepancy", "overpaid"]  # no currency: titles as they are
+    no_money = T.readable(pd.DataFrame({"discrepancy": [0.0, -0.5], "net": [0.0, 1.0]}))
+    assert no_money["discrepancy"].tolist() == ["", "-0.50"] and no_money["net"].tolist() == ["+0.00", "+1.00"]
 
 
 def test_show_says_how_many_of_how_many_and_reads_nothing_as_html():
