@@ -107,3 +107,28 @@ def test_watch_checks_each_round_by_the_rules_its_row_records(tmp_path):
     f = pd.concat(found)
     assert sorted(zip(f["round_id"], f["rule_id"], strict=True)) == [
         ("BJ-7-000002", "blackjack.paytable"), ("BJ-7-000004", "blackjack.integrity_shoe")]
+
+
+def test_a_house_rule_the_game_does_not_read_per_round_is_refused(tmp_path):
+    """Baccarat's rules read no per-round blackjack payout: mapping one would be silently ignored."""
+    prof, _ = _export(tmp_path, rules='rules.blackjack = "payout"')
+    prof.write_text(prof.read_text().replace('game = {const = "blackjack"}', 'game = {const = "baccarat"}'))
+    with pytest.raises(ConfigError, match=r"fields\.rules\.blackjack: the baccarat rules do not read 'blackjack'"):
+        load_profile(prof)
+
+
+def test_pai_gow_poker_reads_its_win_and_commission_per_round():
+    """A pai gow round's own commission (a commission-free table) replaces the configured 5% for its hands."""
+    import pyarrow as pa
+
+    from auditkit.games.pai_gow_poker.context import PaiGowPoker
+    from auditkit.games.pai_gow_poker.simulate import simulate
+    from auditkit.paytables import Config
+
+    table, _ = simulate(3, seed=1, fault_rate=0.0)
+    at = table.schema.get_field_index("house_rules")
+    own = pa.array([None, [{"name": "commission", "value": 0.0}], None], table.schema.field(at).type)
+    ctx = PaiGowPoker(table.set_column(at, table.schema.field(at), own), Config())
+    per_hand = ctx.hand_param("commission")
+    rounds = ctx.hand_round
+    assert set(per_hand[rounds == 1].tolist()) == {0.0} and set(per_hand[rounds != 1].tolist()) == {0.05}

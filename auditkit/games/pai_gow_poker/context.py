@@ -422,8 +422,9 @@ class PaiGowPoker(Context):
         return exact_net(self.hands_won, self.hand_wager, self.hand_param("win"), self.hand_param("commission"))
 
     def hand_param(self, key: str) -> np.ndarray | float:
-        """A numeric setting per hand (its table's): one number when every table of the batch has the same."""
-        per_round = self.param(key)
+        """A numeric setting per hand (its table's, or its round's own house rule): one number when every
+        round of the batch has the same."""
+        per_round = self.house_param(key)
         uniform = len(per_round) and (per_round == per_round[0]).all()
         return float(per_round[0]) if uniform else per_round[self.hand_round]
 

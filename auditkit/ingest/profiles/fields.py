@@ -11,16 +11,20 @@ from typing import Any
 from ...paytables import ConfigError
 
 __all__ = ["FieldSpec", "kind_of", "parse_spec", "SPEC_KEYS", "SOURCE_KEYS", "TYPES", "err", "check_keys", "typed",
-           "HOUSE_RULES", "check_target"]
+           "HOUSE_RULES", "HOUSE_RULE_GAMES", "check_target"]
 
 SPEC_KEYS = {"column", "columns", "const", "template", "split", "json", "values", "when", "type", "collect",
              "returned", "bankroll_before", "bankroll_after"}
 SOURCE_KEYS = {"column", "columns", "const", "template", "returned", "bankroll_before"}  # one names a field's source
 TYPES = ("text", "int", "money", "bool", "cards", "ints", "time", "ratio")
 HOUSE_RULES = {"decks": "int", "win": "ratio", "blackjack": "ratio", "insurance": "ratio", "even_money": "ratio",
-               "surrender": "ratio", "dealer_hits_soft_17": "bool"}
+               "surrender": "ratio", "dealer_hits_soft_17": "bool", "commission": "ratio"}
 """The house rules a round may carry (``rules.<name>``), each with its type: the settings of the same
 name (docs/rules.md) that the rules read per round (:meth:`auditkit.rules.context.Context.house_param`)."""
+HOUSE_RULE_GAMES = {"decks": ("baccarat", "blackjack"), "win": ("blackjack", "pai_gow_poker"),
+                    "commission": ("pai_gow_poker",), **{k: ("blackjack",) for k in (
+                        "blackjack", "insurance", "even_money", "surrender", "dealer_hits_soft_17")}}
+"""The games whose rules read each house rule per round (a profile of another game mapping it is refused)."""
 MONEY = {"amount", "net", "wager", "initial_wager", "ante", "play", "pair_plus", "ante_bonus", "table_min",
          "table_max", "insurance", "net_insurance", "commission"}
 INTS = {"seat", "hand", "position", "round_seq", "first_position", "cards_remaining", "player", "banker",

@@ -85,6 +85,7 @@ def parse_profile(raw: dict[str, Any], where: str = "<profile>") -> Profile:
     for need in ("game", "table_id"):
         if need not in prof.fields:
             raise _err(where, f"fields.{need}", "missing (a column, or {const = ...})")
+    _house_rules_read(prof)
     _cards(prof, typed(raw.get("cards", {}), dict, where, "cards"))
     _times(prof, typed(raw.get("times", {}), dict, where, "times"))
     _money(prof, typed(raw.get("money", {}), dict, where, "money"))
@@ -124,6 +125,25 @@ def _fields(prof: Profile, table: dict, values: dict, where: str, prefix: str) -
             continue
         prof.fields[target] = parse_spec(spec, values, where, f"fields.{target}")
         check_target(target, prof.fields[target], where)
+
+
+def _house_rules_read(prof: Profile) -> None:
+    """A house rule mapped for a game whose rules do not read it per round is refused, not ignored."""
+    from ... import games
+    from .fields import HOUSE_RULE_GAMES
+
+    const = prof.fields["game"].const
+    if const is None:
+        return
+    try:
+        game = games.get(str(const)).name
+    except KeyError:
+        return  # an unknown game: the record reader says so, row by row
+    for target in prof.fields:
+        name = target.split(".", 1)[1] if target.startswith("rules.") else None
+        if name in HOUSE_RULE_GAMES and game not in HOUSE_RULE_GAMES[name]:
+            raise _err(prof.where, f"fields.{target}", f"the {game} rules do not read {name!r} per round "
+                       f"(it is read for {', '.join(HOUSE_RULE_GAMES[name])}); set it per table in the configuration")
 
 
 def _cards(prof: Profile, c: dict) -> None:
