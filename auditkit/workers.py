@@ -96,7 +96,12 @@ def stop_pool(pool: Any, timeout: float = 5.0) -> None:
             results._writer.close()
 
 
+_PENDING: list[threading.Timer] = []
+"""The redelivery of an interrupt a finalizer swallowed, not yet raised (:func:`_redeliver`)."""
+
+
 def _interrupt(signum: int, frame: Any) -> None:
+    _PENDING.clear()  # delivered
     raise KeyboardInterrupt(f"signal {signum}")
 
 
@@ -114,6 +119,7 @@ def _redeliver(previous: Callable[[Any], None]) -> Callable[[Any], None]:
         if isinstance(exc, KeyboardInterrupt) and str(exc).startswith("signal "):
             again = threading.Timer(0.01, os.kill, (os.getpid(), int(str(exc).split()[1])))
             again.daemon = True
+            _PENDING[:] = [again]
             again.start()
             return
         previous(unraisable)
@@ -134,6 +140,11 @@ def terminate_on_sigterm() -> Iterator[None]:
     try:
         yield
     finally:
+        pending = _PENDING.pop() if _PENDING else None
+        if pending is not None:  # swallowed by a finalizer near the end, not raised again yet
+            pending.cancel()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         sys.unraisablehook = hook
+        if pending is not None:  # raised here rather than lost with the daemon timer at exit
+            raise KeyboardInterrupt(f"signal {pending.args[1]}")
