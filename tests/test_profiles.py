@@ -248,3 +248,35 @@ def test_a_sqlite_table_read_through_a_profile_stores_the_rounds_of_its_jsonl_tw
     assert new and rec.balanced and rec.quarantined == 0 and rec.stored == len(records)
     assert _rows(store) == _rows(_twin(twins, tmp_path))
     assert ingest_source(db, store, profile=prof)[1] is False  # the same query and data: already ingested
+
+
+def test_a_source_of_one_round_per_row_mapped_in_parts_stores_what_it_stores_mapped_whole(tmp_path, monkeypatch):
+    """Rows that are rounds are mapped :data:`SEGMENT` rows at a time: made times, a round_seq counted
+    per shoe, quarantined and blank rows and row numbers all go on across the parts."""
+    from auditkit.ingest.readers import profile as reader
+
+    sample = Path(__file__).resolve().parents[1] / "sample_data" / "exports"
+    lines = (sample / "baccarat_rounds.csv").read_text().splitlines()[:400]
+    lines[57] = lines[57].rsplit(",", 1)[0] + ",dragon win"  # quarantined, in the third part
+    lines.insert(120, "")  # blank
+    lines.insert(200, ",,,,,,,,,,,,,")  # blank too: every cell empty
+    data = tmp_path / "rounds.csv"
+    data.write_text("\n".join(lines) + "\n")
+    prof = tmp_path / "rounds.toml"
+    prof.write_text((sample / "baccarat_rounds.toml").read_text()
+                    .replace('round_seq = "Hand"\n', "")
+                    .replace('started_at = "Date"\n', "")
+                    .replace('format = "%m/%d/%Y %H:%M"', 'kind = "none"\nstart_date = 2025-06-01'))
+    stores = []
+    for segment in (25, 1 << 20):
+        monkeypatch.setattr(reader, "SEGMENT", segment)
+        store = Store(tmp_path / f"store-{segment}")
+        rec, _ = ingest_source(data, store, profile=load_profile(prof))
+        assert (rec.lines_read, rec.stored, rec.quarantined, rec.blank, rec.balanced) == (401, 398, 1, 2, True)
+        stores.append(store)
+    parts, whole = stores
+    assert _rows_all(parts) == _rows_all(whole)
+    assert parts.quarantine()[["line", "reason"]].to_dict("records") == \
+        whole.quarantine()[["line", "reason"]].to_dict("records")
+    seqs = {(r["shoe_id"], r["round_seq"]) for r in _rows_all(parts)}
+    assert len(seqs) == 398 and max(s for _, s in seqs) > 25  # counted on across parts

@@ -249,7 +249,7 @@ class ProfiledWatcher(Watcher):
         mapped = map_rows(table, self.profile, first_ordinal=h.taken, seq=h.seq)
         while len(h.seq) > SEQ_KEPT:
             del h.seq[next(iter(h.seq))]
-        h.taken += len(mapped.rounds)
+        h.taken += mapped.groups
         p.counts["lines_read"] += mapped.rows
         p.counts["blank"] += mapped.blank
         p.counts["attached"] += mapped.attached

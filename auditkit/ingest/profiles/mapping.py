@@ -12,7 +12,6 @@ stored rounds are those of the same rounds written as JSONL.
 from __future__ import annotations
 
 import datetime as dt
-import string
 from dataclasses import dataclass, field
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -22,11 +21,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .model import LISTS, FieldSpec, Profile, kind_of
-from .notation import column_values, converter, money_reader, time_values
+from .notation import code_reasons, column_codes, column_values, converter, money_reader, time_values
+from .template import format_column
 
 __all__ = ["Mapped", "map_rows", "ROW", "house_rules"]
 
 ROW = "__row"  # the row's number as a user finds it in the source
+NUMBERED = 2.0**62  # combinations of cells numbered in an int64 below this; a row at a time above
 
 
 @dataclass
@@ -39,6 +40,7 @@ class Mapped:
     blank: int = 0
     attached: int = 0
     rows: int = 0
+    groups: int = 0  # rounds found, quarantined ones too (the next call's first_ordinal goes on from them)
 
 
 def _row_texts(table: pa.Table, data: list[str]) -> list[str]:
@@ -64,41 +66,50 @@ def _field_values(table: pa.Table, target: str, spec: FieldSpec, prof: Profile, 
         return column_values(table[spec.returned], money_reader(prof))
     read = converter(kind, spec, prof)
     if spec.template is not None:
-        names = [f for _, f, _, _ in string.Formatter().parse(spec.template) if f]
-        cols = {c: table[c].to_pylist() for c in dict.fromkeys(names)}
-        texts: list[str | None] = []
-        reasons: dict[int, str] = {}
-        for i in range(n):
-            vals = {c: cols[c][i] for c in cols}
-            if any(v is None for v in vals.values()):
-                texts.append(None)
-                continue
-            try:
-                texts.append(spec.template.format(**{c: _template_value(v) for c, v in vals.items()}))
-            except (ValueError, TypeError) as exc:
-                texts.append(None)
-                reasons[i] = f"{target}: template {spec.template!r}: {exc}"
+        texts, reasons = format_column(table, spec.template)
+        reasons = {i: f"{target}: template {spec.template!r}: {why}" for i, why in reasons.items()}
         if kind == "text" and spec.values is None:
-            return texts, reasons
-        out, more = column_values(pa.array(texts, pa.string()), read)
+            return texts.to_pylist(), reasons
+        out, more = column_values(texts, read)
         return out, {**reasons, **more}
     if spec.columns:
-        parts = [column_values(table[c], read) for c in spec.columns]
+        codes = [column_codes(table[c], read) for c in spec.columns]
         reasons = {}
-        for _, r in parts:
-            reasons.update(r)
-        out = []
-        for i in range(n):
-            items: list[Any] = []
-            for vals, _ in parts:
-                v = vals[i]
-                if v is not None:
-                    items.extend(v if isinstance(v, list) else [v])
-            out.append(items or None)
-        return out, reasons
+        for _, idx, failed in codes:
+            reasons.update(code_reasons(idx, failed))
+        return _joined(codes, n), reasons
     if kind == "time" and spec.values is None:
         return time_values(table[spec.column], prof)  # type: ignore[index]
     return column_values(table[spec.column], read)  # type: ignore[index]
+
+
+def _items(values: list[Any]) -> list[Any] | None:
+    """One row's cells of a ``columns`` field as one list (a list cell's items in place; empty ones left out)."""
+    items: list[Any] = []
+    for v in values:
+        if v is not None:
+            items.extend(v if isinstance(v, list) else [v])
+    return items or None
+
+
+def _joined(codes: list[tuple[np.ndarray, np.ndarray, dict[int, str]]], n: int) -> list[Any]:
+    """Every row's :func:`_items` of the columns' distinct values (:func:`column_codes`), made once per
+    distinct combination of cells, each numbered by its codes; a row at a time if they are too many."""
+    sizes = [len(vals) for vals, _, _ in codes]
+    if float(np.prod(sizes, dtype=np.float64)) >= NUMBERED:
+        return [_items(row) for row in zip(*(vals[idx].tolist() for vals, idx, _ in codes), strict=True)]
+    key = np.zeros(n, np.int64)
+    for (_, idx, _), size in zip(codes, sizes, strict=True):
+        key = key * size + idx
+    found, inverse = np.unique(key, return_inverse=True)
+    digits = np.empty((len(found), len(codes)), np.int64)
+    rest = found.copy()
+    for j in range(len(codes) - 1, -1, -1):
+        rest, digits[:, j] = np.divmod(rest, sizes[j])
+    made = np.empty(len(found), dtype=object)
+    for k, row in enumerate(digits.tolist()):
+        made[k] = _items([vals[c] for (vals, _, _), c in zip(codes, row, strict=True)])
+    return made[inverse.reshape(-1)].tolist()
 
 
 def house_rules(rec: dict[str, Any]) -> list[dict[str, Any]] | None:
@@ -113,13 +124,6 @@ def house_rules(rec: dict[str, Any]) -> list[dict[str, Any]] | None:
 def _num(v: float) -> float | int:
     v = round(v, 6)
     return int(v) if float(v).is_integer() else v
-
-
-def _template_value(v: str) -> Any:
-    t = v.strip()
-    if t.lstrip("-").isdigit():
-        return int(t)
-    return t
 
 
 def map_rows(table: pa.Table, prof: Profile, first_ordinal: int = 0, seq: dict[Any, int] | None = None) -> Mapped:
@@ -157,6 +161,8 @@ def map_rows(table: pa.Table, prof: Profile, first_ordinal: int = 0, seq: dict[A
     groups = _groups(table, prof, empty, why)
     zone = ZoneInfo(prof.zone) if prof.zone else None
     seq = {} if seq is None else seq  # rounds seen per shoe, for a round_seq the export lacks
+    made = None if prof.round_key else _one_row_records(plan, lists, [idx[0] for idx in groups])
+    out.groups = len(groups)
     for k, idx in enumerate(groups):
         first = int(rows[idx[0]])
         failed = [i for i in idx if i in why]
@@ -168,7 +174,7 @@ def map_rows(table: pa.Table, prof: Profile, first_ordinal: int = 0, seq: dict[A
                                 f"another row of the round could not be mapped (row {first_bad}: {why[failed[0]]})", None))
             continue
         try:
-            rec = _record(prof, idx, plan, lists)
+            rec = _record(prof, idx, plan, lists) if made is None else _nets(prof, lists, made[k])
         except ValueError as exc:
             for i in idx:
                 out.bad.append((int(rows[i]), texts[i], f"round of rows {int(rows[idx[0]])}-{int(rows[idx[-1]])} "
@@ -227,21 +233,7 @@ def _record(prof: Profile, idx: list[int], plan: list[tuple], lists: list[str]) 
     """The round record of the rows ``idx``; ValueError when they disagree."""
     rec: dict[str, Any] = {}
     if len(idx) == 1:  # one row, one round: nothing to agree or collect across rows
-        i = idx[0]
-        one: dict[str, dict[str, Any]] = {}
-        for head, tail, kind, vals, mask in plan:
-            v = vals[i]
-            if v is None or (mask is not None and not mask[i]):
-                continue
-            if kind == ITEM:
-                one.setdefault(head, {})[tail] = v
-            else:
-                _put(rec, head, tail, v if kind == ROUND or isinstance(v, list) else [v])
-        for name in lists:
-            rec[name] = [one[name]] if name in one else []
-            for item in rec[name]:
-                _net(prof, name, item)
-        return rec
+        return _nets(prof, lists, _one_row_records(plan, lists, idx)[0])
     per_row: dict[int, dict[str, dict[str, Any]]] = {i: {} for i in idx}
     for head, tail, kind, vals, mask in plan:
         rows = idx if mask is None else [i for i in idx if mask[i]]
@@ -275,6 +267,42 @@ def _record(prof: Profile, idx: list[int], plan: list[tuple], lists: list[str]) 
         if name != "events":  # events repeat (a seat bets, then doubles): in the rows' order
             _no_twice(name, lst)
         rec[name] = lst
+    return rec
+
+
+def _one_row_records(plan: list[tuple], lists: list[str], rows: list[int]) -> list[dict[str, Any]]:
+    """The records of rounds of one row each (the rows ``rows``), built a field at a time; their nets
+    from amounts returned are left to :func:`_nets`."""
+    recs: list[dict[str, Any]] = [{} for _ in rows]
+    items = {name: [{} for _ in rows] for name in lists}
+    for head, tail, kind, vals, mask in plan:
+        keep = [vals[i] for i in rows] if mask is None else [vals[i] if mask[i] else None for i in rows]
+        if kind == ITEM:
+            for d, v in zip(items[head], keep, strict=True):
+                if v is not None:
+                    d[tail] = v
+            continue
+        if kind == COLLECT:
+            keep = [v if v is None or isinstance(v, list) else [v] for v in keep]
+        if tail:
+            for rec, v in zip(recs, keep, strict=True):
+                if v is not None:
+                    rec.setdefault(head, {})[tail] = v
+        else:
+            for rec, v in zip(recs, keep, strict=True):
+                if v is not None:
+                    rec[head] = v
+    for name in lists:
+        for rec, item in zip(recs, items[name], strict=True):
+            rec[name] = [item] if item else []
+    return recs
+
+
+def _nets(prof: Profile, lists: list[str], rec: dict[str, Any]) -> dict[str, Any]:
+    """The record with its hands' and wagers' nets from amounts returned (ValueError without the amount)."""
+    for name in lists:
+        for item in rec[name]:
+            _net(prof, name, item)
     return rec
 
 

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from ...cards import NAMES, card_str
 from .model import FieldSpec, Profile
 
-__all__ = ["column_values", "card_reader", "time_reader", "money_reader", "converter", "SYMBOLS"]
+__all__ = ["column_values", "column_codes", "code_reasons", "card_reader", "time_reader", "money_reader", "converter", "SYMBOLS"]
 
 SYMBOLS = {"♣": "c", "♧": "c", "♦": "d", "♢": "d", "♥": "h", "♡": "h", "♠": "s", "♤": "s"}
 _RANK_WORDS = {"10": "T", "1": "A", "11": "J", "12": "Q", "13": "K", "14": "A"}
@@ -260,36 +260,41 @@ def _one(kind: str, spec: FieldSpec, prof: Profile) -> Callable[[str], Any]:
     return lookup
 
 
-def column_values(col: pa.ChunkedArray | pa.Array, read: Callable[[str], Any]) -> tuple[list[Any], dict[int, str]]:
-    """Every row's converted value (None for an empty cell) and the reasons of the rows that failed,
-    by row index. The column is dictionary-encoded: each distinct value is read once."""
+def column_codes(col: pa.ChunkedArray | pa.Array, read: Callable[[str], Any]
+                 ) -> tuple[np.ndarray, np.ndarray, dict[int, str]]:
+    """A column read one distinct value at a time: (the converted distinct values, an object array
+    whose last entry, None, stands for a null cell; each row's index into it; the reason of each
+    distinct value that failed, by its index)."""
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks()
     enc = pc.dictionary_encode(col)
     dictionary = enc.dictionary.to_pylist()
-    reasons: dict[int, str] = {}
-    converted: list[Any] = []
+    values = np.empty(len(dictionary) + 1, dtype=object)  # filled one by one: a list value is one object
     failed: dict[int, str] = {}
     for k, text in enumerate(dictionary):
         if text is None or not str(text).strip():
-            converted.append(None)
             continue
         try:
-            converted.append(read(text))
+            values[k] = read(text)
         except ValueError as exc:
-            converted.append(None)
             failed[k] = str(exc)
-    if not len(enc):
-        return [], {}
-    table = np.empty(len(converted) + 1, dtype=object)  # the last entry for a null cell
-    for k, v in enumerate(converted):  # one by one: a list value is one object, not a row of the array
-        table[k] = v
-    indices = pc.fill_null(enc.indices, len(converted)).to_numpy(zero_copy_only=False)
-    out = table[indices].tolist()
-    if failed:
-        bad = np.flatnonzero(np.isin(indices, np.fromiter(failed, np.int64)))
-        reasons = {int(i): failed[int(indices[i])] for i in bad}
-    return out, reasons
+    indices = pc.fill_null(enc.indices, len(dictionary)).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    return values, indices, failed
+
+
+def code_reasons(indices: np.ndarray, failed: dict[int, str]) -> dict[int, str]:
+    """The reason of every row whose distinct value failed, by row index."""
+    if not failed:
+        return {}
+    bad = np.flatnonzero(np.isin(indices, np.fromiter(failed, np.int64)))
+    return {int(i): failed[int(indices[i])] for i in bad}
+
+
+def column_values(col: pa.ChunkedArray | pa.Array, read: Callable[[str], Any]) -> tuple[list[Any], dict[int, str]]:
+    """Every row's converted value (None for an empty cell) and the reasons of the rows that failed,
+    by row index. The column is dictionary-encoded: each distinct value is read once."""
+    values, indices, failed = column_codes(col, read)
+    return values[indices].tolist(), code_reasons(indices, failed)
 
 
 def time_values(col: pa.ChunkedArray | pa.Array, prof: Profile) -> tuple[list[Any], dict[int, str]]:
@@ -312,13 +317,12 @@ def time_values(col: pa.ChunkedArray | pa.Array, prof: Profile) -> tuple[list[An
               - inst.cast(pa.int64()).to_numpy(zero_copy_only=False)) if len(naive) else np.zeros(0, np.int64)
     ok = naive.is_valid().to_numpy(zero_copy_only=False)
     whole = ok & (np.nan_to_num(offset) % 60 == 0)
-    text = np.asarray(pc.strftime(naive, format="%Y-%m-%dT%H:%M:%S").to_numpy(zero_copy_only=False), dtype=object)
     mins = np.where(whole, np.nan_to_num(offset), 0).astype(np.int64) // 60
-    sign = np.where(mins < 0, "-", "+")
-    hh, mm = np.abs(mins) // 60, np.abs(mins) % 60
-    out: list[Any] = [None] * len(col)
-    for i in np.flatnonzero(whole):
-        out[i] = f"{text[i]}{sign[i]}{hh[i]:02d}:{mm[i]:02d}"
+    found, inverse = np.unique(mins, return_inverse=True)  # a zone has few offsets: each written once
+    suffix = pa.array([f"{'-' if m < 0 else '+'}{abs(m) // 60:02d}:{abs(m) % 60:02d}" for m in found.tolist()],
+                      pa.string()).take(pa.array(inverse.reshape(-1)))
+    text = pc.binary_join_element_wise(pc.strftime(naive, format="%Y-%m-%dT%H:%M:%S"), suffix, "")
+    out: list[Any] = pc.if_else(pa.array(whole), text, pa.scalar(None, pa.string())).to_pylist()
     rest = np.flatnonzero(~whole & col.is_valid().to_numpy(zero_copy_only=False))
     reasons: dict[int, str] = {}
     if len(rest):

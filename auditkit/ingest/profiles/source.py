@@ -172,6 +172,8 @@ def _csv(src: RawSource) -> Iterator[pa.Table]:
                 text = fh.read(min(int(ends[k] - starts[k]), 4096)).decode(spec.encoding, "replace")
                 src.bad.append((int(lines[k]), f"{int(fields[k])} cells, the header has {width}", text))
     good = lines[body & ~empty & ~ragged]
+    if not len(good):  # a header and nothing else (pyarrow's reader refuses an empty stream)
+        return
     opts = pacsv.ReadOptions(encoding=spec.encoding, skip_rows_after_names=0, column_names=names,
                              skip_rows=0, block_size=4 << 20)
     parse = pacsv.ParseOptions(delimiter=spec.delimiter, quote_char=spec.quote, newlines_in_values=True,

@@ -17,11 +17,13 @@ import pyarrow as pa
 
 from ..blocks import Parsed, parse_block
 from ..jsonl import Lines
-from ..profiles.mapping import ROW, house_rules, map_rows
+from ..profiles.mapping import ROW, Mapped, house_rules, map_rows
 from ..profiles.model import Profile
 from . import ReadBlock, Reader
 
-__all__ = ["profile_reader", "read_rows", "mapped_block"]
+__all__ = ["profile_reader", "read_rows", "mapped_block", "SEGMENT"]
+
+SEGMENT = 65_536  # rows mapped at a time when every row is a round
 
 
 def read_rows(source: Any, path: Path) -> tuple[pa.Table, list[tuple[int, str, str]], str, int]:
@@ -45,12 +47,14 @@ def identity(prof: Profile, path: Path) -> tuple[str, int]:
     return src.sha256, path.stat().st_size if path.is_file() else 0
 
 
-def mapped_block(prof: Profile, table: pa.Table, bad: list[tuple[int, str, str]], blank: int = 0
-                 ) -> tuple[Parsed, int, int]:
-    """(parsed block, rows read, attached rows) of a source's rows: the rounds mapped, written as
-    JSON lines and read by the log's bulk reader (so they store as their JSONL twin), then given
-    back their source's row numbers."""
-    mapped = map_rows(table, prof)
+def mapped_block(prof: Profile, table: pa.Table, bad: list[tuple[int, str, str]], blank: int = 0,
+                 first_ordinal: int = 0, seq: dict[Any, int] | None = None) -> tuple[Parsed, int, int, int]:
+    """(parsed block, rows read, attached rows, rounds found) of a source's rows: the rounds mapped,
+    written as JSON lines and read by the log's bulk reader (so they store as their JSONL twin), then
+    given back their source's row numbers. ``first_ordinal`` and ``seq`` go on from an earlier part of
+    the same source (:func:`auditkit.ingest.profiles.mapping.map_rows`)."""
+    # a source without a single row has no columns to map either
+    mapped = Mapped() if table.column_names == [ROW] else map_rows(table, prof, first_ordinal, seq)
     house = {row: rules for row, rec in mapped.rounds if (rules := house_rules(rec)) is not None}
     parsed = _parse_records(mapped.rounds, mapped.raws)
     parsed.bad.extend((row, raw, reason, None) for row, reason, raw in bad)
@@ -69,7 +73,7 @@ def mapped_block(prof: Profile, table: pa.Table, bad: list[tuple[int, str, str]]
             if at >= 0:
                 value = pa.array([house.get(r) for r in t["source_line"].to_pylist()], t.schema.field(at).type)
                 parsed.tables[game] = t.set_column(at, t.schema.field(at), value)
-    return parsed, mapped.rows + len(bad) + blank, mapped.attached
+    return parsed, mapped.rows + len(bad) + blank, mapped.attached, mapped.groups
 
 
 def _parse_records(rounds: list[tuple[int, dict[str, Any]]], raws: dict[int, str]) -> Parsed:
@@ -77,7 +81,8 @@ def _parse_records(rounds: list[tuple[int, dict[str, Any]]], raws: dict[int, str
     if not rounds:
         return Parsed(raw=raws.__getitem__)
     rows = np.array([row for row, _ in rounds], np.int64)
-    data = "".join([json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n" for _, rec in rounds]).encode()
+    encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # one encoder, not one per record
+    data = "\n".join([encode(rec) for _, rec in rounds]).encode() + b"\n"
     ends = np.flatnonzero(np.frombuffer(data, np.uint8) == 10)
     starts = np.empty_like(ends)
     starts[:1] = 0
@@ -93,11 +98,32 @@ def _parse_records(rounds: list[tuple[int, dict[str, Any]]], raws: dict[int, str
 
 
 def profile_reader(prof: Profile) -> Reader:
-    """The reader of sources mapped through ``prof``."""
+    """The reader of sources mapped through ``prof``. A source whose rows are rounds is read and mapped
+    :data:`SEGMENT` rows at a time, so its memory does not grow with it; a source whose rounds span
+    rows (a round key) is mapped whole, since a round's rows may lie anywhere in it."""
 
     def read(path: Path, name: str, bulk: bool, max_line: int) -> Iterator[ReadBlock]:
-        table, bad, _, blank = read_rows(prof.source, path)
-        parsed, rows, attached = mapped_block(prof, table, bad, blank)
-        yield parsed, rows, attached, [], path.stat().st_size if path.is_file() else 0
+        from ..profiles.source import open_source
+
+        size = path.stat().st_size if path.is_file() else 0
+        src = open_source(prof.source, path)
+        if prof.round_key:
+            batches = list(src.batches())
+            table = pa.concat_tables(batches) if batches else pa.table({ROW: pa.array([], pa.int64())})
+            parsed, rows, attached, _ = mapped_block(prof, table, list(src.bad), src.blank)
+            yield parsed, rows, attached, [], size
+            return
+        ordinal, seq, pending, empty = 0, {}, [], pa.table({ROW: pa.array([], pa.int64())})
+        for batch in src.batches():
+            pending.append(batch)
+            empty = batch.schema.empty_table()
+            while sum(t.num_rows for t in pending) >= SEGMENT:
+                table = pa.concat_tables(pending)
+                parsed, rows, attached, found = mapped_block(prof, table.slice(0, SEGMENT), [], 0, ordinal, seq)
+                ordinal, pending = ordinal + found, [table.slice(SEGMENT)]
+                yield parsed, rows, attached, [], 0
+        table = pa.concat_tables(pending) if pending else empty  # with the source's bad and blank rows
+        parsed, rows, attached, _ = mapped_block(prof, table, list(src.bad), src.blank, ordinal, seq)
+        yield parsed, rows, attached, [], size
 
     return read
