@@ -6,142 +6,18 @@ vocabularies), and writes ``# TODO:`` where it could not decide; docs/profiles.m
 
 from __future__ import annotations
 
-import datetime as dt
-import json
 import re
 from collections.abc import Sequence
 
 import pyarrow as pa
 
 from .mapping import ROW
+from .roles import pattern_lines, role_column, role_fields, round_key
+from .sniff import MONEY, cells, exact_target, guess_target, norm, notation_of, time_of, toml_text
 
 __all__ = ["suggest_profile", "SAMPLE"]
 
 SAMPLE = 500  # rows looked at
-TIME_FORMATS = ("%m/%d/%Y %H:%M:%S", "%m/%d/%Y %H:%M", "%m/%d/%Y %I:%M:%S %p", "%m/%d/%Y %I:%M %p",
-                "%d/%m/%Y %H:%M:%S", "%d/%m/%Y %H:%M", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%d.%m.%Y %H:%M:%S")
-NAMES = [  # (pattern on the normalised column name, target)
-    (r"^(round_?id|hand_?id|game_?id|id|round|round_?key)$", "round_id"), (r"^game(_?type|_?name)?$", "game"),
-    (r"table", "table_id"), (r"dealer_?(id|name)?$", "dealer_id"), (r"^shoe(_?id|_?no|_?number)?$", "shoe_id"),
-    (r"^(hand|round|game)_?(no|num|number|seq|index)$|^seq$|^hand$", "round_seq"),
-    (r"time|date|^ts$|^when$", "started_at"), (r"^(player|p)_?cards?$", "player_cards"),
-    (r"^(banker|b)_?cards?$", "banker_cards"), (r"^dealer_?(cards?|hand)$", "dealer_cards"),
-    (r"result|outcome|winner", "outcome"), (r"^seat|^player_?(no|id|seat)$|^box$", "seat"),
-    (r"^(bet|bet_?type|bet_?on|side)$", "bet"), (r"amount|stake|^bet_?(size|amount)$|^wager$", "amount"),
-    (r"^(net|profit|win_?loss|winloss|net_?win)$", "net"), (r"^cards$", "cards"),
-]
-CARD = {
-    "auditkit": re.compile(r"^(10|[2-9TJQKA])[cdhs]$"), "rank-suit": re.compile(r"^(10|[2-9TJQKA])[CDHScdhs]$"),
-    "symbols": re.compile(r"^(10|[2-9TJQKA])[♣♦♥♠♧♢♡♤]$"), "numeric": re.compile(r"^\d\d[cdhsCDHS]$"),
-    "rank-only": re.compile(r"^(10|[2-9TJQKA])$"), "points": re.compile(r"^[0-9]$"),
-}
-MONEY = re.compile(r"^\(?-?[$€£]?\s?-?[\d,]+(\.\d+)?\)?$")
-
-
-def _norm(name: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", name.strip().lower()).strip("_")
-
-
-ROUND_FIELDS = {"round_id", "game", "table_id", "started_at", "dealer_id", "shoe_id", "round_seq", "status",
-                "player_cards", "banker_cards", "outcome", "deal_order", "cut_card", "dealer_cards", "table_min",
-                "table_max", "dice", "first_position", "cards_remaining"}
-ITEM_FIELDS = {"wagers": {"seat", "bet", "amount", "net"},
-               "hands": {"seat", "hand", "cards", "wager", "initial_wager", "doubled", "split", "surrendered", "net",
-                         "decision", "ante", "play", "pair_plus", "net_ante", "net_play", "net_pair_plus",
-                         "ante_bonus", "position", "high", "low"}}
-NESTED = {"announced_player": "announced.player", "announced_banker": "announced.banker",
-          "dealer_high": "dealer.high", "dealer_low": "dealer.low"}
-
-
-def exact_target(name: str) -> str | None:
-    """The log field a column is named after (``wagers_net``, ``announced_player``...), if any."""
-    n = _norm(name)
-    if n in ROUND_FIELDS:
-        return n
-    if n in NESTED:
-        return NESTED[n]
-    for lst, subs in ITEM_FIELDS.items():
-        for prefix in (lst + "_", lst[:-1] + "_"):
-            if n.startswith(prefix) and n[len(prefix):] in subs:
-                return f"{lst}.{n[len(prefix):]}"
-    return None
-
-
-def _guess_target(name: str) -> str | None:
-    n = _norm(name)
-    for pattern, target in NAMES:
-        if re.search(pattern, n):
-            return target
-    return None
-
-
-def _cells(values: list[str]) -> tuple[str | None, list[str]]:
-    """How card cells hold several cards (json, a split character, or one card) and the cards seen."""
-    if values and all(v.strip().startswith("[") for v in values):
-        try:
-            return "json", [str(c) for v in values for c in json.loads(v)]
-        except (json.JSONDecodeError, TypeError):
-            return None, []
-    if any(" " in v.strip() for v in values):
-        return " ", [c for v in values for c in v.split()]
-    for sep in ("|", ";", "/"):
-        if any(sep in v for v in values):
-            return sep, [c for v in values for c in v.split(sep)]
-    return None, values
-
-
-def _card_named(name: str) -> bool:
-    n = _norm(name)
-    return "card" in n or bool(re.match(r"^(p|b|d|player|banker|dealer)_?\d$", n)) or n in ("hand_cards", "cards")
-
-
-def _notation(cards: list[str], name: str) -> str | None:
-    if not cards:
-        return None
-    suited = ("auditkit", "symbols", "rank-suit") if not _card_named(name) else ("auditkit", "symbols", "rank-suit",
-                                                                                 "rank-only")
-    if not _card_named(name) and not all(CARD["numeric"].match(c.strip()) for c in cards):
-        return next((n for n in suited if all(CARD[n].match(c.strip()) for c in cards)), None)
-    for n in suited:
-        if all(CARD[n].match(c.strip()) for c in cards):
-            return n
-    if all(CARD["numeric"].match(c.strip()) for c in cards):
-        nums = {int(c.strip()[:2]) for c in cards}
-        return "numeric-ace-14" if 14 in nums or 1 not in nums else "numeric-ace-1"
-    if all(CARD["points"].match(c.strip()) for c in cards) and _card_named(name):
-        return "points"
-    return None
-
-
-def _time(values: list[str]) -> tuple[str, str | None] | None:
-    try:
-        for v in values:
-            dt.datetime.fromisoformat(v.strip())
-        return "iso", None
-    except ValueError:
-        pass
-    for fmt in TIME_FORMATS:
-        try:
-            for v in values:
-                dt.datetime.strptime(v.strip(), fmt)
-            return "strftime", fmt
-        except ValueError:
-            continue
-    try:
-        nums = [float(v) for v in values]
-    except ValueError:
-        return None
-    if all(20000 < x < 80000 for x in nums):
-        return "excel", None
-    if all(1e9 < x < 4e9 for x in nums):
-        return "epoch", None
-    if all(1e12 < x < 4e12 for x in nums):
-        return "epoch-ms", None
-    return None
-
-
-def _toml(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
 
 
 def suggest_profile(table: pa.Table, file_name: str, source_lines: Sequence[str] = ()) -> str:
@@ -150,7 +26,7 @@ def suggest_profile(table: pa.Table, file_name: str, source_lines: Sequence[str]
     head = table.slice(0, SAMPLE)
     out = [f"# Draft profile for {file_name}, written by `auditkit profile suggest` from its header and",
            f"# the first {min(SAMPLE, table.num_rows)} rows. Check every line; docs/profiles.md documents each key.",
-           "profile = 1", f"name = {_toml(_norm(file_name.rsplit('.', 1)[0]) or 'export')}", "", *source_lines, ""]
+           "profile = 1", f"name = {toml_text(norm(file_name.rsplit('.', 1)[0]) or 'export')}", "", *source_lines, ""]
     fields: list[str] = []
     todo: list[str] = []
     values_tables: list[str] = []
@@ -158,89 +34,118 @@ def suggest_profile(table: pa.Table, file_name: str, source_lines: Sequence[str]
     times: tuple[str, str | None] | None = None
     used: set[str] = set()
     item_list = None
+    roles = role_column(head, cols)
+    skip: set[str] = set()
+    game: str | None = None
+    card_lines: list[str] = []
+    if roles:  # rows of several kinds (a dealer's, a player's, a side bet's): each field from its rows
+        fields, values_tables, skip, notation, game = role_fields(head, cols, *roles)
+        used |= {f.split(" =", 1)[0].strip('"') for f in fields}
+        item_list = "hands"
+        if notation == "pattern":
+            card_lines = pattern_lines([v for c in skip for v in cells(
+                [x for x in head[c].to_pylist() if x is not None and x.strip()])[1]])
+    key = round_key(head, cols, bool(roles))
+    time_named = any(guess_target(c) == "started_at" for c in cols)
     groups: dict[str, list[str]] = {}
     for c in cols:
-        m = re.match(r"^(p|b|player|banker)_?(card_?)?\d$", _norm(c))
+        m = re.match(r"^(p|b|player|banker)_?(card_?)?\d$", norm(c))
         if m:
             groups.setdefault("player_cards" if m[1].startswith("p") else "banker_cards", []).append(c)
     for target, members in groups.items():
         cards = [v.strip() for c in members for v in head[c].to_pylist() if v is not None and v.strip()]
-        found = _notation(cards, members[0])
+        found = notation_of(cards, members[0])
         if found:
             notation = notation or found
-            fields.append(f"{target} = {{columns = [{', '.join(_toml(c) for c in members)}]}}")
+            fields.append(f"{target} = {{columns = [{', '.join(toml_text(c) for c in members)}]}}")
             used.add(target)
     grouped = {c for members in groups.values() for c in members if any(f.startswith(
         ("player_cards", "banker_cards")) for f in fields)}
     for c in cols:
-        if c in grouped:
+        if c in grouped or c in skip:
             continue
         vals = [v for v in head[c].to_pylist() if v is not None and v.strip()]
-        target = _guess_target(c)
+        target = "round_id" if c == key else guess_target(c)
+        if target == "round_id" and key is not None and c != key:  # a row's own id when rows share a round
+            todo.append(f"# TODO: column {toml_text(c)} numbers the rows, not the rounds ({toml_text(key)} does): "
+                        "leave it out or map it")
+            continue
+        if target is None and not time_named and "started_at" not in used and all(":" in v for v in vals) \
+                and (t := time_of(vals)) and t[0] in ("iso", "strftime"):
+            target = "started_at"  # a column of dates and times of day, when no column is named as one
         distinct = list(dict.fromkeys(vals))
         if not vals:
-            todo.append(f"# TODO: column {_toml(c)} is empty in the sample: map it or leave it out")
+            todo.append(f"# TODO: column {toml_text(c)} is empty in the sample: map it or leave it out")
             continue
         exact = exact_target(c)
         vocabulary = exact in ("outcome", "wagers.bet") and not set(distinct) <= {"player", "banker", "tie"}
+        if exact == "dice" and (m := re.fullmatch(r"\d(\D+)\d\1\d", vals[0].strip())):
+            fields.append(f"dice = {{column = {toml_text(c)}, split = {toml_text(m[1])}}}")  # 4-2-6
+            used.add(exact)
+            continue
         if exact and exact not in used and not exact.endswith(("cards", ".high", ".low")) and exact != "started_at" \
                 and not vocabulary:
-            fields.append(f"{exact} = {_toml(c)}")
+            fields.append(f"{exact} = {toml_text(c)}")
             used.add(exact)
             if exact.startswith("hands."):
                 item_list = "hands"
             continue
-        how, cards = _cells(vals)
-        card_notation = _notation(cards, c) if target in (None, "player_cards", "banker_cards", "dealer_cards",
+        how, cards = cells(vals)
+        card_notation = notation_of(cards, c) if target in (None, "player_cards", "banker_cards", "dealer_cards",
                                                         "cards") else None
         if card_notation and target in (None, "cards"):
-            n = _norm(c)
+            n = norm(c)
             target = next((f"{side}_cards" for side in ("player", "banker", "dealer") if side in n), "cards")
         if target in ("player_cards", "banker_cards", "dealer_cards", "cards") and card_notation:
             notation = notation or card_notation
-            spec = {"json": "json = true", None: ""}.get(how, f"split = {_toml(how or ' ')}")
+            spec = {"json": "json = true", None: ""}.get(how, f"split = {toml_text(how or ' ')}")
             name = "hands.cards" if target == "cards" else target
             if target == "cards":
                 item_list = "hands"
             if name in used:
-                todo.append(f"# TODO: column {_toml(c)} holds cards too ({', '.join(distinct[:3])}): which?")
+                todo.append(f"# TODO: column {toml_text(c)} holds cards too ({', '.join(distinct[:3])}): which?")
                 continue
-            fields.append(f"{name} = {{column = {_toml(c)}{', ' + spec if spec else ''}}}")
+            fields.append(f"{name} = {{column = {toml_text(c)}{', ' + spec if spec else ''}}}")
             used.add(name)
             continue
-        if target == "started_at" and (t := _time(vals)):
+        if target == "started_at" and (t := time_of(vals)):
             times = times or t
-            fields.append(f"started_at = {_toml(c)}")
+            fields.append(f"started_at = {toml_text(c)}")
             used.add(target)
             continue
         if target in ("seat", "bet", "amount", "net"):
             lst = "wagers" if target in ("bet", "amount") or item_list != "hands" else "hands"
             name = f"{lst}.{'wager' if lst == 'hands' and target == 'amount' else target}"
             if name in used:
-                todo.append(f"# TODO: column {_toml(c)} looks like {name} too: which?")
+                todo.append(f"# TODO: column {toml_text(c)} looks like {name} too: which?")
                 continue
             if target == "bet" and len(distinct) <= 12:
                 table_name = "bet"
                 values_tables.append(_vocabulary(table_name, distinct, ("player", "banker", "tie")))
-                fields.append(f"{name} = {{column = {_toml(c)}, values = \"{table_name}\"}}")
+                fields.append(f"{name} = {{column = {toml_text(c)}, values = \"{table_name}\"}}")
             else:
-                fields.append(f"{name} = {_toml(c)}")
+                fields.append(f"{name} = {toml_text(c)}")
             used.add(name)
             continue
         if target == "outcome" and len(distinct) <= 12:
             values_tables.append(_vocabulary("outcome", distinct, ("player", "banker", "tie")))
-            fields.append(f'outcome = {{column = {_toml(c)}, values = "outcome"}}')
+            fields.append(f'outcome = {{column = {toml_text(c)}, values = "outcome"}}')
             used.add(target)
             continue
         if target and target not in used and target not in ("cards",):
-            fields.append(f"{target} = {_toml(c)}")
+            fields.append(f"{target} = {toml_text(c)}")
             used.add(target)
+            if target == "shoe_id" and all(v.strip().isdigit() for v in vals):
+                todo.append(f"# TODO: {toml_text(c)} numbers shoes (1, 2...) and restarts: make shoe_id name each shoe "
+                            f"once, e.g. {{template = \"{{Table}}-{{Day}}-S{{{c}:02d}}\"}}")
             continue
         sample = ", ".join(distinct[:6])
         kind = "amounts" if all(MONEY.match(v.strip()) for v in vals) else f"{len(distinct)} distinct values"
-        todo.append(f"# TODO: column {_toml(c)} ({kind}; e.g. {sample[:80]}): map it to a field or leave it out")
-    blackjack = any(re.search(r"doubl|split|surrend|insurance", _norm(c)) for c in cols)
-    if "game" not in used and blackjack:
+        todo.append(f"# TODO: column {toml_text(c)} ({kind}; e.g. {sample[:80]}): map it to a field or leave it out")
+    blackjack = any(re.search(r"doubl|split|surrend|insurance", norm(c)) for c in cols)
+    if "game" not in used and game:
+        fields.insert(0, f"game = {{const = {toml_text(game)}}}  # TODO: check the game")
+    elif "game" not in used and blackjack:
         fields.insert(0, 'game = {const = "blackjack"}  # TODO: check the game')
     elif "game" not in used and "player_cards" in used:
         fields.insert(0, 'game = {const = "baccarat"}  # TODO: or mini_baccarat')
@@ -251,15 +156,15 @@ def suggest_profile(table: pa.Table, file_name: str, source_lines: Sequence[str]
         fields.insert(1, '# TODO: the table id: a column, or a constant naming the table\ntable_id = {const = "TABLE-1"}')
     grain = ["[grain]"]
     if any(f.startswith(("wagers.", "hands.")) for f in used) and "round_id" in used:
-        key = next(c for c in cols if _guess_target(c) == "round_id")
-        grain += [f'rows = "{"hand" if item_list == "hands" else "wager"}"', f"round = [{_toml(key)}]",
+        key = key or next(c for c in cols if guess_target(c) == "round_id")
+        grain += [f'rows = "{"hand" if item_list == "hands" else "wager"}"', f"round = [{toml_text(key)}]",
                   "# TODO: check the grain: one row per round, hand, wager or card, and the columns that group rows"]
     else:
         grain += ['rows = "round"', "# TODO: if several rows make one round, say which columns group them: "
                   "round = [\"...\"]"]
     out += grain + ["", "[fields]", *fields, *todo, ""]
-    out += ["[cards]", f'notation = "{notation}"' if notation else
-            '# TODO: the card notation was not recognised: a preset or a pattern\nnotation = "auditkit"', ""]
+    out += ["[cards]", *(card_lines or [f'notation = "{notation}"' if notation else
+            '# TODO: the card notation was not recognised: a preset or a pattern\nnotation = "auditkit"']), ""]
     out.append("[times]")
     if times is None:
         out += ["# TODO: no time column recognised: map started_at and give its format, or say there are none",
@@ -267,7 +172,7 @@ def suggest_profile(table: pa.Table, file_name: str, source_lines: Sequence[str]
     else:
         out.append(f'kind = "{times[0]}"')
         if times[1]:
-            out.append(f"format = {_toml(times[1])}")
+            out.append(f"format = {toml_text(times[1])}")
         out.append('zone = "America/Indiana/Indianapolis"  # TODO: the zone the times were written in')
     out += ["", "[money]", 'currency = ["$"]', 'thousands = ","', "parentheses = true", ""]
     out += values_tables
@@ -282,9 +187,9 @@ def _vocabulary(name: str, distinct: list[str], targets: tuple[str, ...]) -> str
         guess = next((t for t in targets if t in low or low == t[0]), None)
         if guess is None:
             undecided = True
-            lines.append(f"# TODO: {_toml(v)} = \"?\"")
+            lines.append(f"# TODO: {toml_text(v)} = \"?\"")
         else:
-            lines.append(f"{_toml(v)} = {_toml(guess)}")
+            lines.append(f"{toml_text(v)} = {toml_text(guess)}")
     if undecided:
         lines.insert(1, "# TODO: values it could not map")
     return "\n".join(lines) + "\n"
