@@ -140,7 +140,7 @@ def map_rows(table: pa.Table, prof: Profile, first_ordinal: int = 0, seq: dict[A
         raise ConfigError(f"{prof.where}: the source has no column {', '.join(map(repr, missing))} "
                           f"(its columns: {', '.join(map(repr, data))})")
     n = table.num_rows
-    rows = table[ROW].to_numpy()
+    rows = table[ROW].to_numpy().tolist()
     texts = _row_texts(table, data)
     empty = np.ones(n, bool)
     for c in data:
@@ -163,29 +163,30 @@ def map_rows(table: pa.Table, prof: Profile, first_ordinal: int = 0, seq: dict[A
     seq = {} if seq is None else seq  # rounds seen per shoe, for a round_seq the export lacks
     made = None if prof.round_key else _one_row_records(plan, lists, [idx[0] for idx in groups])
     out.groups = len(groups)
+    day = dt.datetime.fromisoformat(prof.start_date).replace(tzinfo=zone) if prof.time_kind == "none" else None
+    count_seq = "round_seq" not in prof.fields
     for k, idx in enumerate(groups):
-        first = int(rows[idx[0]])
+        first = rows[idx[0]]
         failed = [i for i in idx if i in why]
-        raw = "\n".join(texts[i] for i in idx)
+        raw = texts[idx[0]] if len(idx) == 1 else "\n".join([texts[i] for i in idx])
         if failed:
-            first_bad = int(rows[failed[0]])
+            first_bad = rows[failed[0]]
             for i in idx:
-                out.bad.append((int(rows[i]), texts[i], why.get(i) or
+                out.bad.append((rows[i], texts[i], why.get(i) or
                                 f"another row of the round could not be mapped (row {first_bad}: {why[failed[0]]})", None))
             continue
         try:
             rec = _record(prof, idx, plan, lists) if made is None else _nets(prof, lists, made[k])
         except ValueError as exc:
             for i in idx:
-                out.bad.append((int(rows[i]), texts[i], f"round of rows {int(rows[idx[0]])}-{int(rows[idx[-1]])} "
+                out.bad.append((rows[i], texts[i], f"round of rows {rows[idx[0]]}-{rows[idx[-1]]} "
                                 f"quarantined whole: {exc}", None))
             continue
         if "round_id" not in rec:
             rec["round_id"] = _made_id(prof, table, idx[0], rec, first)
-        if prof.time_kind == "none":
-            day = dt.datetime.fromisoformat(prof.start_date).replace(tzinfo=zone)  # type: ignore[arg-type]
+        if day is not None:
             rec["started_at"] = (day + dt.timedelta(seconds=(first_ordinal + k) * prof.spacing_seconds)).isoformat()
-        if "round_seq" not in prof.fields and "shoe_id" in rec:
+        if count_seq and "shoe_id" in rec:
             seq[rec["shoe_id"]] = rec["round_seq"] = seq.get(rec["shoe_id"], 0) + 1
         out.rounds.append((first, rec))
         out.raws[first] = raw

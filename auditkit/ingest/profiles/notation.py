@@ -298,15 +298,25 @@ def column_values(col: pa.ChunkedArray | pa.Array, read: Callable[[str], Any]) -
 
 
 def time_values(col: pa.ChunkedArray | pa.Array, prof: Profile) -> tuple[list[Any], dict[int, str]]:
-    """:func:`column_values` of a time column: a ``strftime`` column parsed and placed in its zone by
-    Arrow at once; the cells Arrow leaves (another spelling, a time in a daylight-saving gap) and
-    every other kind read one distinct value at a time by :func:`time_reader`."""
+    """:func:`column_values` of a time column: each distinct cell read once; a ``strftime`` column's
+    distinct cells parsed and placed in their zone by Arrow at once (:func:`_arrow_times`)."""
     read = time_reader(prof)
     fmt = prof.time_format or ""
     if prof.time_kind != "strftime" or not prof.zone or any(d in fmt for d in ("%f", "%z", "%Z")):
         return column_values(col, read)
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks()
+    enc = pc.dictionary_encode(col)
+    distinct, failed = _arrow_times(enc.dictionary, prof, fmt, read)
+    values = np.empty(len(distinct) + 1, dtype=object)  # the last entry for a null cell
+    values[:-1] = distinct
+    indices = pc.fill_null(enc.indices, len(distinct)).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    return values[indices].tolist(), code_reasons(indices, failed)
+
+
+def _arrow_times(col: pa.Array, prof: Profile, fmt: str, read: Callable[[str], Any]) -> tuple[list[Any], dict[int, str]]:
+    """Cells of a ``strftime`` column parsed and placed in their zone by Arrow; the cells Arrow leaves
+    (another spelling, a time in a daylight-saving gap) read by ``read``, as Python reads them."""
     trimmed = pc.utf8_trim_whitespace(col)
     naive = pc.strptime(trimmed, format=fmt, unit="s", error_is_null=True)
     try:
