@@ -56,6 +56,9 @@ class Game:
     * ``words``: the module of its words for people (:mod:`auditkit.tables`): ``INTRO``, what its rules
       cover (the game notebook's opening); ``hand_text(hand)``, one patron hand as a line; ``EVENTS``, an
       event type's words (``{type: event -> str}``).
+    * ``house_rules``: the settings its rules read per round when a round carries its own (an import
+      profile's ``rules.<name>``: :meth:`auditkit.rules.context.Context.house_param`), each with the
+      type a profile reads it as (``int``, ``ratio``, ``bool``).
     * ``theory``: the module of its analysis helpers: ``STAKE_COLUMNS`` and
       ``stakes_and_nets(hands)`` for hold; ``EVENTS``, ``EVENT_COLUMNS``, ``EXCLUSIVE`` and
       ``events(table, config, game)`` for the events of known odds (none: ``EVENTS = ()``).
@@ -79,6 +82,7 @@ class Game:
     settings: dict[str, Any] = field(default_factory=dict)
     evidence: str | None = None
     words: str | None = None
+    house_rules: dict[str, str] = field(default_factory=dict)
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -36,40 +36,36 @@ EVIDENCE: dict[str, str] = {
     "announced": "the totals the dealer announced",
     "times": "the rounds' event times (without them started_at is made from a stated date and the order)",
     "order": "the order of the rounds in the shoe and of the cards in the hand",
-    "deal_order": "the order the cards were dealt in across the hands (baccarat's deal_order)",
-    "cut_card": "the round in which the cutting card came out (baccarat's cut_card)",
+    "deal_order": "the order the cards were dealt in across the hands (a deal_order field)",
+    "cut_card": "the round in which the cutting card came out (a cut_card field)",
     "wagers": "the wagers and their nets",
     "events": "the events of the round (decisions, wager actions, dice, exposed cards)",
-    "first_card": "the moment the round's first card was dealt (blackjack's first_card event)",
+    "first_card": "the moment the round's first card was dealt (a first_card event)",
     "dealer": "the dealer's id",
     "shoe": "the shoe's id",
     "round_id": "the round's id as the table wrote it (without it the profile made the ids)",
 }
 """The kinds of evidence a round may lack, each with what it is."""
 
-STANDS_FOR: dict[str, dict[str, tuple[str, ...]]] = {
-    "*": {"shoe": ("shoe_id",), "dealer": ("dealer_id",)},
-    "baccarat": {"announced": ("announced_player", "announced_banker"), "wagers": ("wagers",)},
-}
-"""The stored columns that stand for a kind of evidence, for every game (``*``) and per game (by the
-game's name, aliases included): a round where one of them is null (or, a list, empty: a baccarat round
-without wagers has no payout to check) lacks that kind. A kind with no column here (suits, ranks,
-times, order, deal_order, cut_card, events, round_id, and wagers carried inside the hands of blackjack, pai gow poker and
-three card poker) is lacking only where ``not_recorded`` names it."""
+STANDS_FOR: dict[str, tuple[str, ...]] = {"shoe": ("shoe_id",), "dealer": ("dealer_id",)}
+"""The stored columns that stand for a kind of evidence in every game's rounds; a game adds its own in
+its evidence module's ``STANDS_FOR`` (``Game.evidence``: baccarat's announced totals and wagers). A
+round where one of them is null (or, a list, empty: a baccarat round without wagers has no payout to
+check) lacks that kind. A kind with no column (suits, ranks, times, order, deal_order, cut_card,
+events, round_id, and wagers carried inside the hands of blackjack, pai gow poker and three card
+poker) is lacking only where ``not_recorded`` names it, or where the game's ``lacking`` says so."""
 
 KINDS = tuple(EVIDENCE)
 
 
 def stands_for(game: str) -> dict[str, tuple[str, ...]]:
-    """The columns standing for each kind in a game's rounds (see :data:`STANDS_FOR`)."""
-    from .. import games
-
-    return {**STANDS_FOR["*"], **STANDS_FOR.get(games.get(game).name, {})}
+    """The columns standing for each kind in a game's rounds: :data:`STANDS_FOR` and the game's own."""
+    return {**STANDS_FOR, **_own(game).STANDS_FOR}
 
 
 def columns_for(game: str, needs: Iterable[str]) -> list[str]:
     """The stored columns the engine reads to know which rounds lack the kinds in ``needs``."""
-    own = {**stands_for(game), **_own(game).STANDS_FOR}
+    own = stands_for(game)
     cols = {"not_recorded": None}
     for kind in needs:
         cols.update(dict.fromkeys(own.get(kind, ())))

@@ -9,4 +9,6 @@ GAME = register(Game(
     columns=COLUMNS, parse=parse, to_record=to_record, events=EVENTS,
     rules=f"{__name__}.rules", bulk=f"{__name__}.bulk", simulate=f"{__name__}.simulate:simulate", theory=f"{__name__}.theory", words=f"{__name__}.words",
     notebook="11_blackjack", evidence=f"{__name__}.evidence",
+    house_rules={"decks": "int", "win": "ratio", "blackjack": "ratio", "insurance": "ratio",
+                 "even_money": "ratio", "surrender": "ratio", "dealer_hits_soft_17": "bool"},
 ))

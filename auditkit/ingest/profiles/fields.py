@@ -11,20 +11,33 @@ from typing import Any
 from ...paytables import ConfigError
 
 __all__ = ["FieldSpec", "kind_of", "parse_spec", "SPEC_KEYS", "SOURCE_KEYS", "TYPES", "err", "check_keys", "typed",
-           "HOUSE_RULES", "HOUSE_RULE_GAMES", "check_target"]
+           "house_rules", "house_rule_games", "check_target"]
 
 SPEC_KEYS = {"column", "columns", "const", "template", "split", "json", "values", "when", "type", "collect",
              "returned", "bankroll_before", "bankroll_after"}
 SOURCE_KEYS = {"column", "columns", "const", "template", "returned", "bankroll_before"}  # one names a field's source
 TYPES = ("text", "int", "money", "bool", "cards", "ints", "time", "ratio")
-HOUSE_RULES = {"decks": "int", "win": "ratio", "blackjack": "ratio", "insurance": "ratio", "even_money": "ratio",
-               "surrender": "ratio", "dealer_hits_soft_17": "bool", "commission": "ratio"}
-"""The house rules a round may carry (``rules.<name>``), each with its type: the settings of the same
-name (docs/rules.md) that the rules read per round (:meth:`auditkit.rules.context.Context.house_param`)."""
-HOUSE_RULE_GAMES = {"decks": ("baccarat", "blackjack"), "win": ("blackjack", "pai_gow_poker"),
-                    "commission": ("pai_gow_poker",), **{k: ("blackjack",) for k in (
-                        "blackjack", "insurance", "even_money", "surrender", "dealer_hits_soft_17")}}
-"""The games whose rules read each house rule per round (a profile of another game mapping it is refused)."""
+
+
+def house_rules() -> dict[str, str]:
+    """The house rules a round may carry (``rules.<name>``), each with its type: the settings of the same
+    name (docs/rules.md) that some game's rules read per round (``Game.house_rules``)."""
+    from ... import games
+
+    return {name: kind for g in games.games() for name, kind in g.house_rules.items()}
+
+
+def house_rule_games() -> dict[str, tuple[str, ...]]:
+    """The games whose rules read each house rule per round (a profile of another game mapping it is refused)."""
+    from ... import games
+
+    out: dict[str, tuple[str, ...]] = {}
+    for g in games.games():
+        for name in g.house_rules:
+            out[name] = (*out.get(name, ()), g.name)
+    return out
+
+
 MONEY = {"amount", "net", "wager", "initial_wager", "ante", "play", "pair_plus", "ante_bonus", "table_min",
          "table_max", "insurance", "net_insurance", "commission"}
 INTS = {"seat", "hand", "position", "round_seq", "first_position", "cards_remaining", "player", "banker",
@@ -39,7 +52,7 @@ def kind_of(target: str, spec: FieldSpec) -> str:
         return spec.type
     last = target.rsplit(".", 1)[-1]
     if target.startswith("rules."):
-        return HOUSE_RULES.get(last, "ratio")
+        return house_rules().get(last, "ratio")
     if target == "started_at":
         return "time"
     if last.endswith("cards") or last in {"high", "low"}:
@@ -150,8 +163,9 @@ def check_target(target: str, spec: FieldSpec, where: str) -> None:
     key = f"fields.{target}"
     if target.startswith("rules."):
         name = target.split(".", 1)[1]
-        if name not in HOUSE_RULES:
-            raise err(where, key, f"{name!r} is not a house rule a round may carry (known: {', '.join(HOUSE_RULES)})")
+        known = house_rules()
+        if name not in known:
+            raise err(where, key, f"{name!r} is not a house rule a round may carry (known: {', '.join(known)})")
     if spec.returned and not target.endswith(".net"):
         raise err(where, f"{key}.returned", "only a list item's net is made from an amount returned")
 

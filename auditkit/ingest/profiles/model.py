@@ -130,7 +130,7 @@ def _fields(prof: Profile, table: dict, values: dict, where: str, prefix: str) -
 def _house_rules_read(prof: Profile) -> None:
     """A house rule mapped for a game whose rules do not read it per round is refused, not ignored."""
     from ... import games
-    from .fields import HOUSE_RULE_GAMES
+    from .fields import house_rule_games
 
     const = prof.fields["game"].const
     if const is None:
@@ -139,11 +139,12 @@ def _house_rules_read(prof: Profile) -> None:
         game = games.get(str(const)).name
     except KeyError:
         return  # an unknown game: the record reader says so, row by row
+    readers = house_rule_games()
     for target in prof.fields:
         name = target.split(".", 1)[1] if target.startswith("rules.") else None
-        if name in HOUSE_RULE_GAMES and game not in HOUSE_RULE_GAMES[name]:
+        if name in readers and game not in readers[name]:
             raise _err(prof.where, f"fields.{target}", f"the {game} rules do not read {name!r} per round "
-                       f"(it is read for {', '.join(HOUSE_RULE_GAMES[name])}); set it per table in the configuration")
+                       f"(it is read for {', '.join(readers[name])}); set it per table in the configuration")
 
 
 def _cards(prof: Profile, c: dict) -> None:
