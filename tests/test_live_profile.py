@@ -182,3 +182,42 @@ def test_cli_watch_profile_once_exits_1_on_findings(tmp_path):
     got = sorted((json.loads(x)["round_id"], json.loads(x)["rule_id"]) for x in out.read_text().splitlines())
     assert got == _twin_findings(twins, tmp_path)
     assert f"{len(twins)} round(s) checked" in r.stderr
+
+
+def test_made_times_and_round_seq_go_on_across_polls_as_the_bulk_reader_makes_them(tmp_path):
+    """A one-row-per-round export without times or round_seq: the watcher, fed poll by poll, stores
+    the rounds the bulk reader stores (a quarantined round still takes its place in the order)."""
+    sample = Path(__file__).resolve().parents[1] / "sample_data" / "exports"
+    header, *rows = (sample / "baccarat_rounds.csv").read_text().splitlines(keepends=True)
+    rows = rows[:60]
+    rows[20] = rows[20].rstrip("\r\n").rsplit(",", 1)[0] + ",dragon win\n"  # quarantined
+    profile = tmp_path / "p.toml"
+    profile.write_text((sample / "baccarat_rounds.toml").read_text()
+                       .replace('round_seq = "Hand"\n', "").replace('started_at = "Date"\n', "")
+                       .replace('format = "%m/%d/%Y %H:%M"', 'kind = "none"\nstart_date = 2025-06-01'))
+    whole = tmp_path / "whole.csv"
+    whole.write_text(header + "".join(rows))
+    bulk = Store(tmp_path / "bulk")
+    from auditkit.ingest.sources import ingest_source
+
+    ingest_source(whole, bulk, profile=load_profile(profile))
+    live = tmp_path / "live" / "whole.csv"
+    live.parent.mkdir()
+    live.write_text(header)
+    store = Store(tmp_path / "live-store")
+    w = _watcher([live.parent], profile, [], store=store)
+    w.open()
+    try:
+        for lo in range(0, len(rows), 9):
+            with live.open("a") as fh:
+                fh.write("".join(rows[lo:lo + 9]))
+            w.poll_once()
+        w.take_open = True
+    finally:
+        w.close()
+
+    def stored(s: Store) -> list[tuple]:
+        return sorted((r["source_line"], r["round_id"], r["started_at"], r["shoe_id"], r["round_seq"])
+                      for g in s.games() for d in s.dates(g) for r in s.read(g, d).to_pylist())
+
+    assert len(stored(bulk)) == 59 and stored(store) == stored(bulk)
