@@ -17,8 +17,6 @@ NAMED = {
     "analysis.py": "re-exports each game's theory helpers (baccarat_probabilities...) as the notebooks' API",
     "cli/validate.py": "--citation's help shows a rule id as an example (baccarat.b5)",
     "cards.py": "the card values shared by the games' kernels and simulators (BACCARAT_POINTS, BLACKJACK_POINTS)",
-    "ingest/csv.py": "the CSV layout (spec) writes pai gow poker's nested dealer as dealer_* columns",
-    "ingest/csvblocks.py": "the same, in the CSV layout's bulk reader",
     "ingest/profiles/roles.py": "profile suggest drafts a game from the columns it sees (a joker: pai gow poker)",
     "ingest/profiles/suggest.py": "the same, from player and banker cards or double/split columns",
     "job.py": "a job's [limits] section is blackjack's table limits by table (a documented job key)",

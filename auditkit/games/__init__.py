@@ -59,6 +59,9 @@ class Game:
     * ``house_rules``: the settings its rules read per round when a round carries its own (an import
       profile's ``rules.<name>``: :meth:`auditkit.rules.context.Context.house_param`), each with the
       type a profile reads it as (``int``, ``ratio``, ``bool``).
+    * ``csv_flattened``: record objects of its own that the CSV layout writes as ``<name>_<key>``
+      columns where another game's field of the same name is a column of its own (pai gow poker's
+      ``dealer``: ``dealer_cards``, ``dealer_high``, ``dealer_low``).
     * ``theory``: the module of its analysis helpers: ``STAKE_COLUMNS`` and
       ``stakes_and_nets(hands)`` for hold; ``EVENTS``, ``EVENT_COLUMNS``, ``EXCLUSIVE`` and
       ``events(table, config, game)`` for the events of known odds (none: ``EVENTS = ()``).
@@ -83,6 +86,7 @@ class Game:
     evidence: str | None = None
     words: str | None = None
     house_rules: dict[str, str] = field(default_factory=dict)
+    csv_flattened: tuple[str, ...] = ()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -156,6 +160,14 @@ def _load() -> None:
 
         for ep in entry_points(group="auditkit.games"):
             importlib.import_module(ep.value.split(":")[0])
+
+
+def flattened_in_csv(name: str) -> tuple[str, ...]:
+    """``csv_flattened`` of the game a record names (none for a name no game has)."""
+    try:
+        return get(name).csv_flattened
+    except (KeyError, TypeError):
+        return ()
 
 
 def get(name: str) -> Game:

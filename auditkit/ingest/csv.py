@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..games import flattened_in_csv
+
 __all__ = ["ATTACHED", "write_csv_rounds", "is_round_csv", "COMPANIONS", "companions_of", "is_companion", "read_csv_rounds", "CsvLine",
            "csv_line", "csv_row", "nest_row", "orphan_reason", "read_text", "MISSING_ID", "TEXT", "CARD_LISTS", "INT_LISTS"]
 
@@ -196,7 +198,7 @@ def nest_row(rec: dict[str, Any]) -> None:
     if announced:
         rec["announced"] = announced
     dealer = {k: rec.pop(f"dealer_{k}") for k in ("high", "low") if f"dealer_{k}" in rec}
-    if rec.get("game") == "pai_gow_poker":
+    if "dealer" in flattened_in_csv(rec.get("game")):  # a game whose dealer_cards is its dealer's
         if "dealer_cards" in rec:
             dealer["cards"] = rec.pop("dealer_cards")
         if dealer:

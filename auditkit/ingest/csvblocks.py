@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
+from .. import games
 from . import fields as F
 from .blocks import Parsed, bulk_rows, in_line_order, json_schema, line_by_line
 from .csv import (
@@ -56,7 +57,6 @@ NESTED = frozenset({"announced", "dealer", *COMPANIONS})
 """Fields the layout writes in other columns or files: a main file naming one is read line by line."""
 _INT = r"^-?[0-9]{1,18}$"  # int() and the JSON reader read these alike
 _DECIMAL = r"^-?[0-9]{1,18}\.[0-9]{1,17}$"  # float() too (both round correctly)
-_PAI_GOW = "pai_gow_poker"  # whose dealer_cards, dealer_high and dealer_low are its `dealer`
 _FIELD = r'(?:"[^",\r\n]*"|[^"\r\n]*)'  # a quote encloses a whole cell, without a comma
 _QUOTED = rf"^{_FIELD}(?:,{_FIELD})*(?:\r\n|\r|\n)?$"
 _PLAIN = bytes(sorted({*range(32, 127), 10, 13}))  # and line breaks
@@ -442,8 +442,8 @@ def _companion(kind: str, path: Path, text: _Text, first: int, header: list[str]
 
 
 def _main_columns(cells: dict[str, pa.Array], n: int) -> tuple[dict[str, pa.Array], np.ndarray]:
-    """The main file's columns as the JSON reader would parse its records (``announced`` and
-    pai gow's ``dealer`` nested), and the rows whose every cell is certain."""
+    """The main file's columns as the JSON reader would parse its records (``announced`` and a
+    ``dealer`` the game flattens in CSV nested), and the rows whose every cell is certain."""
     schema = json_schema()
     cols, ok = {}, np.ones(n, bool)
 
@@ -462,13 +462,14 @@ def _main_columns(cells: dict[str, pa.Array], n: int) -> tuple[dict[str, pa.Arra
     parts = [(a, convert(f"announced_{a.name}", a.type)) for a in announced]
     cols["announced"] = _struct(parts, np.logical_or.reduce([F.valid(v) for _, v in parts]))
     game = cols.get("game", pa.nulls(n, pa.string()))
-    pai_gow = F.np_mask(pc.equal(game, _PAI_GOW))
+    nested = pa.array([name for g in games.games() if "dealer" in g.csv_flattened for name in g.names], pa.string())
+    own = F.np_mask(pc.is_in(game, value_set=nested))  # the games whose dealer_* columns are their `dealer`
     dealer = schema.field("dealer").type
     fields = [(d, convert(f"dealer_{d.name}", d.type)) for d in dealer]
-    present = pai_gow & np.logical_or.reduce([F.valid(v) for _, v in fields])
+    present = own & np.logical_or.reduce([F.valid(v) for _, v in fields])
     cols["dealer"] = _struct(fields, present)
-    if "dealer_cards" in cols:  # another game's own field; pai gow's is in its dealer
-        cols["dealer_cards"] = pc.if_else(pa.array(pai_gow), pa.nulls(n, cols["dealer_cards"].type), cols["dealer_cards"])
+    if "dealer_cards" in cols:  # another game's own field
+        cols["dealer_cards"] = pc.if_else(pa.array(own), pa.nulls(n, cols["dealer_cards"].type), cols["dealer_cards"])
     return cols, ok
 
 
