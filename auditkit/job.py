@@ -462,7 +462,8 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
     from . import report as rep
     from .ingest.sources import discover
     from .progress import on_terminal, progress_bar
-    from .rules.coverage import Tally, write_coverage
+    from .rules.coverage import Tally
+    from .runreport import cannot_draw
     from .store import Store
     from .validate import validate_into_store, with_next_days
 
@@ -545,25 +546,24 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
         final = job.output / day / run_id
         partial = job.output / day / f".{run_id}.partial"
         partial.mkdir(parents=True)
-        names = {"findings_csv": "findings.csv", "findings_parquet": "findings.parquet",
-                 "quarantine": "quarantine.csv", "record": "run.json"}
-        rep.write_csv(findings, partial / names["findings_csv"])
         coverage = tally.table()
-        rep.write_findings_parquet(findings, partial / names["findings_parquet"], coverage)
-        names.update(rep.write_summaries(findings, partial))
-        names["coverage"] = write_coverage(coverage, partial)
         q = store.quarantine()
-        rep.write_csv(q[q["sha256"].isin({r.sha256 for r in pending})], partial / names["quarantine"])
+        q = q[q["sha256"].isin({r.sha256 for r in pending})]
         reviewed = _review_counts(store, findings, pending)
-        names["workbook"] = "findings.xlsx"
-        from .workbook import write_workbook
-
-        write_workbook(partial / names["workbook"], reviewed.pop("findings"), coverage=coverage,
-                       quarantine=q[q["sha256"].isin({r.sha256 for r in pending})],
-                       scope={"job": job.name, "rounds checked": checked})
-        if _write_html(partial / "report.html", findings, coverage, job.name, checked, names):
+        html = partial / "report.html"
+        if why := cannot_draw():
+            log.warning("no report.html: %s", why)
+        written = rep.write_outputs(
+            rep.Outputs(partial / "findings.csv", parquet=partial / "findings.parquet", summaries=partial,
+                        xlsx=partial / "findings.xlsx", html=None if why else html, title=f"auditkit: {job.name}"),
+            findings, coverage, {"job": job.name, "rounds checked": checked}, reviewed=reviewed.pop("findings"),
+            quarantine=q)
+        names = {"findings_csv": "findings.csv", "findings_parquet": "findings.parquet", "quarantine": "quarantine.csv",
+                 "record": "run.json",
+                 **{k: p.name for k, p in written.items() if k not in ("findings_csv", "findings_parquet", "html")}}
+        rep.write_csv(q, partial / names["quarantine"])
+        if "html" in written:
             names["html"] = "report.html"
-
         rendered = _render_notebooks(job, store, parts, partial) if job.notebooks and parts else []
         threshold = FAIL_ON[fail_on]
         ranks = findings["severity"].map(SEVERITY_RANK).fillna(3)
@@ -637,22 +637,6 @@ def _review_counts(store, findings, pending) -> dict:
     return {"findings": out, "findings_new": int(out["round_id"].isin(new_ids).sum()),
             "findings_open": int((out["status"] == "open").sum()),
             "findings_reviewed": int((out["status"] != "open").sum())}
-
-
-def _write_html(path: Path, findings, coverage, job_name: str, checked: int, names: dict) -> bool:
-    """The run's HTML report (needs vl-convert, of the notebooks extra: without it, a warning, no page).
-    Nothing in it depends on the run's clock or id: the same findings give the same page."""
-    try:
-        import vl_convert  # noqa: F401
-    except ImportError:
-        log.warning("no report.html: vl-convert-python is not installed (pip install 'auditkit[notebooks]')")
-        return False
-    from .runreport import write_html_report
-
-    write_html_report(path, findings, title=f"auditkit: {job_name}", coverage=coverage,
-                      scope={"job": job_name, "rounds checked": f"{checked:,}"},
-                      links={"findings (CSV)": names["findings_csv"], "workbook": "findings.xlsx"})
-    return True
 
 
 def _verify(job: Job, store) -> None:

@@ -7,8 +7,12 @@ whole cell is a plain number, which stays a number (``-5.00`` is not touched).
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -18,7 +22,8 @@ from .schema import FINDINGS, SUMMARIES
 from .store import atomic_path, write_parquet_atomic
 
 __all__ = ["safe_cell", "spreadsheet_safe", "write_csv", "write_findings_parquet", "summarize",
-           "summary_by_citation", "format_summary", "payout_totals", "write_summaries", "SUMMARIES"]
+           "summary_by_citation", "format_summary", "payout_totals", "write_summaries", "SUMMARIES",
+           "Outputs", "write_outputs"]
 
 _DANGER = ("=", "+", "-", "@", "\t", "\r", "\n")
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
@@ -119,3 +124,53 @@ def format_summary(findings: pd.DataFrame, rounds_checked: int | None = None) ->
     for r in table.itertuples(index=False):
         lines.append(f"  {r.game:<17} {r.citation:<{width}}  {r.rule_id:<{rule_width}}  {r.findings:>7}  {r.severity}")
     return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """The reports a run writes: the findings CSV, and each other one where a path is given."""
+
+    csv: Path
+    parquet: Path | None = None
+    summaries: Path | None = None  # a folder: summary_by_*.csv and coverage.csv
+    xlsx: Path | None = None
+    html: Path | None = None
+    title: str = "auditkit run report"  # the HTML page's
+
+    def __post_init__(self) -> None:  # paths as a command line gives them: text, or None / "" for none
+        for name in ("csv", "parquet", "summaries", "xlsx", "html"):
+            value = getattr(self, name)
+            object.__setattr__(self, name, Path(value) if value else None)
+
+
+def write_outputs(out: Outputs, findings: pd.DataFrame, coverage: pd.DataFrame, scope: Mapping[str, Any], *,
+                  csv_frame: pd.DataFrame | None = None, reviewed: pd.DataFrame | None = None,
+                  quarantine: pd.DataFrame | None = None) -> dict[str, Path]:
+    """Write every report of a run (``validate``, ``report`` and a job's all write theirs here): the
+    findings CSV (``csv_frame`` when it shows something else, a summary), the Parquet with the coverage
+    in its metadata, the summaries and ``coverage.csv``, the workbook (``reviewed``: the findings with
+    their reviews, when the store has them; ``quarantine``: its quarantine sheet) and the HTML page,
+    which links the CSV and the workbook beside it. ``scope`` (what was checked) heads the workbook and
+    the page. Returns the path of each report written, by kind."""
+    from .rules.coverage import write_coverage
+
+    written = {"findings_csv": write_csv(findings if csv_frame is None else csv_frame, out.csv)}
+    if out.parquet:
+        written["findings_parquet"] = write_findings_parquet(findings, out.parquet, coverage)
+    if out.summaries:
+        written.update({k: Path(out.summaries) / n for k, n in write_summaries(findings, out.summaries).items()})
+        written["coverage"] = Path(out.summaries) / write_coverage(coverage, out.summaries)
+    if out.xlsx:
+        from .workbook import write_workbook
+
+        written["workbook"] = Path(write_workbook(out.xlsx, findings if reviewed is None else reviewed,
+                                                  coverage=coverage, quarantine=quarantine, scope=dict(scope)))
+    if out.html:
+        from .runreport import write_html_report
+
+        links = {"findings (CSV)": os.path.relpath(out.csv, Path(out.html).parent)}
+        if out.xlsx:
+            links["workbook"] = os.path.relpath(out.xlsx, Path(out.html).parent)
+        written["html"] = write_html_report(out.html, findings, title=out.title, coverage=coverage, scope=scope,
+                                            links=links)
+    return written

@@ -20,7 +20,7 @@ from .money import format_money
 from .status import SEVERITY_RANK
 from .store import atomic_path
 
-__all__ = ["write_html_report"]
+__all__ = ["write_html_report", "cannot_draw"]
 
 SEVERITY_COLORS = {"high": "#c0392b", "medium": "#e67e22", "low": "#7f8c8d"}
 TOP = 50  # findings listed on the page (the CSV has them all)
@@ -35,6 +35,15 @@ vertical-align:top} th{background:#eef2f7;text-align:left} td.n{text-align:right
 """
 
 
+def cannot_draw() -> str | None:
+    """Why the page's charts cannot be drawn here (vl-convert is not installed), or None."""
+    try:
+        import vl_convert  # noqa: F401
+    except ImportError:
+        return "vl-convert-python is not installed (pip install 'auditkit[notebooks]')"
+    return None
+
+
 def write_html_report(path: str | Path, findings: pd.DataFrame, *, title: str = "auditkit run report",
                       scope: Mapping[str, Any] | None = None, coverage: pd.DataFrame | None = None,
                       links: Mapping[str, str] | None = None, quarantined: int = 0) -> Path:
@@ -47,7 +56,8 @@ def write_html_report(path: str | Path, findings: pd.DataFrame, *, title: str = 
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_e(title)}</title>",
              f"<style>{_STYLE}</style></head><body><h1>{_e(title)}</h1>"]
     if scope:
-        parts.append(_table(pd.DataFrame({"": list(scope), "value": [str(v) for v in scope.values()]})))
+        shown = [f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v) for v in scope.values()]
+        parts.append(_table(pd.DataFrame({"": list(scope), "value": shown})))
     parts.append("<div class='cards'>")
     for label, value, css in [("findings", len(findings), ""), *((s, n, s) for s, n in by_severity.items()),
                               ("rounds flagged", findings["round_id"].nunique() if len(findings) else 0, ""),

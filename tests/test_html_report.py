@@ -60,3 +60,21 @@ def test_chromium_draws_it_offline(tmp_path):
                            f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1200,1600",
                            f"--screenshot={shot}", page.as_uri()], capture_output=True, text=True, timeout=120)
     assert shot.exists() and shot.stat().st_size > 50_000, done.stderr[-2000:]
+
+
+def test_without_vl_convert_html_is_a_clear_usage_error_before_anything_is_written(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(__import__("sys").modules, "vl_convert", None)  # as if not installed
+    out, page = tmp_path / "f.csv", tmp_path / "r.html"
+    assert main(["validate", str(LOGS / "baccarat.jsonl"), "--out", str(out), "--html", str(page)]) == 2
+    err = capsys.readouterr().err
+    assert "--html" in err and "auditkit[notebooks]" in err and "Traceback" not in err
+    assert not out.exists() and not page.exists()
+
+
+def test_the_page_links_the_csv_and_the_workbook_beside_it(tmp_path):
+    out, book, page = tmp_path / "f.csv", tmp_path / "f.xlsx", tmp_path / "r.html"
+    assert main(["-q", "validate", str(LOGS / "baccarat.jsonl"), "--out", str(out), "--xlsx", str(book),
+                 "--html", str(page)]) == 1
+    text = page.read_text()
+    assert "href='f.csv'" in text and "href='f.xlsx'" in text
+    assert re.search(r"rounds checked</td><td[^>]*>[0-9]{1,3}(,[0-9]{3})+<", text), "the count with thousands separators"

@@ -129,10 +129,16 @@ def quarantine_problem(report: Any, store: Any, max_quarantined: float | None) -
     return problem(report.sources, reasons, max_quarantined)
 
 
-def prepare_outputs(paths: Sequence[str | Path | None]) -> None:
-    """Refuse an output that is a folder; remove the temporary files killed writers of the outputs left."""
+def prepare_outputs(paths: Sequence[str | Path | None], html: str | Path | None = None) -> None:
+    """Refuse an output that is a folder, and an HTML page (``html``) that cannot be drawn here; remove
+    the temporary files killed writers of the outputs left."""
     from ..store import remove_stale_temps
 
+    if html:
+        from ..runreport import cannot_draw
+
+        if why := cannot_draw():
+            raise UsageError(f"--html {html}: {why}")
     outputs = [Path(p) for p in paths if p]
     for p in outputs:
         if p.is_dir():

@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     start, end = _check_date(args.start, "--from"), _check_date(args.end, "--to")
     if start and end and start > end:
         raise UsageError("--from is after --to")
-    prepare_outputs([args.out, args.parquet, args.xlsx, args.html])
+    prepare_outputs([args.out, args.parquet, args.xlsx, args.html], html=args.html)
     store = Store(root)
     with store.lock(args.lock_timeout, shared=True, command="report"):
         validated: set[str] = set()
@@ -117,20 +117,10 @@ def run(args: argparse.Namespace) -> int:
     if unmatched:
         print(f"auditkit: warning: {unmatched}", file=sys.stderr)
     out = rep.summarize(findings, rep.SUMMARIES[args.summary]) if args.summary else findings
-    rep.write_csv(out, args.out)
-    if args.parquet:
-        rep.write_findings_parquet(findings, args.parquet, coverage)
-    if args.xlsx:
-        from ..workbook import write_workbook
-
-        write_workbook(args.xlsx, findings, coverage=coverage, quarantine=quarantine,
-                       scope={"store": str(args.store), "from": args.start or "", "to": args.end or "",
-                              "findings": len(findings)})
-    if args.html:
-        from ..runreport import write_html_report
-
-        write_html_report(args.html, findings, coverage=coverage, scope={
-            "store": str(root), "from": args.start or "the first day", "to": args.end or "the last day"})
+    rep.write_outputs(rep.Outputs(args.out, parquet=args.parquet, xlsx=args.xlsx, html=args.html),
+                      findings, coverage, {"store": str(root), "from": args.start or "the first day",
+                                           "to": args.end or "the last day", "findings": len(findings)},
+                      csv_frame=out, quarantine=quarantine)
     if not args.quiet:
         print(f"{len(findings)} finding(s) on {findings['round_id'].nunique()} round(s) written to {args.out}"
               + (f"; {unmatched}" if unmatched else ""))

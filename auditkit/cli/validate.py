@@ -127,15 +127,15 @@ def check_engine(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..paytables import load_config
-    from ..report import format_summary, write_csv, write_findings_parquet, write_summaries
-    from ..rules.coverage import Tally, format_coverage, write_coverage
+    from ..report import Outputs, format_summary, write_csv, write_outputs
+    from ..rules.coverage import Tally, format_coverage
     from ..store import Store
 
     args.citation = check_citations(args.citation, args.game)
     check_engine(args)
     config = load_config(args.config)
     profile = load_profile_arg(args)
-    prepare_outputs(output_paths(args))
+    prepare_outputs(output_paths(args), html=args.html)
     show = not args.no_progress and not args.quiet
     problem = None
     tally = Tally()
@@ -166,26 +166,11 @@ def run(args: argparse.Namespace) -> int:
 
         unmatched = no_match({"--game": " --game ".join(args.game)})
         print(f"auditkit: warning: {unmatched}", file=sys.stderr)
-    write_csv(findings, args.out)
-    if args.parquet:
-        write_findings_parquet(findings, args.parquet, coverage)
-    if args.summaries:
-        write_summaries(findings, args.summaries)
-        write_coverage(coverage, args.summaries)
-    if args.xlsx:
-        from ..workbook import write_workbook
-
-        if quarantine is None:
-            quarantine = store.quarantine()
-        write_workbook(args.xlsx, findings, coverage=coverage, quarantine=quarantine,
-                       scope={"inputs": ", ".join(map(str, args.paths)), "rounds checked": checked,
-                              "findings": len(findings)})
-    if args.html:
-        from ..runreport import write_html_report
-
-        write_html_report(args.html, findings, coverage=coverage, scope={
-            "inputs": ", ".join(map(str, args.paths)), "rounds checked": f"{checked:,}"},
-            links={"findings (CSV)": os.path.relpath(args.out, Path(args.html).parent)})
+    if quarantine is None and args.xlsx:
+        quarantine = store.quarantine()
+    write_outputs(Outputs(args.out, parquet=args.parquet, summaries=args.summaries, xlsx=args.xlsx, html=args.html),
+                  findings, coverage, {"inputs": ", ".join(map(str, args.paths)), "rounds checked": checked,
+                                       "findings": len(findings)}, quarantine=quarantine)
     if not args.quiet:  # -q: errors and warnings only
         print(format_summary(findings, checked) + (f"\nwarning: {unmatched}" if unmatched else ""))
         print(format_coverage(coverage))
