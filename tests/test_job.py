@@ -385,7 +385,7 @@ CRASH_POINTS = [
     ("auditkit.store:Store.commit_source", "after", 3),       # all ingested, nothing validated
     ("auditkit.store:Store.write_findings", "after", 1),      # findings of one partition written
     ("auditkit.report:write_csv", "after", 2),                # outputs half written
-    ("auditkit.job:_save_state", "before", 1),                # outputs published, job state not saved
+    ("auditkit.jobrun:_save_state", "before", 1),               # outputs published, job state not saved
 ]
 
 

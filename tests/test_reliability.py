@@ -133,11 +133,11 @@ def test_a_job_never_removes_the_running_output_of_a_job_whose_name_it_prefixes(
 
 
 def test_a_run_folder_is_published_only_complete(tmp_path, monkeypatch, capsys):
-    import auditkit.job
+    import auditkit.jobrun
 
     write_log(tmp_path / "logs" / "day0.jsonl", [clean_round()])
     job = write_job(tmp_path)
-    fsync = auditkit.job._fsync_dir
+    fsync = auditkit.jobrun._fsync_dir
 
     def damage(path: Path) -> None:  # a file of the run folder lost or cut before the rename
         if path.name.endswith(".partial"):
@@ -145,7 +145,7 @@ def test_a_run_folder_is_published_only_complete(tmp_path, monkeypatch, capsys):
             (path / "quarantine.csv").unlink()
         fsync(path)
 
-    monkeypatch.setattr(auditkit.job, "_fsync_dir", damage)
+    monkeypatch.setattr(auditkit.jobrun, "_fsync_dir", damage)
     assert main(["run", str(job)]) == 2
     err = capsys.readouterr().err
     assert "not published" in err and "quarantine.csv is missing" in err and "summary_by_day.csv is not" in err

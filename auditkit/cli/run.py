@@ -1,4 +1,4 @@
-"""``auditkit run JOB.toml``: the scheduled job (orchestrated by :func:`auditkit.job.run_job`)."""
+"""``auditkit run JOB.toml``: the scheduled job (orchestrated by :func:`auditkit.jobrun.run_job`)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..job import load_job, run_job
+    from ..job import load_job
+    from ..jobrun import run_job
 
     job = load_job(args.job)
     result = run_job(job, fail_on=args.fail_on, progress=not args.no_progress and not args.quiet,
