@@ -32,3 +32,18 @@ def test_context_is_freed_without_the_cycle_collector(game):
     finally:
         if enabled:
             gc.enable()
+
+
+def test_hits_concat_spreads_a_part_s_single_values_over_its_hits_and_none_is_empty():
+    import numpy as np
+
+    from auditkit.rules.registry import Hits
+
+    a = Hits(rows=np.array([3, 1]), message="same", discrepancy=0.0, seat=np.array([1, 2]))
+    b = Hits(rows=np.array([7]), message=np.array(["own"], dtype=object), expected="x", discrepancy=np.array([2.5]),
+             seat=np.array([4]), expected_amount=np.array([1.0]), recorded_amount=np.array([3.5]))
+    got = Hits.concat([Hits.none(), a, b])
+    assert got.rows.tolist() == [3, 1, 7] and got.message.tolist() == ["same", "same", "own"]
+    assert got.expected.tolist() == ["", "", "x"] and got.discrepancy.tolist() == [0.0, 0.0, 2.5]
+    assert got.seat.tolist() == [1, 2, 4] and np.isnan(got.expected_amount[:2]).all() and got.recorded_amount[2] == 3.5
+    assert Hits.concat([a]) is a and len(Hits.concat([])) == 0 and len(Hits.none()) == 0

@@ -56,6 +56,30 @@ class Hits:
             message = message[mask]
         return cls(rows=rows, message=message, **cut)
 
+    @classmethod
+    def none(cls) -> Hits:
+        """No hit."""
+        return cls(rows=np.empty(0, np.int64), message="")
+
+    @classmethod
+    def concat(cls, parts: Sequence[Hits]) -> Hits:
+        """The hits of several parts as one (a field given once for a part's every hit spread over them)."""
+        parts = [p for p in parts if len(p)]
+        if len(parts) < 2:
+            return parts[0] if parts else cls.none()
+        out: dict[str, Any] = {"rows": np.concatenate([p.rows for p in parts])}
+        for k in ("message", "expected", "recorded", "discrepancy", "seat", "expected_amount", "recorded_amount"):
+            values = [getattr(p, k) for p in parts]
+            if all(v is None for v in values):
+                out[k] = None
+                continue
+            if any(v is None for v in values):
+                raise ValueError(f"Hits.concat: {k} given for some parts only")
+            out[k] = np.concatenate([v if isinstance(v, np.ndarray) else
+                                     np.full(len(p), v, dtype=object if isinstance(v, str) else None)
+                                     for p, v in zip(parts, values, strict=True)])
+        return cls(**out)
+
     def subset(self, keep: np.ndarray) -> Hits:
         """The hits where the boolean array ``keep`` (aligned with ``rows``) is True."""
         return Hits(rows=self.rows[keep], **{k: (v[keep] if isinstance(v, np.ndarray) else v)

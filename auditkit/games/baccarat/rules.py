@@ -40,10 +40,6 @@ from .tableau import NATURALS, OUTCOMES
 __all__ = ["Baccarat", "GAMES"]
 
 
-def _none() -> Hits:
-    return Hits(rows=np.empty(0, np.int64), message="")
-
-
 # ---- (a) announcements ------------------------------------------------------------------
 @rule("baccarat.a", games=GAMES, citation=f"{SECTION}(a)", severity="low",
       summary="The announced point counts equal the two-card totals",
@@ -58,7 +54,7 @@ def a_announced_point_counts(ctx: Baccarat) -> Hits:
     """
     cols = (ctx.table["announced_player"], ctx.table["announced_banker"])
     if all(c.null_count == len(c) for c in cols):
-        return _none()
+        return Hits.none()
     player, banker = (numbers(c, -1).astype(np.int16) for c in cols)
     wrong_player = (player >= 0) & (player != ctx.player_total)
     wrong_banker = (banker >= 0) & (banker != ctx.banker_total)
@@ -273,7 +269,7 @@ def c_player_third_card_first(ctx: Baccarat) -> Hits:
     both = np.flatnonzero(ctx.complete & ctx.player_drew & ctx.banker_drew)
     col = combine(ctx.table["deal_order"])
     if col.null_count == len(col) or not len(both):
-        return _none()
+        return Hits.none()
     orders = pc.dictionary_encode(col.take(pa.array(both)))  # a few distinct orders, each read once
     banker_first = np.array([_banker_third_first(s) for s in orders.dictionary.to_pylist()] + [False])
     rows = both[banker_first[numbers(orders.indices, -1).astype(np.int64)]]

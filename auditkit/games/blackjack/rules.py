@@ -40,7 +40,7 @@ GAME = "blackjack"
 SECTION = "68 IAC 10-2-4"
 HANDS = ("status", "dealer_cards", "hands", "wagers")
 """The stored columns an outcome or payout of a hand reads (status and jokers, even money)."""
-NONE = Hits(rows=np.empty(0, np.int64), message="")
+NONE = Hits.none()
 
 
 # ---- findings ---------------------------------------------------------------------------------
@@ -77,15 +77,6 @@ def _hand_hits(ctx: Blackjack, hands: np.ndarray, says: Any) -> Hits:
     msgs = np.array([f"{_hand_str(ctx, i)}: {says(i)}; recorded {format_net(n)}, expected {format_net(x)}"
                      for i, n, x in zip(idx, recorded, expected, strict=True)], dtype=object)
     return _money_hits(ctx.hand_round[idx], msgs, expected, recorded, ctx.seat[idx])
-
-
-def _concat(parts: list[Hits]) -> Hits:
-    parts = [p for p in parts if len(p)]
-    if len(parts) < 2:
-        return parts[0] if parts else NONE
-    return Hits(**{k: np.concatenate([getattr(p, k) for p in parts])
-                   for k in ("rows", "message", "expected", "recorded", "discrepancy", "seat", "expected_amount",
-                             "recorded_amount")})
 
 
 def _odds(rate: float) -> str:
@@ -263,7 +254,7 @@ def paytable(ctx: Blackjack) -> Hits:
     determined in accordance with section 5 of this rule": a hand settled in the right direction
     for the wrong amount, a surrender, an insurance or an even money wager settled wrongly.
     """
-    return _concat([_hand_amounts(ctx), _surrenders(ctx), _insurance(ctx), _even_money(ctx)])
+    return Hits.concat([_hand_amounts(ctx), _surrenders(ctx), _insurance(ctx), _even_money(ctx)])
 
 
 def _hand_amounts(ctx: Blackjack) -> Hits:
