@@ -13,11 +13,12 @@ are read whole (python-calamine and ``json`` read them so).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from pathlib import Path
@@ -112,11 +113,17 @@ class RawSource:
     location: str
     format: str
     name: str
-    sha256: str
+    digest: Callable[[], str] = field(repr=False)  # the source's identity, worked out when first asked for
     bad: list[tuple[int, str, str]] = field(default_factory=list)  # (row, reason, raw text)
     rows_read: int = 0
     blank: int = 0
     batch_rows: int = 65_536
+
+    @functools.cached_property
+    def sha256(self) -> str:
+        """What identifies the source (:func:`open_source`): read only when asked, since reading the rows
+        does not need it (a file is then not read twice for nothing)."""
+        return self.digest()
 
     def batches(self) -> Iterator[pa.Table]:
         """Tables of string columns plus ``__row``, in the source's order."""
@@ -135,17 +142,19 @@ def open_source(spec: SourceSpec | dict[str, Any], location: str | Path, *, batc
     fmt = spec.format_of(location)
     if fmt == "postgresql":
         url = _url(spec)
-        digest = _sql_digest(spec, _without_password(url), _snapshot(spec, fmt, url))
         name = f"sql:{hashlib.sha256(spec.query.encode()).hexdigest()[:12]}"  # type: ignore[union-attr]
-        return RawSource(spec, url, fmt, name, digest, batch_rows=batch_rows)
+        return RawSource(spec, url, fmt, name, lambda: _sql_digest(spec, _without_password(url),
+                                                                    _snapshot(spec, fmt, url)), batch_rows=batch_rows)
     path = Path(location)
     if not path.is_file():
         raise FileNotFoundError(2, "No such file or directory", str(path))
     if fmt == "sqlite":
-        snapshot = _snapshot(spec, fmt, str(path)) if spec.snapshot_key else _file_sha256(path)
-        digest = _sql_digest(spec, path.name, snapshot)
+        def digest() -> str:
+            snapshot = _snapshot(spec, fmt, str(path)) if spec.snapshot_key else _file_sha256(path)
+            return _sql_digest(spec, path.name, snapshot)
+
         return RawSource(spec, str(path), fmt, path.name, digest, batch_rows=batch_rows)
-    return RawSource(spec, str(path), fmt, path.name, _file_sha256(path), batch_rows=batch_rows)
+    return RawSource(spec, str(path), fmt, path.name, lambda: _file_sha256(path), batch_rows=batch_rows)
 
 
 # ---- CSV --------------------------------------------------------------------------------------------
