@@ -751,9 +751,25 @@ class Store:
         return ParquetStream(self._files, f"_index/{sha256[:16]}.parquet", _index_schema(), self._record_file)
 
     def _committed_files(self, folder: str) -> list[str]:
+        """The files under ``folder`` (``_index``, ``_quarantine``) that the committed sources' manifest
+        entries list; CorruptStore when one is missing. A source committed before entries listed their
+        files reads its file by name, if there is one."""
         committed = self._committed()
-        return [rel for rel in self._files.files(f"{folder}/*.parquet")
-                if rel[len(folder) + 1:-len(".parquet")] in committed]
+        present = set(self._files.files(f"{folder}/*.parquet"))
+        listed: list[str] = []
+        for rec in self.manifest():
+            sha16 = rec.sha256[:16]
+            if sha16 not in committed:
+                continue
+            if rec.files is None:
+                listed += [rel for rel in (f"{folder}/{sha16}.parquet",) if rel in present]
+                continue
+            listed += [f["path"] for f in rec.files if f["path"].startswith(folder + "/")]
+        missing = sorted(set(listed) - present)
+        if missing:
+            raise CorruptStore(f"store damaged: {', '.join(missing[:3])} listed in the manifest but missing "
+                               f"(auditkit verify {self.root})")
+        return sorted(listed)
 
     def index_files(self, repair: bool = False) -> list[str]:
         """The index files of every committed source (paths relative to the store), checked against the

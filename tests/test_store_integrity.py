@@ -120,3 +120,15 @@ def test_a_store_of_an_older_version_still_reads(tmp_path, capsys):
         write_log(tmp_path / "again" / f"day{day}.jsonl", day_records(day, f"d{day}") + [{}])
     assert main(["ingest", "--store", str(store), str(tmp_path / "again")]) == 0
     assert "already stored 234" in capsys.readouterr().out
+
+
+def test_a_deleted_quarantine_file_is_exit_2_naming_it_not_an_empty_quarantine(tmp_path, capsys):
+    store, _ = make_store(tmp_path)
+    listed = [f["path"] for rec in entries(store) for f in rec["files"] if f["path"].startswith("_quarantine/")]
+    assert listed and len(Store(store).quarantine()) == 0  # listed, and read (empty: no line was bad)
+    (store / listed[0]).unlink()
+    capsys.readouterr()
+    assert main(["report", "--store", str(store), "--out", str(tmp_path / "r.csv"), "--xlsx",
+                 str(tmp_path / "r.xlsx")]) == 2
+    err = capsys.readouterr().err
+    assert listed[0] in err and "missing" in err and "Traceback" not in err
