@@ -46,10 +46,12 @@ class Nets:
         return cls(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("round", "seat", "what", "net")))
 
 
-def numbers(col: pa.Array | pa.ChunkedArray, fill: Any) -> np.ndarray:
-    """A primitive column as numpy, nulls as ``fill`` (read in place when there is none)."""
+def numbers(col: pa.Array | pa.ChunkedArray, fill: Any, dtype: Any = None) -> np.ndarray:
+    """A primitive column as numpy (of ``dtype`` when given), nulls as ``fill`` (read in place when
+    there is none)."""
     col = combine(col)
-    return to_numpy(col, fill if col.null_count else None)
+    out = to_numpy(col, fill if col.null_count else None)
+    return out if dtype is None else out.astype(dtype, copy=False)
 
 
 def house_values(table: pa.Table, key: str, base: np.ndarray) -> np.ndarray:
@@ -203,6 +205,30 @@ class Context:
     def wager_net(self) -> np.ndarray:
         """Each wager's recorded net."""
         return numbers(struct_field(self.wagers, "net"), 0.0).astype(np.float64, copy=False)
+
+    # ---- the ``hands`` list of the games that record patron hands, one element per hand ---------
+    @cached_property
+    def hands(self) -> pa.StructArray:
+        """Every patron hand of the batch, round after round."""
+        return flat_values(self.table["hands"])
+
+    @cached_property
+    def hands_per_round(self) -> np.ndarray:
+        return lengths(self.table["hands"])
+
+    @cached_property
+    def hand_round(self) -> np.ndarray:
+        """The row of each hand's round."""
+        return np.repeat(np.arange(self.n, dtype=np.int64), self.hands_per_round)
+
+    def hand_field(self, name: str, fill: Any, dtype: Any = None) -> np.ndarray:
+        """A field of every hand as numpy (of ``dtype`` when given), nulls as ``fill``."""
+        return numbers(struct_field(self.hands, name), fill, dtype)
+
+    @cached_property
+    def hand_seat(self) -> np.ndarray:
+        """Each hand's seat (-1 where none is recorded, as for a wager's)."""
+        return self.hand_field("seat", -1, np.int64)
 
     # ---- the ``events`` list (blackjack, pai gow poker), one element per event, in order ----------
     @cached_property

@@ -8,15 +8,13 @@ use; the game's facts themselves (totals, blackjack, bust, live hand, results) a
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...cards import JOKER, cards_str
-from ...columns import combine, flat_values, lengths, struct_field
-from ...rules.context import Context, Nets, cached_property
+from ...columns import flat_values, lengths, struct_field
+from ...rules.context import Context, Nets, cached_property, numbers
 from ...rules.registry import preparer
 from . import hands as H
 from .kernels import list_counts, list_totals
@@ -33,13 +31,6 @@ def card_lists(col: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray,
     start = np.zeros(len(n), dtype=np.int64)
     np.cumsum(n[:-1], out=start[1:])
     return flat, start, n
-
-
-def _numpy(col: pa.Array | pa.ChunkedArray, fill: Any, dtype: Any) -> np.ndarray:
-    """A primitive column as numpy, nulls filled only when there are any."""
-    if col.null_count:
-        col = pc.fill_null(col, fill)
-    return combine(col).to_numpy(zero_copy_only=False).astype(dtype, copy=False)
 
 
 def _earlier_in_group(group: np.ndarray, flag: np.ndarray) -> np.ndarray:
@@ -100,13 +91,13 @@ class Blackjack(Context):
     @cached_property
     def table_min(self) -> np.ndarray:
         """The round's posted minimum, else the configured one (0: not known)."""
-        own = _numpy(self.table["table_min"], np.nan, np.float64)
+        own = numbers(self.table["table_min"], np.nan, np.float64)
         return np.where(np.isnan(own), self.param("table_min"), own)
 
     @cached_property
     def table_max(self) -> np.ndarray:
         """The round's posted maximum, else the configured one (inf: not known)."""
-        own = _numpy(self.table["table_max"], np.nan, np.float64)
+        own = numbers(self.table["table_max"], np.nan, np.float64)
         return np.where(np.isnan(own), self.param("table_max"), own)
 
     # ---- the dealer, per round ------------------------------------------------------------------
@@ -151,23 +142,8 @@ class Blackjack(Context):
 
     # ---- patron hands, one element per hand -----------------------------------------------------
     @cached_property
-    def hands(self) -> pa.Array:
-        return flat_values(self.table["hands"])
-
-    def _hand(self, name: str, fill: Any, dtype: Any) -> np.ndarray:
-        return _numpy(struct_field(self.hands, name), fill, dtype)
-
-    @cached_property
-    def hand_round(self) -> np.ndarray:
-        return np.repeat(np.arange(self.n, dtype=np.int64), lengths(self.table["hands"]))
-
-    @cached_property
-    def seat(self) -> np.ndarray:
-        return self._hand("seat", -1, np.int64)
-
-    @cached_property
     def hand_no(self) -> np.ndarray:
-        return self._hand("hand", 0, np.int64)
+        return self.hand_field("hand", 0, np.int64)
 
     @cached_property
     def hand_cards(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -176,28 +152,28 @@ class Blackjack(Context):
     @cached_property
     def wager(self) -> np.ndarray:
         """The total at risk on the hand (a double included)."""
-        return self._hand("wager", 0.0, np.float64)
+        return self.hand_field("wager", 0.0, np.float64)
 
     @cached_property
     def initial_wager(self) -> np.ndarray:
         """The wager before any double."""
-        return self._hand("initial_wager", np.nan, np.float64)
+        return self.hand_field("initial_wager", np.nan, np.float64)
 
     @cached_property
     def doubled(self) -> np.ndarray:
-        return self._hand("doubled", False, bool)
+        return self.hand_field("doubled", False, bool)
 
     @cached_property
     def split(self) -> np.ndarray:
-        return self._hand("split", False, bool)
+        return self.hand_field("split", False, bool)
 
     @cached_property
     def surrendered(self) -> np.ndarray:
-        return self._hand("surrendered", False, bool)
+        return self.hand_field("surrendered", False, bool)
 
     @cached_property
     def net(self) -> np.ndarray:
-        return self._hand("net", 0.0, np.float64)
+        return self.hand_field("net", 0.0, np.float64)
 
     @cached_property
     def player_total(self) -> np.ndarray:
@@ -224,12 +200,12 @@ class Blackjack(Context):
     @cached_property
     def took_even_money(self) -> np.ndarray:
         """The hand's seat took even money: the hand is settled by that wager."""
-        out = np.zeros(len(self.seat), dtype=bool)
+        out = np.zeros(len(self.hand_seat), dtype=bool)
         em = self.is_even_money
         if em.any():  # only the hands of rounds with an even money wager are looked up
             rounds = np.bincount(self.wager_round[em], minlength=self.n)[:self.n] > 0
             i = np.flatnonzero(rounds[self.hand_round])
-            out[i] = np.isin(_seat_key(self.hand_round[i], self.seat[i]),
+            out[i] = np.isin(_seat_key(self.hand_round[i], self.hand_seat[i]),
                              _seat_key(self.wager_round[em], self.wager_seat[em]))
         return out
 
@@ -311,26 +287,26 @@ class Blackjack(Context):
     # ---- side wagers (``wagers``, read by the shared Context), one element per wager --------------
     @cached_property
     def is_insurance(self) -> np.ndarray:
-        return _numpy(pc.equal(self.wager_bet, "insurance"), False, bool)
+        return numbers(pc.equal(self.wager_bet, "insurance"), False, bool)
 
     @cached_property
     def is_even_money(self) -> np.ndarray:
-        return _numpy(pc.equal(self.wager_bet, "even_money"), False, bool)
+        return numbers(pc.equal(self.wager_bet, "even_money"), False, bool)
 
     # ---- wager events (``events``, read by the shared Context), in order ---------------------------
     @cached_property
     def event_seat(self) -> np.ndarray:
-        return _numpy(struct_field(self.events, "seat"), -1, np.int64)
+        return numbers(struct_field(self.events, "seat"), -1, np.int64)
 
     @cached_property
     def event_amount(self) -> np.ndarray:
-        return _numpy(struct_field(self.events, "amount"), 0.0, np.float64)
+        return numbers(struct_field(self.events, "amount"), 0.0, np.float64)
 
     @cached_property
     def action(self) -> np.ndarray:
         """Each event's action as an index in :data:`hands.ACTIONS`, -1 for an event that is not a wager."""
         codes = pc.index_in(struct_field(self.events, "action"), value_set=pa.array(list(H.ACTIONS)))
-        return _numpy(codes, -1, np.int64)
+        return numbers(codes, -1, np.int64)
 
     def _action_in(self, actions: tuple[str, ...]) -> np.ndarray:
         among = np.array([a in actions for a in H.ACTIONS] + [False])  # the last entry: not a wager (-1)
@@ -354,7 +330,7 @@ class Blackjack(Context):
     @cached_property
     def after_first_card(self) -> np.ndarray:
         """The event comes after a ``first_card`` marker of its round."""
-        marker = _numpy(pc.equal(struct_field(self.events, "type"), "first_card"), False, bool)
+        marker = numbers(pc.equal(struct_field(self.events, "type"), "first_card"), False, bool)
         markers_before = np.zeros(len(marker) + 1, dtype=np.int64)  # markers before each event, in the batch
         np.cumsum(marker, out=markers_before[1:])
         round_start = np.zeros(self.n, dtype=np.int64)
@@ -382,7 +358,7 @@ class Blackjack(Context):
         hand[past] = np.char.add("hand ", no[past].astype(str))
         bets = self.wager_bet.to_numpy(zero_copy_only=False).astype(str)
         return Nets(round=np.concatenate([self.hand_round, self.wager_round]),
-                    seat=np.concatenate([self.seat, self.wager_seat]),
+                    seat=np.concatenate([self.hand_seat, self.wager_seat]),
                     what=np.concatenate([hand, bets]),
                     net=np.concatenate([self.net, self.wager_net]))
 

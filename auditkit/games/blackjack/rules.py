@@ -63,7 +63,7 @@ def _total_str(total: int, blackjack: bool) -> str:
 def _hand_str(ctx: Blackjack, i: int) -> str:
     """'seat 5 hand 0: 4d 3s 3d Qd (20) v dealer 7s Kh (17)'."""
     r = ctx.hand_round[i]
-    return (f"seat {ctx.seat[i]} hand {ctx.hand_no[i]}: {ctx.cards_of_hand(i)} "
+    return (f"seat {ctx.hand_seat[i]} hand {ctx.hand_no[i]}: {ctx.cards_of_hand(i)} "
             f"({_total_str(ctx.player_total[i], ctx.player_blackjack[i])}) v dealer {ctx.cards_of_dealer(r)} "
             f"({_total_str(ctx.dealer_total[r], ctx.dealer_blackjack[r])})")
 
@@ -76,7 +76,7 @@ def _hand_hits(ctx: Blackjack, hands: np.ndarray, says: Any) -> Hits:
     expected, recorded = _expected(ctx, ctx.expected_net[idx]), ctx.net[idx]
     msgs = np.array([f"{_hand_str(ctx, i)}: {says(i)}; recorded {format_net(n)}, expected {format_net(x)}"
                      for i, n, x in zip(idx, recorded, expected, strict=True)], dtype=object)
-    return _money_hits(ctx.hand_round[idx], msgs, expected, recorded, ctx.seat[idx])
+    return _money_hits(ctx.hand_round[idx], msgs, expected, recorded, ctx.hand_seat[idx])
 
 
 def _odds(rate: float) -> str:
@@ -104,17 +104,17 @@ def a_table_limits(ctx: Blackjack) -> Hits:
     below = ctx.initial_wager < lo - 1e-9
     above = ctx.initial_wager > hi + 1e-9
     bad = np.flatnonzero(below | above)
-    _, first = np.unique(r[bad] * (1 << 32) + ctx.seat[bad], return_index=True)
+    _, first = np.unique(r[bad] * (1 << 32) + ctx.hand_seat[bad], return_index=True)
     idx = bad[np.sort(first)]
     msgs = np.array([
-        f"seat {ctx.seat[i]} hand {ctx.hand_no[i]}: initial wager {format_money(ctx.initial_wager[i])} "
+        f"seat {ctx.hand_seat[i]} hand {ctx.hand_no[i]}: initial wager {format_money(ctx.initial_wager[i])} "
         + (f"below the table minimum {format_money(lo[i])}" if below[i]
            else f"above the table maximum {format_money(hi[i])}")
         + (f" (wager {format_money(ctx.wager[i])} doubled)" if ctx.doubled[i] else "")
         for i in idx], dtype=object)
     limits = np.array([f"{format_money(lo[i])}-{format_money(hi[i])}" for i in idx], dtype=object)
     return Hits(rows=r[idx], message=msgs, expected=limits,
-                recorded=np.array([format_money(x) for x in ctx.initial_wager[idx]], dtype=object), seat=ctx.seat[idx])
+                recorded=np.array([format_money(x) for x in ctx.initial_wager[idx]], dtype=object), seat=ctx.hand_seat[idx])
 
 
 # ---- outcomes: (a)(1), (a)(2), (a)(3), (b), loss -----------------------------------------------
@@ -276,10 +276,10 @@ def _surrenders(ctx: Blackjack) -> Hits:
     idx = np.flatnonzero(ctx.settled[r] & ctx.surrendered & ~ctx.took_even_money
                          & money_differs(ctx.net, exact, ctx.unit))
     expected, recorded = _expected(ctx, exact[idx]), ctx.net[idx]
-    msgs = np.array([f"seat {ctx.seat[i]} hand {ctx.hand_no[i]}: surrendered {format_money(ctx.wager[i])} loses "
+    msgs = np.array([f"seat {ctx.hand_seat[i]} hand {ctx.hand_no[i]}: surrendered {format_money(ctx.wager[i])} loses "
                      f"{ctx.surrender_rate[r[i]] * 100:g}%; recorded {format_net(n)}, expected {format_net(x)}"
                      for i, n, x in zip(idx, recorded, expected, strict=True)], dtype=object)
-    return _money_hits(r[idx], msgs, expected, recorded, ctx.seat[idx])
+    return _money_hits(r[idx], msgs, expected, recorded, ctx.hand_seat[idx])
 
 
 def _insurance(ctx: Blackjack) -> Hits:
@@ -306,7 +306,7 @@ def _even_money(ctx: Blackjack) -> Hits:
     keys, first = np.unique(key, return_index=True)
     em = em[first]
     recorded = ctx.wager_net[em].copy()
-    hand_keys = ctx.hand_round * (1 << 32) + ctx.seat
+    hand_keys = ctx.hand_round * (1 << 32) + ctx.hand_seat
     pos = np.minimum(np.searchsorted(keys, hand_keys), len(keys) - 1)
     match = keys[pos] == hand_keys
     np.add.at(recorded, pos[match], ctx.net[match])

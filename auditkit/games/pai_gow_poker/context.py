@@ -21,8 +21,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...cards import NO_CARD
-from ...columns import combine, flat_values, lengths
-from ...rules.context import Context, Nets, cached_property
+from ...columns import flat_values, lengths
+from ...rules.context import Context, Nets, cached_property, numbers
 from ...rules.registry import preparer
 from . import kernels
 from .deal import CARDS_PER_HAND, CARDS_REMAINING, EVENT, EVENT_TYPES, HIGH_HAND, LOW_HAND, STACKS, dice_position
@@ -35,14 +35,6 @@ GAME = "pai_gow_poker"
 NONE = np.iinfo(np.int64).max
 """Position of an event a round does not have (after any event)."""
 _EVENT_NAMES = pa.array(EVENT_TYPES)
-
-
-def _numbers(arr: pa.Array | pa.ChunkedArray, fill: Any, dtype: Any) -> np.ndarray:
-    """A primitive column as numpy of ``dtype``, nulls as ``fill`` (no copy to fill when there is none)."""
-    arr = combine(arr)
-    if arr.null_count:
-        arr = pc.fill_null(arr, fill)
-    return arr.to_numpy(zero_copy_only=False).astype(dtype, copy=False)
 
 
 def _dice_totals(dice: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -78,20 +70,20 @@ class PaiGowPoker(Context):
     @cached_property
     def event_type(self) -> np.ndarray:
         """Each event's code in :data:`EVENT` (-1 for an unknown type)."""
-        return _numbers(pc.index_in(self.events.field("type"), value_set=_EVENT_NAMES), -1, np.int8)
+        return numbers(pc.index_in(self.events.field("type"), value_set=_EVENT_NAMES), -1, np.int8)
 
     @cached_property
     def event_count(self) -> np.ndarray:
         """``count`` of each event (cards found face up, stacks dealt); 1 when not recorded."""
-        return _numbers(self.events.field("count"), 1, np.int64)
+        return numbers(self.events.field("count"), 1, np.int64)
 
     @cached_property
     def event_exposed(self) -> np.ndarray:
-        return _numbers(self.events.field("exposed"), False, bool)
+        return numbers(self.events.field("exposed"), False, bool)
 
     @cached_property
     def event_misdeal(self) -> np.ndarray:
-        return _numbers(self.events.field("misdeal"), False, bool)
+        return numbers(self.events.field("misdeal"), False, bool)
 
     def of_type(self, name: str) -> np.ndarray:
         """Per event, whether it is of the type ``name``."""
@@ -121,11 +113,11 @@ class PaiGowPoker(Context):
     # ---- status -----------------------------------------------------------------------------------
     @cached_property
     def void(self) -> np.ndarray:
-        return _numbers(pc.equal(self.table["status"], "void"), False, bool)
+        return numbers(pc.equal(self.table["status"], "void"), False, bool)
 
     @cached_property
     def dead(self) -> np.ndarray:
-        return _numbers(pc.equal(self.table["status"], "dead"), False, bool)
+        return numbers(pc.equal(self.table["status"], "dead"), False, bool)
 
     @cached_property
     def reshuffle_at(self) -> np.ndarray:
@@ -172,7 +164,7 @@ class PaiGowPoker(Context):
     @cached_property
     def first_position(self) -> np.ndarray:
         """The position recorded as receiving the first stack."""
-        return _numbers(self.table["first_position"], 0, np.int64)
+        return numbers(self.table["first_position"], 0, np.int64)
 
     @cached_property
     def position_of_dice(self) -> np.ndarray:
@@ -214,24 +206,6 @@ class PaiGowPoker(Context):
 
     # ---- (e) cards dealt -----------------------------------------------------------------------------
     @cached_property
-    def hands(self) -> pa.StructArray:
-        """The patron hands of the batch, flattened in round order."""
-        return flat_values(self.table["hands"])
-
-    @cached_property
-    def hands_per_round(self) -> np.ndarray:
-        return lengths(self.table["hands"])
-
-    @cached_property
-    def hand_round(self) -> np.ndarray:
-        """The round (row) of each hand."""
-        return np.repeat(np.arange(self.n, dtype=np.int32), self.hands_per_round)
-
-    @cached_property
-    def hand_seat(self) -> np.ndarray:
-        return _numbers(self.hands.field("seat"), -1, np.int32)
-
-    @cached_property
     def hand_size(self) -> np.ndarray:
         """Cards dealt to each hand."""
         return lengths(self.hands.field("cards"))
@@ -256,7 +230,7 @@ class PaiGowPoker(Context):
     @cached_property
     def cards_remaining(self) -> np.ndarray:
         """Cards left after the deal, -1 when not recorded."""
-        return _numbers(self.table["cards_remaining"], -1, np.int64)
+        return numbers(self.table["cards_remaining"], -1, np.int64)
 
     @cached_property
     def wrong_cards_remaining(self) -> np.ndarray:
@@ -409,12 +383,12 @@ class PaiGowPoker(Context):
 
     @cached_property
     def hand_wager(self) -> np.ndarray:
-        return _numbers(self.hands.field("wager"), 0.0, np.float64)
+        return self.hand_field("wager", 0.0, np.float64)
 
     @cached_property
     def hand_net(self) -> np.ndarray:
         """Each hand's recorded net."""
-        return _numbers(self.hands.field("net"), 0.0, np.float64)
+        return self.hand_field("net", 0.0, np.float64)
 
     @cached_property
     def hand_exact_net(self) -> np.ndarray:
@@ -436,7 +410,7 @@ class PaiGowPoker(Context):
                      self.hand_net)
         if not len(self.wagers):
             return hands
-        wagers = Nets(self.wager_round, self.wager_seat, _numbers(self.wager_bet, "wager", object), self.wager_net)
+        wagers = Nets(self.wager_round, self.wager_seat, numbers(self.wager_bet, "wager", object), self.wager_net)
         return Nets.join(hands, wagers)
 
     # ---- integrity -------------------------------------------------------------------------------------------

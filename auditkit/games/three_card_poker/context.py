@@ -13,11 +13,10 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...cards import JOKER, cards_str
-from ...columns import flat_values, padded, parents, to_numpy
+from ...columns import padded, to_numpy
 from ...money import format_money, format_net, money_differs, money_round
 from ...rules.context import Context, Nets, cached_property
 from ...rules.integrity import repeated_in_round
@@ -124,24 +123,6 @@ class ThreeCardPoker(Context):
 
     # ---- the hands (per hand) ----------------------------------------------------------------------------
     @cached_property
-    def hands(self) -> pa.StructArray:
-        return flat_values(self.table["hands"])
-
-    @cached_property
-    def hand_round(self) -> np.ndarray:
-        """The row (round) of each hand."""
-        return parents(self.table["hands"])
-
-    def field(self, name: str, fill: float = 0.0) -> np.ndarray:
-        """A numeric field of the hands as numpy, nulls as ``fill``."""
-        arr = self.hands.field(name)
-        return (pc.fill_null(arr, fill) if arr.null_count else arr).to_numpy(zero_copy_only=False)
-
-    @cached_property
-    def seat(self) -> np.ndarray:
-        return self.field("seat", 0)
-
-    @cached_property
     def _cards(self) -> tuple[np.ndarray, np.ndarray]:
         return padded(self.hands.field("cards"), 3)
 
@@ -183,24 +164,24 @@ class ThreeCardPoker(Context):
 
     @cached_property
     def ante(self) -> np.ndarray:
-        return self.field("ante")
+        return self.hand_field("ante", 0.0)
 
     @cached_property
     def play(self) -> np.ndarray:
-        return self.field("play")
+        return self.hand_field("play", 0.0)
 
     @cached_property
     def net_ante(self) -> np.ndarray:
-        return self.field("net_ante")
+        return self.hand_field("net_ante", 0.0)
 
     @cached_property
     def net_play(self) -> np.ndarray:
-        return self.field("net_play")
+        return self.hand_field("net_play", 0.0)
 
     @cached_property
     def ante_bonus(self) -> np.ndarray:
         """The ante bonus paid (0 when none)."""
-        return self.field("ante_bonus")
+        return self.hand_field("ante_bonus", 0.0)
 
     @cached_property
     def has_pair_plus(self) -> np.ndarray:
@@ -210,11 +191,11 @@ class ThreeCardPoker(Context):
 
     @cached_property
     def pair_plus(self) -> np.ndarray:
-        return self.field("pair_plus")
+        return self.hand_field("pair_plus", 0.0)
 
     @cached_property
     def net_pair_plus(self) -> np.ndarray:
-        return self.field("net_pair_plus")
+        return self.hand_field("net_pair_plus", 0.0)
 
     @cached_property
     def in_completed_round(self) -> np.ndarray:
@@ -398,7 +379,7 @@ class ThreeCardPoker(Context):
         where ``rounds`` (per round, boolean) is True."""
         hand = np.flatnonzero(rounds[self.hand_round])
         pp = hand[self.has_pair_plus[hand]]
-        hr, seat = self.hand_round, self.seat
+        hr, seat = self.hand_round, self.hand_seat
         return Nets(round=np.concatenate([hr[hand], hr[hand], hr[hand], hr[pp]]),
                     seat=np.concatenate([seat[hand], seat[hand], seat[hand], seat[pp]]),
                     what=np.repeat(_WAGERS, [len(hand)] * 3 + [len(pp)]),
@@ -419,7 +400,7 @@ class ThreeCardPoker(Context):
     def hand_text(self, i: int) -> str:
         """``seat 3 Kc Ah Jd (high card)`` for hand ``i``."""
         cat = int(self.category[i])
-        return f"seat {int(self.seat[i])} {cards_str(self.cards[i])} ({CATEGORY_NAMES[cat] if cat >= 0 else 'unreadable'})"
+        return f"seat {int(self.hand_seat[i])} {cards_str(self.cards[i])} ({CATEGORY_NAMES[cat] if cat >= 0 else 'unreadable'})"
 
     def dealer_text(self, r: int) -> str:
         """``dealer Qh 3c 2d (qualifies)`` for round ``r``."""
@@ -446,7 +427,7 @@ class ThreeCardPoker(Context):
             f"{format_money(self.ante[i])} play {format_money(self.play[i])}, recorded {rec[k]}"
             for k, i in enumerate(idx))
         return Hits(rows=self.hand_round[idx], message=message, expected=nets(exp_ante, exp_play), recorded=rec,
-                    discrepancy=recorded - expected, seat=self.seat[idx], expected_amount=expected,
+                    discrepancy=recorded - expected, seat=self.hand_seat[idx], expected_amount=expected,
                     recorded_amount=recorded)
 
     def ante_bonus_hits(self, mask: np.ndarray, what: str) -> Hits:
@@ -460,7 +441,7 @@ class ThreeCardPoker(Context):
         return Hits(rows=self.hand_round[idx], message=message,
                     expected=texts(f"ante bonus {format_money(e)}" for e in expected),
                     recorded=texts(f"ante bonus {format_money(b)}" for b in recorded),
-                    discrepancy=recorded - expected, seat=self.seat[idx], expected_amount=expected,
+                    discrepancy=recorded - expected, seat=self.hand_seat[idx], expected_amount=expected,
                     recorded_amount=recorded)
 
     def pair_plus_hits(self, mask: np.ndarray) -> Hits:
@@ -471,7 +452,7 @@ class ThreeCardPoker(Context):
         return Hits(rows=self.hand_round[idx], message=message,
                     expected=texts(f"pair plus {format_net(e)}" for e in expected),
                     recorded=texts(f"pair plus {format_net(r)}" for r in recorded),
-                    discrepancy=recorded - expected, seat=self.seat[idx], expected_amount=expected,
+                    discrepancy=recorded - expected, seat=self.hand_seat[idx], expected_amount=expected,
                     recorded_amount=recorded)
 
     # ---- integrity ---------------------------------------------------------------------------------------
@@ -490,7 +471,7 @@ class ThreeCardPoker(Context):
         dealer = self.dealer_cards if self.dealer_card_count.max(initial=0) <= 3 else padded(
             self.table["dealer_cards"])[0]
         cards = self.cards if self.card_count.max(initial=0) <= 3 else padded(self.hands.field("cards"))[0]
-        seat = self.seat
+        seat = self.hand_seat
         # the hands of the flagged rounds (hands are in round order): hand ``lo[k] + j`` is round k's j-th
         lo, hi = np.searchsorted(self.hand_round, rows), np.searchsorted(self.hand_round, rows + 1)
         count = hi - lo

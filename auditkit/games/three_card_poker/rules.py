@@ -35,9 +35,9 @@ def a_ante(ctx: ThreeCardPoker) -> Hits:
     """
     idx = np.flatnonzero(~(ctx.ante > 0))
     return Hits(rows=ctx.hand_round[idx],
-                message=texts(f"seat {int(ctx.seat[i])} has no ante (ante {format_money(ctx.ante[i])})" for i in idx),
+                message=texts(f"seat {int(ctx.hand_seat[i])} has no ante (ante {format_money(ctx.ante[i])})" for i in idx),
                 expected="ante > 0", recorded=texts(f"ante {format_money(ctx.ante[i])}" for i in idx),
-                seat=ctx.seat[idx])
+                seat=ctx.hand_seat[idx])
 
 
 @rule("tcp.a1", games=(GAME,), citation=f"{SECTION}(a)(1)", severity="high",
@@ -61,7 +61,7 @@ def a1_fold(ctx: ThreeCardPoker) -> Hits:
                 expected=texts(f"ante {format_net(-ctx.ante[i])}, no play bet" for i in idx),
                 recorded=texts(f"ante {format_net(ctx.net_ante[i])}, play {format_money(ctx.play[i])} net "
                                 f"{format_net(ctx.net_play[i])}" for i in idx),
-                discrepancy=np.nan_to_num(recorded - expected), seat=ctx.seat[idx], expected_amount=expected,
+                discrepancy=np.nan_to_num(recorded - expected), seat=ctx.hand_seat[idx], expected_amount=expected,
                 recorded_amount=recorded)
 
 
@@ -80,7 +80,7 @@ def a2_play_bet(ctx: ThreeCardPoker) -> Hits:
                 message=texts(f"{ctx.hand_text(i)} played: play {format_money(ctx.play[i])} differs from ante "
                                f"{format_money(ctx.ante[i])}" for i in idx),
                 expected=texts(f"play {format_money(ctx.ante[i])}" for i in idx),
-                recorded=texts(f"play {format_money(ctx.play[i])}" for i in idx), seat=ctx.seat[idx])
+                recorded=texts(f"play {format_money(ctx.play[i])}" for i in idx), seat=ctx.hand_seat[idx])
 
 
 # ---- (b) ---------------------------------------------------------------------------------------------------------
@@ -105,7 +105,7 @@ def b_dealer_qualifies(ctx: ThreeCardPoker) -> Hits:
     message = np.empty(len(rows), dtype=object)
     for k, r in enumerate(rows):  # (b) rounds only
         lo, hi = np.searchsorted(ctx.hand_round, [r, r + 1])  # hands are in round order
-        seats = ", ".join(str(int(s)) for s in ctx.seat[lo:hi][ctx.played[lo:hi]])
+        seats = ", ".join(str(int(s)) for s in ctx.hand_seat[lo:hi][ctx.played[lo:hi]])
         way = "did not qualify" if ctx.dealer_qualifies[r] else "qualified"
         message[k] = (f"{ctx.dealer_text(r)}: played hands (seats {seats}) settled as if the dealer {way}; "
                       f"nets {format_net(recorded[k])}, expected {format_net(expected[k])}")
