@@ -37,9 +37,6 @@ import pyarrow.dataset as ds
 
 from . import games as registered
 from .columns import flat_values, parents, to_numpy
-from .games.baccarat.theory import baccarat_probabilities
-from .games.blackjack.theory import blackjack_bust_probabilities, blackjack_bust_probability
-from .games.three_card_poker.theory import tcp_dealer_qualify_probability
 from .report import payout_totals
 from .report import summarize as _summarize
 from .schema import schema_for
@@ -52,8 +49,7 @@ __all__ = [
     "summarize", "by_citation", "by_table", "by_dealer", "by_shift", "by_day", "payout_totals",
     "money_findings", "discrepancy_bins", "largest_discrepancies", "cumulative_payouts", "heatmap_frame", "over_time",
     "with_rates", "readable", "overview", "MIN_ROUNDS", "busy",
-    "drill_down", "rounds_behind", "baccarat_probabilities", "tcp_dealer_qualify_probability",
-    "blackjack_bust_probabilities", "blackjack_bust_probability", "outcome_counts",
+    "drill_down", "rounds_behind", "outcome_counts",
     "expected_vs_observed", "flagged_groups", "funnel_limits", "hold",
 ]
 

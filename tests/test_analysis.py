@@ -12,6 +12,9 @@ pytest.importorskip("scipy")
 from sample_store import BIASED_COUNTS, BIASED_TABLE, DAYS, deal_baccarat, sample_store  # noqa: E402
 
 from auditkit import analysis as A  # noqa: E402
+from auditkit.games.baccarat.theory import baccarat_probabilities  # noqa: E402
+from auditkit.games.blackjack.theory import blackjack_bust_probabilities, blackjack_bust_probability  # noqa: E402
+from auditkit.games.three_card_poker.theory import tcp_dealer_qualify_probability  # noqa: E402
 from auditkit.schema import FINDINGS, schema_for  # noqa: E402
 from auditkit.store import SourceRecord, Store  # noqa: E402
 
@@ -227,7 +230,7 @@ def test_rounds_behind(tmp_path):
 
 # ---- exact probabilities --------------------------------------------------------------------
 def test_baccarat_probabilities_published():
-    p = A.baccarat_probabilities(8)
+    p = baccarat_probabilities(8)
     assert p["player"] == pytest.approx(0.446247, abs=5e-7)
     assert p["banker"] == pytest.approx(0.458597, abs=5e-7)
     assert p["tie"] == pytest.approx(0.095156, abs=5e-7)
@@ -236,7 +239,7 @@ def test_baccarat_probabilities_published():
 
 def test_biased_shoe_probabilities_match_dealing():
     """The exact calculation agrees with rounds dealt from the biased shoe by the tableau (first rounds of shoes)."""
-    exact = A.baccarat_probabilities(counts=BIASED_COUNTS)
+    exact = baccarat_probabilities(counts=BIASED_COUNTS)
     d = deal_baccarat(BIASED_COUNTS, n_shoes=20000, rounds_per_shoe=1, seed=3)
     observed = np.bincount(d["outcome"], minlength=3) / len(d["outcome"])
     se = np.sqrt(0.25 / len(d["outcome"]))
@@ -246,11 +249,11 @@ def test_biased_shoe_probabilities_match_dealing():
 
 
 def test_tcp_dealer_qualification():
-    assert A.tcp_dealer_qualify_probability() == pytest.approx(1 - 6720 / 22100, abs=1e-12)
+    assert tcp_dealer_qualify_probability() == pytest.approx(1 - 6720 / 22100, abs=1e-12)
 
 
 def test_blackjack_bust_probabilities():
-    exact = A.blackjack_bust_probabilities(decks=400)  # close to an infinite deck
+    exact = blackjack_bust_probabilities(decks=400)  # close to an infinite deck
     rng = np.random.default_rng(5)
     n = 600_000
     vals = np.array([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10])
@@ -266,9 +269,9 @@ def test_blackjack_bust_probabilities():
     for u in range(1, 11):
         m = (up == u) & no_bj
         assert abs((total[m] > 21).mean() - exact[u]) < 0.008, u
-    six = A.blackjack_bust_probability(6)
+    six = blackjack_bust_probability(6)
     assert six == pytest.approx(0.2960, abs=5e-4)
-    assert A.blackjack_bust_probability(6, hits_soft_17=True) > six
+    assert blackjack_bust_probability(6, hits_soft_17=True) > six
 
 
 # ---- expected versus observed ---------------------------------------------------------------

@@ -14,6 +14,7 @@ from sample_store import BIASED_TABLE, sample_store  # noqa: E402
 
 from auditkit import analysis as A  # noqa: E402
 from auditkit import charts as C  # noqa: E402
+from auditkit.games.baccarat.theory import baccarat_probabilities  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -165,7 +166,7 @@ def test_funnel_plot():
     counts = A.outcome_counts(sample_store(), games="baccarat")
     eo = A.expected_vs_observed(counts, "table_id")
     player = eo[eo["event"] == "player"]
-    limits = A.funnel_limits(A.baccarat_probabilities()["player"], int(player["trials"].max()))
+    limits = A.funnel_limits(baccarat_probabilities()["player"], int(player["trials"].max()))
     spec = C.funnel_plot(player, limits).to_dict()
     assert {"table_id", "trials", "observed", "expected", "rate", "p_value", "p_adjusted", "flagged"} \
         <= _fields(spec, "tooltip")
@@ -232,7 +233,7 @@ def _every_chart(findings: pd.DataFrame) -> list:
         C.discrepancy_histogram(A.discrepancy_bins(findings)),
         C.largest_discrepancies(A.largest_discrepancies(findings, 10)),
         C.cumulative_payouts(A.cumulative_payouts(findings)),
-        C.funnel_plot(player, A.funnel_limits(A.baccarat_probabilities()["player"], int(player["trials"].max()))),
+        C.funnel_plot(player, A.funnel_limits(baccarat_probabilities()["player"], int(player["trials"].max()))),
         C.hold_heatmap(A.hold(store)), C.hold_by_table(A.hold(store, by=["game", "table_id"])),
     ]
 

@@ -14,7 +14,6 @@ ROOT = Path(__file__).resolve().parents[1] / "auditkit"
 GAME = re.compile("|".join(re.escape(n).replace("_", "[_ ]") for g in games.games() for n in g.names), re.IGNORECASE)
 
 NAMED = {
-    "analysis.py": "re-exports each game's theory helpers (baccarat_probabilities...) as the notebooks' API",
     "cli/validate.py": "--citation's help shows a rule id as an example (baccarat.b5)",
     "cards.py": "the card values shared by the games' kernels and simulators (BACCARAT_POINTS, BLACKJACK_POINTS)",
     "ingest/profiles/roles.py": "profile suggest drafts a game from the columns it sees (a joker: pai gow poker)",
