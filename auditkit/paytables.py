@@ -170,14 +170,21 @@ def value_reason(section: str, key: str, value: Any) -> str | None:
         if not isinstance(value, dict):
             return "must be a table of hand = payout"
         return None
-    if kind == "house_way":
-        from .games.pai_gow_poker.house_way import BUILTIN
-
-        return None if isinstance(value, str) and value else (
-            f"must be the name of a built-in house way ({', '.join(BUILTIN)}) or of a [pai_gow_poker.house_ways] table")
-    if kind == "house_ways":
-        return None if isinstance(value, dict) else "must be a table of house ways by name"
+    own = _own_kind(kind)
+    if own is not None:
+        return own.value_reason(kind, value)
     raise AssertionError(f"unknown schema type {kind!r}")  # a bug in settings_schema.toml
+
+
+def _own_kind(kind: str) -> Any:
+    """The settings module of the game whose own kind of setting ``kind`` is (``Game.setting_kinds``)."""
+    from . import games
+
+    for g in games.games():
+        module = g.setting_kinds_module()
+        if module is not None and kind in module.KINDS:
+            return module
+    return None
 
 
 def _key(path: list[str]) -> str:
@@ -189,8 +196,6 @@ def _key(path: list[str]) -> str:
 def check_settings(data: dict[str, Any], where: str, prefix: tuple[str, ...] = ()) -> None:
     """Check configuration data (a TOML file's shape) against the schema; ConfigError names
     ``where`` (the file), the key (under ``prefix``, e.g. a job's ``settings``), the value and the reason."""
-    from .games.pai_gow_poker.house_way import HouseWayError, load_house_way
-
     sch, defaults = schema(), _defaults()
 
     def fail(path: list[str], reason: str, value: Any = None, with_value: bool = True) -> None:
@@ -216,12 +221,9 @@ def check_settings(data: dict[str, Any], where: str, prefix: tuple[str, ...] = (
                     reason = _number_reason(pay, sch[name][key])
                     if reason:
                         fail(path + [key, hand], reason, pay)
-            elif kind == "house_ways":
-                for way, spec in value.items():
-                    try:
-                        load_house_way(spec if isinstance(spec, dict) else None)  # type: ignore[arg-type]
-                    except (HouseWayError, TypeError, ValueError) as exc:
-                        fail(path + [key, way], str(exc), with_value=False)
+            elif (own := _own_kind(kind)) is not None:
+                for part, why in own.item_reasons(kind, value):
+                    fail(path + [key, part], why, with_value=False)
 
     if not isinstance(data, dict):
         raise ConfigError(f"{where}: must be a table of sections")
@@ -248,8 +250,6 @@ def check_settings(data: dict[str, Any], where: str, prefix: tuple[str, ...] = (
 def check_merged(cfg: Config, where: str) -> None:
     """The checks across keys of a merged configuration, globally and per table: ``at_most``
     pairs (table_min <= table_max) and house way names; ConfigError names ``where``."""
-    from .games.pai_gow_poker.house_way import BUILTIN
-
     sch = schema()
     tables = [None, *cfg.data.get("tables", {})]
     for name, keys in sch.items():
@@ -265,10 +265,10 @@ def check_merged(cfg: Config, where: str) -> None:
                 if other and sec[key] > sec[other]:
                     raise ConfigError(f"{where}: {_key([*path, key])} = {show(sec[key])}: must be at most "
                                       f"{other} = {show(sec[other])}")
-                if spec["type"] == "house_way" and sec[key] not in BUILTIN and sec[key] not in sec["house_ways"]:
-                    raise ConfigError(f"{where}: {_key([*path, key])} = {show(sec[key])}: unknown house way "
-                                      f"(built-in: {', '.join(BUILTIN)}; defined: "
-                                      f"{', '.join(sec['house_ways']) or 'none'})")
+                own = _own_kind(spec["type"])
+                why = own.merged_reason(spec["type"], sec[key], sec) if own is not None else None
+                if why:
+                    raise ConfigError(f"{where}: {_key([*path, key])} = {show(sec[key])}: {why}")
 
 
 @dataclass

@@ -19,7 +19,6 @@ NAMED = {
     "ingest/profiles/roles.py": "profile suggest drafts a game from the columns it sees (a joker: pai gow poker)",
     "ingest/profiles/suggest.py": "the same, from player and banker cards or double/split columns",
     "job.py": "a job's [limits] section is blackjack's table limits by table (a documented job key)",
-    "paytables.py": "the pai_gow_poker house way setting types (a built-in house way's name, house way tables)",
     "simulate/exports.py": "builds the bundled sample exports, one per game",
     "simulate/samples.py": "builds the bundled sample logs of the four games",
     "simulate/stories.py": "the sample data's planted stories, one per game",

@@ -62,6 +62,9 @@ class Game:
     * ``csv_flattened``: record objects of its own that the CSV layout writes as ``<name>_<key>``
       columns where another game's field of the same name is a column of its own (pai gow poker's
       ``dealer``: ``dealer_cards``, ``dealer_high``, ``dealer_low``).
+    * ``setting_kinds``: the module of its own kinds of setting (``settings_schema.toml`` types only it
+      uses): ``KINDS``, ``value_reason(kind, value)``, ``item_reasons(kind, value)`` and
+      ``merged_reason(kind, value, section)`` (:mod:`auditkit.paytables` asks them).
     * ``theory``: the module of its analysis helpers: ``STAKE_COLUMNS`` and
       ``stakes_and_nets(hands)`` for hold; ``EVENTS``, ``EVENT_COLUMNS``, ``EXCLUSIVE`` and
       ``events(table, config, game)`` for the events of known odds (none: ``EVENTS = ()``).
@@ -87,6 +90,7 @@ class Game:
     words: str | None = None
     house_rules: dict[str, str] = field(default_factory=dict)
     csv_flattened: tuple[str, ...] = ()
+    setting_kinds: str | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -126,6 +130,10 @@ class Game:
     def evidence_module(self) -> Any | None:
         """Its module of evidence only it knows (``STANDS_FOR``, ``lacking(table)``: rules/coverage.py), or None."""
         return importlib.import_module(self.evidence) if self.evidence else None
+
+    def setting_kinds_module(self) -> Any | None:
+        """Its module of its own kinds of setting (see ``setting_kinds``), or None."""
+        return importlib.import_module(self.setting_kinds) if self.setting_kinds else None
 
     def analysis(self) -> Any | None:
         """Its analysis module (hold, events of known odds), or None."""

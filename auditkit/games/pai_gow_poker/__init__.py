@@ -10,4 +10,5 @@ GAME = register(Game(
     rules=f"{__name__}.rules", bulk=f"{__name__}.bulk", simulate=f"{__name__}.simulate:simulate", theory=f"{__name__}.theory", words=f"{__name__}.words",
     notebook="13_pai_gow_poker",
     house_rules={"win": "ratio", "commission": "ratio"}, csv_flattened=("dealer",),
+    setting_kinds=f"{__name__}.settings",
 ))
