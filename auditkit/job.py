@@ -28,7 +28,7 @@ output folder, the configuration and what to check::
     [settings.baccarat]                   # optional inline overrides, same shape as a config file
     tie = 9.0
 
-    [limits]                              # optional blackjack table limits by table id or glob
+    [limits]                              # optional table limits by table id or glob (limit_sections())
     "BJ-*" = { min = 25, max = 1000 }
 
 Relative paths are relative to the job file. A run takes the store's lock,
@@ -106,13 +106,21 @@ class Job:
         over = json.loads(json.dumps(self.settings))  # a deep copy of plain TOML data
         tables = over.setdefault("tables", {})
         for pattern, lim in self.limits.items():
-            bj = tables.setdefault(pattern, {}).setdefault("blackjack", {})
-            bj.update({f"table_{k}": v for k, v in lim.items()})
+            for section in limit_sections():
+                tables.setdefault(pattern, {}).setdefault(section, {}).update({f"table_{k}": v for k, v in lim.items()})
         cfg = load_config(self.config_path)
         source = str(self.config_path) if self.config_path else "defaults"
         if self.settings or self.limits:
             cfg = merge_config(cfg, over, source + " + job settings", where=str(self.path), prefix=("settings",))
         return cfg
+
+
+def limit_sections() -> list[str]:
+    """The configuration sections a job's ``[limits]`` sets: those with ``table_min`` and ``table_max``
+    settings (blackjack's, among the built-in games)."""
+    from .paytables import schema
+
+    return [name for name, keys in schema().items() if "table_min" in keys and "table_max" in keys]
 
 
 def _strings(raw: dict[str, Any], key: str, where: Path) -> list[str]:
@@ -251,9 +259,10 @@ def load_job(path: str | Path) -> Job:
         if not isinstance(lim, dict) or not lim or set(lim) - {"min", "max"}:
             raise JobError(f"{where} must be {{min = <number>, max = <number>}}")
         for k, v in lim.items():
-            reason = value_reason("blackjack", f"table_{k}", v)
-            if reason:
-                raise JobError(f"{where}.{k} = {show(v)}: {reason}")
+            for section in limit_sections():
+                reason = value_reason(section, f"table_{k}", v)
+                if reason:
+                    raise JobError(f"{where}.{k} = {show(v)}: {reason}")
         if "min" in lim and "max" in lim and lim["min"] > lim["max"]:
             raise JobError(f"{where}.min = {show(lim['min'])}: min is above max ({show(lim['max'])})")
     engine = raw.get("engine", {})

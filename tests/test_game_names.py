@@ -18,7 +18,6 @@ NAMED = {
     "cards.py": "the card values shared by the games' kernels and simulators (BACCARAT_POINTS, BLACKJACK_POINTS)",
     "ingest/profiles/roles.py": "profile suggest drafts a game from the columns it sees (a joker: pai gow poker)",
     "ingest/profiles/suggest.py": "the same, from player and banker cards or double/split columns",
-    "job.py": "a job's [limits] section is blackjack's table limits by table (a documented job key)",
     "simulate/exports.py": "builds the bundled sample exports, one per game",
     "simulate/samples.py": "builds the bundled sample logs of the four games",
     "simulate/stories.py": "the sample data's planted stories, one per game",
