@@ -69,7 +69,7 @@ def format_column(table: pa.Table, template: str) -> tuple[pa.Array, dict[int, s
                 failed.setdefault(i, errors[int(idx[i])])  # the first field that fails, as str.format
         pieces.append(pc.take(pa.array(texts, pa.string()), indices))
     if not any(isinstance(p, pa.Array) for p in pieces):
-        return pa.array([template.replace("{{", "{").replace("}}", "}")] * n, pa.string()), {}
+        return pa.array(["".join(pieces)] * n, pa.string()), {}  # type: ignore[arg-type]
     args = [p if isinstance(p, pa.Array) else pa.scalar(p, pa.string()) for p in pieces]
     out = args[0] if len(args) == 1 else pc.binary_join_element_wise(*args, "")
     if absent.any():
