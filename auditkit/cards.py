@@ -20,7 +20,7 @@ NO_CARD = -1
 
 __all__ = [
     "RANKS", "SUITS", "JOKER", "NO_CARD", "CardError", "parse_card", "parse_cards",
-    "card_str", "cards_str", "RANK", "SUIT", "BACCARAT_POINTS", "BLACKJACK_POINTS",
+    "card_str", "cards_str", "RANK", "SUIT", "rank_table",
     "IS_ACE", "VALID", "NAMES",
 ]
 
@@ -72,7 +72,9 @@ def cards_str(codes: Iterable[int]) -> str:
     return " ".join(card_str(c) for c in codes if int(c) != NO_CARD)
 
 
-def _table(values: Iterable[int], joker: int, pad: int) -> np.ndarray:
+def rank_table(values: Iterable[int], joker: int, pad: int) -> np.ndarray:
+    """A value per card code from a value per rank (deuce .. ace), the joker's and the padding's
+    (a game's point values: ``games/baccarat/tableau.py``, ``games/blackjack/hands.py``)."""
     table = np.empty(54, dtype=np.int8)
     table[:52] = np.repeat(np.fromiter(values, dtype=np.int8, count=13), 4)
     table[JOKER] = joker
@@ -80,14 +82,10 @@ def _table(values: Iterable[int], joker: int, pad: int) -> np.ndarray:
     return table
 
 
-RANK = _table(range(13), joker=13, pad=-1)
+RANK = rank_table(range(13), joker=13, pad=-1)
 """Rank index 0 (deuce) .. 12 (ace); joker 13; no card -1."""
 SUIT = np.concatenate([np.tile(np.arange(4, dtype=np.int8), 13), np.array([-1, -1], dtype=np.int8)])
 """Suit index 0..3; joker and no card -1."""
-BACCARAT_POINTS = _table([2, 3, 4, 5, 6, 7, 8, 9, 0, 0, 0, 0, 1], joker=0, pad=0)
-"""Baccarat point value: A = 1, 2-9 face, T J Q K = 0; no card 0."""
-BLACKJACK_POINTS = _table([2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10, 1], joker=0, pad=0)
-"""Blackjack hard value (ace 1; soft totals add 10 once where it does not bust)."""
 IS_ACE = RANK == 12
 VALID = np.zeros(54, dtype=bool)
 VALID[:53] = True

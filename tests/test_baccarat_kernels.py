@@ -11,11 +11,12 @@ import pyarrow.compute as pc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from auditkit.cards import BACCARAT_POINTS, JOKER
+from auditkit.cards import JOKER
 from auditkit.columns import padded
 from auditkit.games.baccarat import kernels
 from auditkit.games.baccarat.kernels import ROUNDS_PER_STEP, mispaid_wagers, read_hand
 from auditkit.games.baccarat.paytable import BETS, OTHER, PAY_KEYS, net_per_unit
+from auditkit.games.baccarat.tableau import BACCARAT_POINTS
 from auditkit.money import money_differs
 
 

@@ -4,8 +4,6 @@ import numpy as np
 import pytest
 
 from auditkit.cards import (
-    BACCARAT_POINTS,
-    BLACKJACK_POINTS,
     JOKER,
     NO_CARD,
     RANK,
@@ -15,6 +13,8 @@ from auditkit.cards import (
     parse_card,
     parse_cards,
 )
+from auditkit.games.baccarat.tableau import BACCARAT_POINTS
+from auditkit.games.blackjack.hands import BLACKJACK_POINTS
 
 
 def test_every_card_round_trips():

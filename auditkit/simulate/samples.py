@@ -139,8 +139,7 @@ def deal_baccarat(counts: tuple[int, ...], n_shoes: int, rounds_per_shoe: int, s
     banker card matrices, shoe index, round number within the shoe and outcome
     code (0 player, 1 banker, 2 tie), shoe by shoe.
     """
-    from ..cards import BACCARAT_POINTS
-    from ..games.baccarat.tableau import banker_draws, outcome_of, player_draws
+    from ..games.baccarat.tableau import BACCARAT_POINTS, banker_draws, outcome_of, player_draws
 
     rng = np.random.default_rng(seed)
     shoe = np.concatenate([np.resize(_codes_of_value(v), c) for v, c in enumerate(counts)]).astype(np.int8)

@@ -20,9 +20,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...cards import BACCARAT_POINTS
 from ...columns import combine, padded
 from .paytable import BANKER, BETS, OTHER, PLAYER, TIE
+from .tableau import BACCARAT_POINTS
 
 __all__ = ["Hand", "read_hand", "bet_kinds", "mispaid_wagers", "ROUNDS_PER_STEP"]
 

@@ -34,10 +34,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...cards import BACCARAT_POINTS, JOKER
+from ...cards import JOKER
 from ...money import money_round
 from ...schema import WAGER, schema_for, table_of
-from .tableau import outcome_of
+from .tableau import BACCARAT_POINTS, outcome_of
 
 __all__ = ["simulate", "CITATIONS"]
 

@@ -1,6 +1,6 @@
 """The tableau of 68 IAC 10-10-14(b) and the outcome of a round, as plainly named data.
 
-Point values (A = 1, 2-9 face value, T J Q K = 0) are :data:`auditkit.cards.BACCARAT_POINTS`;
+Point values (A = 1, 2-9 face value, T J Q K = 0) are :data:`BACCARAT_POINTS`;
 a total is the sum mod 10. The rules (through their context) and the analysis
 (``theory.py``) read the tables below; the simulator deals from its own written-out
 copy of the regulation's if/else, so that its round trip tests these tables.
@@ -11,6 +11,11 @@ from __future__ import annotations
 from collections.abc import Collection
 
 import numpy as np
+
+from ...cards import rank_table
+
+BACCARAT_POINTS = rank_table([2, 3, 4, 5, 6, 7, 8, 9, 0, 0, 0, 0, 1], joker=0, pad=0)
+"""Baccarat point value of each card code: A = 1, 2-9 face, T J Q K = 0; a joker and no card 0."""
 
 __all__ = ["NATURALS", "PLAYER_DRAWS_ON", "BANKER_DRAWS_WHEN_PLAYER_STOOD", "BANKER_DRAWS_WHEN_PLAYER_DREW",
            "OUTCOMES", "is_natural", "player_draws", "banker_draws", "banker_draws_table",

@@ -9,9 +9,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ...cards import BACCARAT_POINTS
 from ...columns import padded
-from .tableau import banker_draws, outcome_of, player_draws
+from .tableau import BACCARAT_POINTS, banker_draws, outcome_of, player_draws
 
 __all__ = ["EVENTS", "EXCLUSIVE", "EVENT_COLUMNS", "STAKE_COLUMNS", "baccarat_probabilities", "shoe_counts",
            "events"]

@@ -16,7 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from ...cards import BLACKJACK_POINTS, IS_ACE
+from ...cards import IS_ACE, rank_table
+
+BLACKJACK_POINTS = rank_table([2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10, 1], joker=0, pad=0)
+"""Blackjack hard value of each card code (ace 1; soft totals add 10 once where it does not bust)."""
 
 __all__ = ["TWENTY_ONE", "DEALER_STANDS", "ACTIONS", "CHANGES", "CONFIRMED", "ALTERS", "POINTS", "ACES",
            "best_total", "hand_totals", "total", "is_blackjack", "busts", "dealer_must_draw", "is_live",

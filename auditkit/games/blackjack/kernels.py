@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...cards import BLACKJACK_POINTS, IS_ACE
-from .hands import best_total
+from ...cards import IS_ACE
+from .hands import BLACKJACK_POINTS, best_total
 
 __all__ = ["list_totals", "list_counts"]
 

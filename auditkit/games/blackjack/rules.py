@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...cards import BLACKJACK_POINTS, IS_ACE, JOKER, cards_str
+from ...cards import IS_ACE, JOKER, cards_str
 from ...columns import flat_values, padded, parents, struct_field, to_numpy
 from ...money import format_money, format_net, money_differs, money_round
 from ...paytables import Config
@@ -32,7 +32,7 @@ from ...rules.integrity import shoe_excess, shoe_groups
 from ...rules.registry import Hits, rule
 from ...rules.void import VOID_SUMMARY, void_round_nets
 from .context import Blackjack, card_lists
-from .hands import ACTIONS, best_total, dealer_must_draw
+from .hands import ACTIONS, BLACKJACK_POINTS, best_total, dealer_must_draw
 
 __all__ = ["Blackjack"]
 

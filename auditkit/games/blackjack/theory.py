@@ -11,9 +11,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ...cards import BLACKJACK_POINTS
 from .context import Blackjack
-from .hands import best_total, busts, dealer_must_draw
+from .hands import BLACKJACK_POINTS, best_total, busts, dealer_must_draw
 
 __all__ = ["EVENTS", "EXCLUSIVE", "EVENT_COLUMNS", "STAKE_COLUMNS", "blackjack_bust_probabilities",
            "blackjack_bust_probability", "events", "stakes_and_nets"]
