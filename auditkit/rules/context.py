@@ -199,12 +199,12 @@ class Context:
 
     @cached_property
     def wager_amount(self) -> np.ndarray:
-        return numbers(struct_field(self.wagers, "amount"), 0.0).astype(np.float64, copy=False)
+        return numbers(struct_field(self.wagers, "amount"), 0.0, np.float64)
 
     @cached_property
     def wager_net(self) -> np.ndarray:
         """Each wager's recorded net."""
-        return numbers(struct_field(self.wagers, "net"), 0.0).astype(np.float64, copy=False)
+        return numbers(struct_field(self.wagers, "net"), 0.0, np.float64)
 
     # ---- the ``hands`` list of the games that record patron hands, one element per hand ---------
     @cached_property

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from ...cards import NAMES, card_str
 from .model import FieldSpec, Profile
 
-__all__ = ["column_values", "column_codes", "code_reasons", "card_reader", "time_reader", "money_reader", "converter", "SYMBOLS"]
+__all__ = ["column_values", "column_codes", "code_reasons", "encode", "card_reader", "time_reader", "money_reader", "converter", "SYMBOLS"]
 
 SYMBOLS = {"♣": "c", "♧": "c", "♦": "d", "♢": "d", "♥": "h", "♡": "h", "♠": "s", "♤": "s"}
 _RANK_WORDS = {"10": "T", "1": "A", "11": "J", "12": "Q", "13": "K", "14": "A"}
@@ -265,21 +265,26 @@ def column_codes(col: pa.ChunkedArray | pa.Array, read: Callable[[str], Any]
     """A column read one distinct value at a time: (the converted distinct values, an object array
     whose last entry, None, stands for a null cell; each row's index into it; the reason of each
     distinct value that failed, by its index)."""
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks()
-    enc = pc.dictionary_encode(col)
-    dictionary = enc.dictionary.to_pylist()
+    dictionary, indices = encode(col)
     values = np.empty(len(dictionary) + 1, dtype=object)  # filled one by one: a list value is one object
     failed: dict[int, str] = {}
-    for k, text in enumerate(dictionary):
+    for k, text in enumerate(dictionary.to_pylist()):
         if text is None or not str(text).strip():
             continue
         try:
             values[k] = read(text)
         except ValueError as exc:
             failed[k] = str(exc)
-    indices = pc.fill_null(enc.indices, len(dictionary)).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
     return values, indices, failed
+
+
+def encode(col: pa.ChunkedArray | pa.Array) -> tuple[pa.Array, np.ndarray]:
+    """A column's distinct cells and each row's index into them (a null cell: one past the last)."""
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    enc = pc.dictionary_encode(col)
+    n = len(enc.dictionary)
+    return enc.dictionary, pc.fill_null(enc.indices, n).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
 
 
 def code_reasons(indices: np.ndarray, failed: dict[int, str]) -> dict[int, str]:
@@ -304,13 +309,10 @@ def time_values(col: pa.ChunkedArray | pa.Array, prof: Profile) -> tuple[list[An
     fmt = prof.time_format or ""
     if prof.time_kind != "strftime" or not prof.zone or any(d in fmt for d in ("%f", "%z", "%Z")):
         return column_values(col, read)
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks()
-    enc = pc.dictionary_encode(col)
-    distinct, failed = _arrow_times(enc.dictionary, prof, fmt, read)
+    dictionary, indices = encode(col)
+    distinct, failed = _arrow_times(dictionary, prof, fmt, read)
     values = np.empty(len(distinct) + 1, dtype=object)  # the last entry for a null cell
     values[:-1] = distinct
-    indices = pc.fill_null(enc.indices, len(distinct)).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
     return values[indices].tolist(), code_reasons(indices, failed)
 
 

@@ -15,6 +15,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .notation import code_reasons, encode
+
 __all__ = ["format_row", "format_column", "names"]
 
 
@@ -50,24 +52,20 @@ def format_column(table: pa.Table, template: str) -> tuple[pa.Array, dict[int, s
             pieces.append(literal)
         if not name:
             continue
-        col = table[name].combine_chunks() if isinstance(table[name], pa.ChunkedArray) else table[name]
-        enc = pc.dictionary_encode(col)
+        dictionary, indices = encode(table[name])
         one = "{0:" + spec + "}" if spec else "{0}"
         texts: list[str | None] = []
         errors: dict[int, str] = {}
-        for k, v in enumerate(enc.dictionary.to_pylist()):
+        for k, v in enumerate(dictionary.to_pylist()):
             try:
                 texts.append(one.format(cell(v)))
             except (ValueError, TypeError) as exc:
                 texts.append(None)
                 errors[k] = str(exc)
-        indices = enc.indices
-        absent |= pc.is_null(indices).to_numpy(zero_copy_only=False)
-        if errors:
-            idx = pc.fill_null(indices, -1).to_numpy(zero_copy_only=False)
-            for i in np.flatnonzero(np.isin(idx, np.fromiter(errors, np.int64))).tolist():
-                failed.setdefault(i, errors[int(idx[i])])  # the first field that fails, as str.format
-        pieces.append(pc.take(pa.array(texts, pa.string()), indices))
+        absent |= indices == len(dictionary)
+        for i, why in code_reasons(indices, errors).items():
+            failed.setdefault(i, why)  # the first field that fails, as str.format
+        pieces.append(pa.array(texts + [None], pa.string()).take(pa.array(indices)))
     if not any(isinstance(p, pa.Array) for p in pieces):
         return pa.array(["".join(pieces)] * n, pa.string()), {}  # type: ignore[arg-type]
     args = [p if isinstance(p, pa.Array) else pa.scalar(p, pa.string()) for p in pieces]
