@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from .rules.template import evidence_text
 from .schema import FINDINGS, SUMMARIES
 from .store import atomic_path, write_parquet_atomic
 
@@ -39,8 +40,11 @@ def safe_cell(value: object) -> object:
 
 
 def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
-    """A copy of ``frame`` whose text columns are escaped with :func:`safe_cell`."""
+    """A copy of ``frame`` whose text columns are escaped with :func:`safe_cell` (a finding's evidence
+    written out as ``name=value; ...``)."""
     out = frame.copy()
+    if "evidence" in out.columns:
+        out["evidence"] = out["evidence"].map(evidence_text)
     for col in out.columns:
         if out[col].dtype == object or pd.api.types.is_string_dtype(out[col]):
             out[col] = out[col].map(safe_cell)

@@ -79,9 +79,11 @@ FINDINGS = pa.schema([
     ("discrepancy", pa.float64()), ("expected_amount", pa.float64()), ("recorded_amount", pa.float64()),
     ("seats", pa.string()), ("shoe_id", pa.string()), ("date", pa.string()),
     ("source_file", pa.string()), ("source_line", pa.int64()),
+    ("evidence", pa.map_(pa.string(), pa.float64())),
 ])
 """The findings table: the spec's report columns in order, the expected and recorded nets as numbers
-(empty where no money is involved), then context columns."""
+(empty where no money is involved), then context columns, then the numbers the finding rests on
+(``evidence``: name to number, in the rule's order; a name repeats when a finding joins several seats)."""
 
 SUMMARIES = {"citation": ["game", "citation", "rule_id", "severity"], "table": ["game", "table_id"],
              "dealer": ["game", "dealer_id"], "day": ["game", "date"]}

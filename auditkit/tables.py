@@ -20,6 +20,7 @@ import pandas as pd
 
 from .cards import JOKER, NO_CARD, RANKS
 from .money import format_money, format_net
+from .rules.template import evidence_text
 
 __all__ = ["SIGNED", "UNSIGNED", "PROSE", "money_text", "cards_text", "hand_lines", "events_text", "wagers_text",
            "readable", "relative_to", "show", "ROWS"]
@@ -148,6 +149,8 @@ def readable(frame: pd.DataFrame, currency: str | None = None) -> pd.DataFrame:
                 r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d$").all():
             text = col.astype(str)
             out[c] = text.str.slice(0, 10) + " " + text.str.slice(11, 19) + " (UTC" + text.str.slice(19) + ")"
+        elif c == "evidence" and col.dtype == object:
+            out[c] = col.map(evidence_text)
         elif col.dtype == object and col.map(lambda v: isinstance(v, (list, dict, np.ndarray))).any():
             out[c] = col.map(lambda v: ", ".join(map(str, v)) if isinstance(v, (list, np.ndarray))
                              else "; ".join(f"{k} {x}" for k, x in v.items()) if isinstance(v, dict) else v)

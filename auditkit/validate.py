@@ -88,18 +88,22 @@ def _hit_columns(hits: Hits, rule: Rule) -> dict[str, np.ndarray]:
     n = len(hits)
     rows = np.asarray(hits.rows, dtype=np.int64)
     seat = hits.seat
+    message, expected, recorded = rule.words(hits)
+    evidence = np.empty(n, dtype=object)
+    evidence[:] = rule.numbers(hits)
     cols = {
         "row": rows,
         "rule_id": np.full(n, rule.rule_id, dtype=object),
         "citation": np.full(n, rule.citation, dtype=object),
         "severity": np.full(n, rule.severity, dtype=object),
-        "message": _as_array(hits.message, n).astype(object),
-        "expected": _as_array(hits.expected, n).astype(object),
-        "recorded": _as_array(hits.recorded, n).astype(object),
+        "message": _as_array(message, n).astype(object),
+        "expected": _as_array(expected, n).astype(object),
+        "recorded": _as_array(recorded, n).astype(object),
         "discrepancy": _as_array(hits.discrepancy, n, np.float64).astype(np.float64),
         "expected_amount": _as_array(hits.expected_amount, n, np.float64).astype(np.float64),
         "recorded_amount": _as_array(hits.recorded_amount, n, np.float64).astype(np.float64),
         "seats": _seat_text(seat, n),
+        "evidence": evidence,
     }
     if len(np.unique(rows)) < n:  # rare: several seats of one round, say
         merged = _merge_per_round(pd.DataFrame(cols))
@@ -131,8 +135,10 @@ def _merge_per_round(frame: pd.DataFrame) -> pd.DataFrame:
         discrepancy=("discrepancy", "sum"),
         expected_amount=("expected_amount", lambda a: a.sum(min_count=1)),  # NaN stays NaN: no money
         recorded_amount=("recorded_amount", lambda a: a.sum(min_count=1)),
+        evidence=("evidence", lambda e: [pair for pairs in e for pair in pairs]),  # in the order of the seats
     )
-    first.update(joined)
+    first.update(joined.drop(columns="evidence"))
+    first["evidence"] = joined["evidence"]
     for col in ("discrepancy", "expected_amount", "recorded_amount"):
         first[col] = joined[col].astype(np.float64)
     return first.reset_index()
@@ -167,6 +173,7 @@ def _findings(table: pa.Table, found: list[tuple[Rule, Hits]], game: str, date: 
         "seats": cols["seats"], "shoe_id": m["shoe_id"][inv],
         "date": m["date"][inv] if "date" in m else np.full(n, date or "", dtype=object),
         "source_file": m["source_file"][inv], "source_line": m["source_line"][inv].astype(np.int64),
+        "evidence": cols["evidence"],
     }
     return pa.Table.from_arrays([pa.array(out[f.name], type=f.type) for f in FINDINGS], schema=FINDINGS)
 
@@ -272,7 +279,7 @@ def _shoe_rule_on(table: pa.Table, config: Config, rule: Rule, checkable: np.nda
     in its shoe either: its cards may be invented), as rows of ``table``."""
     rows = np.flatnonzero(checkable)
     if not len(rows):
-        return Hits(rows=rows, message="")
+        return Hits(rows=rows)
     hits = rule.func(table.take(pa.array(rows)), config)
     hits.rows = rows[np.asarray(hits.rows, dtype=np.int64)]
     return hits

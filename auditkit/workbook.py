@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from .rules.template import evidence_text
 from .schema import SUMMARIES
 from .status import SEVERITIES
 from .store import atomic_path
@@ -62,6 +63,8 @@ def write_workbook(path: str | Path, findings: pd.DataFrame, *, scope: Mapping[s
 def _findings_frame(findings: pd.DataFrame) -> pd.DataFrame:
     """The findings with ``started_at`` as a local date and time (a spreadsheet sorts and filters it)."""
     out = findings.copy()
+    if "evidence" in out:
+        out["evidence"] = out["evidence"].map(evidence_text)
     if "started_at" in out and len(out):
         stamps = pd.to_datetime(out["started_at"], errors="coerce", utc=False, format="ISO8601")
         out["started_at"] = [s.replace(tzinfo=None) if isinstance(s, pd.Timestamp) and s is not pd.NaT else None

@@ -25,7 +25,7 @@ def _finding(round_id: str, game: str, table: str, dealer: str, at: str, citatio
             "rule_id": rule or f"{game}.{citation}", "citation": citation, "severity": severity, "message": "m",
             "expected": "", "recorded": "", "discrepancy": disc, "expected_amount": float("nan"),
             "recorded_amount": float("nan"), "seats": "", "shoe_id": "", "date": at[:10],
-            "source_file": "f", "source_line": 1}
+            "source_file": "f", "source_line": 1, "evidence": []}
 
 
 @pytest.fixture

@@ -366,7 +366,7 @@ def test_paytable():
     assert f.loc["bwin_no_commission", "seats"] == "1,2"
     assert "seat 10 player bet 25.00" in f.loc["pwin_commission", "message"]
     assert "net +23.75, expected +25.00" in f.loc["pwin_commission", "message"]
-    assert (f.loc["bwin_off_cent", "expected"], f.loc["bwin_off_cent", "recorded"]) == ("35.63", "35.61")
+    assert (f.loc["bwin_off_cent", "expected"], f.loc["bwin_off_cent", "recorded"]) == ("+35.63", "+35.61")
     # findings as data: the expected and recorded nets of the wagers each finding covers
     amounts = f[["expected_amount", "recorded_amount"]].to_dict("index")
     assert amounts["pwin_commission"] == pytest.approx({"expected_amount": 25.0, "recorded_amount": 23.75})

@@ -39,11 +39,12 @@ def test_hits_concat_spreads_a_part_s_single_values_over_its_hits_and_none_is_em
 
     from auditkit.rules.registry import Hits
 
-    a = Hits(rows=np.array([3, 1]), message="same", discrepancy=0.0, seat=np.array([1, 2]))
-    b = Hits(rows=np.array([7]), message=np.array(["own"], dtype=object), expected="x", discrepancy=np.array([2.5]),
-             seat=np.array([4]), expected_amount=np.array([1.0]), recorded_amount=np.array([3.5]))
+    a = Hits(rows=np.array([3, 1]), case="same", discrepancy=0.0, seat=np.array([1, 2]),
+             evidence={"n": np.array([1, 2])})
+    b = Hits(rows=np.array([7]), case=np.array(["own"], dtype=object), discrepancy=np.array([2.5]),
+             seat=np.array([4]), expected_amount=np.array([1.0]), recorded_amount=np.array([3.5]), evidence={"n": 3})
     got = Hits.concat([Hits.none(), a, b])
-    assert got.rows.tolist() == [3, 1, 7] and got.message.tolist() == ["same", "same", "own"]
-    assert got.expected.tolist() == ["", "", "x"] and got.discrepancy.tolist() == [0.0, 0.0, 2.5]
+    assert got.rows.tolist() == [3, 1, 7] and got.case.tolist() == ["same", "same", "own"]
+    assert got.evidence["n"].tolist() == [1, 2, 3] and got.discrepancy.tolist() == [0.0, 0.0, 2.5]
     assert got.seat.tolist() == [1, 2, 4] and np.isnan(got.expected_amount[:2]).all() and got.recorded_amount[2] == 3.5
     assert Hits.concat([a]) is a and len(Hits.concat([])) == 0 and len(Hits.none()) == 0

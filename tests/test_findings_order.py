@@ -16,7 +16,8 @@ def findings_tables(draw) -> pa.Table | None:
     if n == 0:
         return None
     row = {f.name: [draw(TEXT) for _ in range(n)] if pa.types.is_string(f.type) else
-           [draw(st.floats(-5, 5)) for _ in range(n)] if pa.types.is_floating(f.type) else list(range(n))
+           [draw(st.floats(-5, 5)) for _ in range(n)] if pa.types.is_floating(f.type) else
+           [[("n", 1.0)]] * n if pa.types.is_map(f.type) else list(range(n))
            for f in FINDINGS}
     for key in ("started_at", "round_id", "rule_id"):  # few values: many ties, so stability matters
         row[key] = [draw(st.sampled_from(["b", "a", "é", "A", "ab"])) for _ in range(n)]

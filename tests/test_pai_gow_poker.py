@@ -333,8 +333,8 @@ def test_paytable() -> None:
     assert f.loc["bad-copy-paid", "discrepancy"] == 95
     assert f.loc["bad-foul-pushed", "discrepancy"] == 40
     assert f.loc["bad-commission", "discrepancy"] == pytest.approx(1.25)
-    assert f.loc["bad-commission", "expected"] == "net +23.75"
-    assert f.loc["bad-commission", "recorded"] == "net +25.00"
+    assert f.loc["bad-commission", "expected"] == "+23.75"
+    assert f.loc["bad-commission", "recorded"] == "+25.00"
     assert f.loc["bad-commission", "expected_amount"] == 23.75 and f.loc["bad-commission", "recorded_amount"] == 25
     assert f.loc["bad-commission", "message"] == "paytable: seat 3 win on 25.00 pays +23.75, recorded +25.00"
     assert (f["discrepancy"] == (f["recorded_amount"] - f["expected_amount"]).round(6)).all()
@@ -364,7 +364,7 @@ def test_copy_high_goes_to_dealer() -> None:
     r["hands"] = [{"seat": 1, "cards": ["Ks", "Kh", "9d", "7c", "4d", "2s", "2d"],
                    "high": ["Ks", "Kh", "9d", "7c", "4d"], "low": ["2s", "2d"], "wager": 50, "net": 47.5}]
     f = found([r], "paytable")
-    assert len(f) == 1 and f["discrepancy"].iloc[0] == 47.5 and f["expected"].iloc[0] == "net +0.00"
+    assert len(f) == 1 and f["discrepancy"].iloc[0] == 47.5 and f["expected"].iloc[0] == "+0.00"
     assert f["expected_amount"].iloc[0] == 0 and f["recorded_amount"].iloc[0] == 47.5
     r["hands"][0]["net"] = 0
     assert found([r], "paytable").empty

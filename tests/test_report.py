@@ -39,7 +39,7 @@ def test_clean_run_writes_header_only(tmp_path):
     path = write_csv(empty_findings(), tmp_path / "r.csv")
     assert path.read_text().strip() == ("round_id,game,table_id,dealer_id,started_at,rule_id,citation,severity,"
                                         "message,expected,recorded,discrepancy,expected_amount,recorded_amount,"
-                                        "seats,shoe_id,date,source_file,source_line")
+                                        "seats,shoe_id,date,source_file,source_line,evidence")
 
 
 def test_summaries_and_payout_totals():

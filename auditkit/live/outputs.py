@@ -43,6 +43,8 @@ def _plain(v: Any) -> Any:
     if isinstance(v, np.generic):
         v = v.item()
         return None if isinstance(v, float) and math.isnan(v) else v
+    if isinstance(v, (list, np.ndarray)):  # a finding's evidence: [name, number] pairs
+        return [[str(name), float(x)] for name, x in v]
     return v
 
 

@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 from ..columns import combine, flat_values, lengths, strings, struct_field, to_numpy
 from ..paytables import Config
 
-__all__ = ["Context", "Nets", "Rounds", "cached_property", "numbers", "house_values"]
+__all__ = ["Context", "Nets", "Rounds", "cached_property", "numbers", "house_values", "objects"]
 
 
 @dataclass(frozen=True)
@@ -50,8 +50,17 @@ def numbers(col: pa.Array | pa.ChunkedArray, fill: Any, dtype: Any = None) -> np
     """A primitive column as numpy (of ``dtype`` when given), nulls as ``fill`` (read in place when
     there is none)."""
     col = combine(col)
+    if dtype is not None and col.null_count:  # the fill in the wanted type (NaN in an integer column, say)
+        col = col.cast(pa.from_numpy_dtype(np.dtype(dtype)))
     out = to_numpy(col, fill if col.null_count else None)
     return out if dtype is None else out.astype(dtype, copy=False)
+
+
+def objects(items: list) -> np.ndarray:
+    """A list as a one-dimensional object array: one value per hit (an array of cards, a phrase)."""
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
 
 
 def house_values(table: pa.Table, key: str, base: np.ndarray) -> np.ndarray:

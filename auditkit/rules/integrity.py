@@ -69,23 +69,28 @@ def flat_cards(table: pa.Table, columns: list[str]) -> tuple[np.ndarray, np.ndar
     return code[order], row[order]
 
 
-def shoe_excess(table: pa.Table, columns: list[str], decks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Rounds where a card's copy count in its shoe first exceeds ``decks`` (per round), with messages.
+SHOE_EXCESS = "more copies than a {decks:int}-deck shoe holds: {excess}"
+"""The message of a card dealt more often than its shoe holds, from :func:`shoe_excess`'s evidence."""
+
+
+def shoe_excess(table: pa.Table, columns: list[str], decks: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Rounds where a card's copy count in its shoe first exceeds ``decks`` (per round), with evidence.
 
     ``table`` is grouped by table and shoe, in round_seq order; ``decks`` gives each round's
-    deck count. Returns the rows and, per row, a message naming the excess cards.
+    deck count. Returns the rows and, per row, the evidence of :data:`SHOE_EXCESS`: the round's deck
+    count and the excess cards with their copy numbers (``As (copy 9), Kd (copy 9)``).
     """
     code, row = flat_cards(table, columns)
     real = (code >= 0) & (code < JOKER)
     code, row = code[real], row[real]
     if not len(code):
-        return np.empty(0, np.int64), np.empty(0, object)
+        return _no_excess()
     group = shoe_groups(table)[row]
     key = group.astype(np.int64) * 64 + code
     # only the (shoe, card) pairs dealt more often than the shoe holds need their copies numbered
     suspect = np.bincount(key)[key] > decks[row]
     if not suspect.any():
-        return np.empty(0, np.int64), np.empty(0, object)
+        return _no_excess()
     code, row, key = code[suspect], row[suspect], key[suspect]
     order = np.argsort(key, kind="stable")  # stable: keeps dealing order within a (shoe, card)
     k = key[order]
@@ -96,13 +101,16 @@ def shoe_excess(table: pa.Table, columns: list[str], decks: np.ndarray) -> tuple
     copy_no[order] = np.arange(len(k)) - first_idx + 1
     over = copy_no > decks[row]
     if not over.any():
-        return np.empty(0, np.int64), np.empty(0, object)
+        return _no_excess()
     bad_rows, bad_codes, bad_copy = row[over], code[over], copy_no[over]
     uniq = np.unique(bad_rows)
-    msgs = np.empty(len(uniq), dtype=object)
+    excess = np.empty(len(uniq), dtype=object)
     pos = np.searchsorted(uniq, bad_rows)
-    for i in range(len(uniq)):  # one message per flagged round (rare), not per round
+    for i in range(len(uniq)):  # one list per flagged round (rare), not per round
         sel = pos == i
-        parts = [f"{cards_str([c])} (copy {n})" for c, n in zip(bad_codes[sel], bad_copy[sel], strict=True)]
-        msgs[i] = f"more copies than a {int(decks[uniq[i]])}-deck shoe holds: {', '.join(parts)}"
-    return uniq, msgs
+        excess[i] = ", ".join(f"{cards_str([c])} (copy {n})" for c, n in zip(bad_codes[sel], bad_copy[sel], strict=True))
+    return uniq, {"decks": decks[uniq], "excess": excess}
+
+
+def _no_excess() -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    return np.empty(0, np.int64), {"decks": np.empty(0), "excess": np.empty(0, object)}

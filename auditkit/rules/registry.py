@@ -9,7 +9,7 @@ all read this registry.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..status import SEVERITIES, SEVERITY_RANK
+from .template import Template, numeric_evidence
 
 __all__ = ["Hits", "Rule", "RULES", "PREPARERS", "rule", "preparer", "rules_for", "catalog", "SEVERITIES",
            "SEVERITY_RANK"]
@@ -29,8 +30,10 @@ class Hits:
 
     ``rows`` index the rounds of the batch given to the preparer (or, for shoe
     rules, of the shoe table). Each other field is one value for every hit or an
-    array aligned with ``rows``. ``expected`` and ``recorded`` are short text;
-    ``expected_amount`` and ``recorded_amount`` are the expected and recorded
+    array aligned with ``rows``. ``evidence`` names the values the finding rests on
+    (numbers, codes, cards), from which the engine writes the words the rule declares
+    as templates (:mod:`auditkit.rules.template`); ``case`` picks the text of a
+    template with cases. ``expected_amount`` and ``recorded_amount`` are the expected and recorded
     nets of the wagers a money finding covers (NaN when no money is involved),
     and ``discrepancy`` is recorded minus expected (0 when no money is involved).
     Several hits on one round (one per seat, say) are merged by the engine into
@@ -38,28 +41,36 @@ class Hits:
     """
 
     rows: np.ndarray
-    message: np.ndarray | str
-    expected: np.ndarray | str = ""
-    recorded: np.ndarray | str = ""
     discrepancy: np.ndarray | float = 0.0
     seat: np.ndarray | None = None
     expected_amount: np.ndarray | float = np.nan
     recorded_amount: np.ndarray | float = np.nan
+    evidence: dict[str, Any] = field(default_factory=dict)
+    case: np.ndarray | str | None = None
 
     @classmethod
-    def where(cls, mask: np.ndarray, message: np.ndarray | str, **fields: Any) -> Hits:
-        """Hits at the True rows of ``mask``; array fields aligned with the mask are cut to them."""
-        rows = np.flatnonzero(mask)
-        cut = {k: (v[mask] if isinstance(v, np.ndarray) and v.shape[:1] == mask.shape else v)
-               for k, v in fields.items()}
-        if isinstance(message, np.ndarray) and message.shape[:1] == mask.shape:
-            message = message[mask]
-        return cls(rows=rows, message=message, **cut)
+    def where(cls, mask: np.ndarray, **fields: Any) -> Hits:
+        """Hits at the True rows of ``mask``, as :meth:`at` takes them."""
+        return cls.at(np.flatnonzero(mask), **fields)
+
+    @classmethod
+    def at(cls, rows: np.ndarray, *, items: np.ndarray | None = None, **fields: Any) -> Hits:
+        """Hits at ``rows`` of the batch. An array field or evidence is one value per round of the batch
+        and is taken at those rows; evidence given as a function is asked for those rows only (cards,
+        say), as may a field; any other value is one for every hit. When the hits are on ``items`` of
+        the rounds (hands, wagers, events; ``rows`` their rounds), arrays are per item and taken at them."""
+        at = rows if items is None else items
+
+        def take(v: Any) -> Any:
+            return v(at) if callable(v) else v[at] if isinstance(v, np.ndarray) else v
+
+        evidence = {k: take(v) for k, v in fields.pop("evidence", {}).items()}
+        return cls(rows=rows, evidence=evidence, **{k: take(v) for k, v in fields.items()})
 
     @classmethod
     def none(cls) -> Hits:
         """No hit."""
-        return cls(rows=np.empty(0, np.int64), message="")
+        return cls(rows=np.empty(0, np.int64))
 
     @classmethod
     def concat(cls, parts: Sequence[Hits]) -> Hits:
@@ -68,25 +79,32 @@ class Hits:
         if len(parts) < 2:
             return parts[0] if parts else cls.none()
         out: dict[str, Any] = {"rows": np.concatenate([p.rows for p in parts])}
-        for k in ("message", "expected", "recorded", "discrepancy", "seat", "expected_amount", "recorded_amount"):
-            values = [getattr(p, k) for p in parts]
-            if all(v is None for v in values):
-                out[k] = None
-                continue
-            if any(v is None for v in values):
-                raise ValueError(f"Hits.concat: {k} given for some parts only")
-            out[k] = np.concatenate([v if isinstance(v, np.ndarray) else
-                                     np.full(len(p), v, dtype=object if isinstance(v, str) else None)
-                                     for p, v in zip(parts, values, strict=True)])
+        for k in ("discrepancy", "seat", "expected_amount", "recorded_amount", "case"):
+            out[k] = _spread(k, [(len(p), getattr(p, k)) for p in parts])
+        names = dict.fromkeys(k for p in parts for k in p.evidence)  # a part without one: NaN (not shown)
+        out["evidence"] = {k: _spread(k, [(len(p), p.evidence.get(k, np.nan)) for p in parts]) for k in names}
         return cls(**out)
 
     def subset(self, keep: np.ndarray) -> Hits:
         """The hits where the boolean array ``keep`` (aligned with ``rows``) is True."""
-        return Hits(rows=self.rows[keep], **{k: (v[keep] if isinstance(v, np.ndarray) else v)
-                                             for k, v in vars(self).items() if k != "rows"})
+        def cut(v: Any) -> Any:
+            return v[keep] if isinstance(v, np.ndarray) else v
+
+        return Hits(rows=self.rows[keep], evidence={k: cut(v) for k, v in self.evidence.items()},
+                    **{k: cut(v) for k, v in vars(self).items() if k not in ("rows", "evidence")})
 
     def __len__(self) -> int:
         return len(self.rows)
+
+
+def _spread(name: str, values: list[tuple[int, Any]]) -> Any:
+    """One field of several parts' hits as one array (a value given once for a part's hits repeated)."""
+    if all(v is None for _, v in values):
+        return None
+    if any(v is None for _, v in values):
+        raise ValueError(f"Hits.concat: {name} given for some parts only")
+    return np.concatenate([v if isinstance(v, np.ndarray) else
+                           np.full(n, v, dtype=object if isinstance(v, str) else None) for n, v in values])
 
 
 @dataclass(frozen=True)
@@ -98,7 +116,9 @@ class Rule:
     keys of the game's section it reads (paytable entries, minimums, limits);
     ``needs`` the kinds of evidence (:data:`auditkit.rules.coverage.EVIDENCE`) a
     round must hold for the rule to check it: the engine neither flags nor passes
-    a round that lacks one, and counts it as not checkable.
+    a round that lacks one, and counts it as not checkable. ``message``, ``expected``
+    and ``recorded`` are the templates the engine fills from the hits' evidence
+    (:class:`auditkit.rules.template.Template`; an expected or recorded not declared is empty).
     """
 
     rule_id: str
@@ -111,6 +131,18 @@ class Rule:
     columns: tuple[str, ...] = ()
     params: tuple[str, ...] = ()
     needs: tuple[str, ...] = ()
+    message: Template | None = None
+    expected: Template | None = None
+    recorded: Template | None = None
+
+    def words(self, hits: Hits) -> tuple[np.ndarray | str, np.ndarray | str, np.ndarray | str]:
+        """The message, expected and recorded text of the hits: the rule's templates filled from their evidence."""
+        return tuple("" if t is None else t.render(len(hits), hits.evidence, hits.case)
+                     for t in (self.message, self.expected, self.recorded))
+
+    def numbers(self, hits: Hits) -> list[list[tuple[str, float]]]:
+        """Each hit's evidence that is a number, as ``(name, value)`` pairs (the findings' ``evidence``)."""
+        return numeric_evidence(len(hits), hits.evidence, (self.message, self.expected, self.recorded))
 
 
 RULES: dict[str, Rule] = {}
@@ -119,15 +151,20 @@ PREPARERS: dict[str, Callable[[pa.Table, Any], Any]] = {}
 
 def rule(rule_id: str, *, games: Sequence[str], citation: str, severity: str, summary: str,
          scope: str = "round", columns: Sequence[str] = (), params: Sequence[str] = (),
-         needs: Sequence[str] = ()) -> Callable:
+         needs: Sequence[str] = (), message: str | Mapping[str, str] = "",
+         expected: str | Mapping[str, str] | None = None, recorded: str | Mapping[str, str] | None = None
+         ) -> Callable:
     """Register a check. Round rules take the game's context; shoe rules take
     ``(table, config)`` where ``table`` holds ``columns`` grouped by table and shoe, in round_seq order.
     ``columns``: the stored columns the check reads; ``params``: the configuration keys it reads;
-    ``needs``: the kinds of evidence it needs (see :class:`Rule`)."""
+    ``needs``: the kinds of evidence it needs (see :class:`Rule`); ``message`` (required), ``expected``,
+    ``recorded``: templates of its words, filled from the hits' evidence."""
     from .coverage import EVIDENCE
 
     if severity not in SEVERITIES:
         raise ValueError(f"severity {severity!r} not in {SEVERITIES}")
+    if not message:
+        raise ValueError(f"rule {rule_id}: a message template is required")
     if scope not in ("round", "shoe"):
         raise ValueError(f"scope {scope!r}")
     unknown = [k for k in needs if k not in EVIDENCE]
@@ -138,7 +175,7 @@ def rule(rule_id: str, *, games: Sequence[str], citation: str, severity: str, su
         if rule_id in RULES:
             raise ValueError(f"rule {rule_id} registered twice")
         RULES[rule_id] = Rule(rule_id, tuple(games), citation, severity, summary, func, scope, tuple(columns),
-                              tuple(params), tuple(needs))
+                              tuple(params), tuple(needs), *(Template.of(t) for t in (message, expected, recorded)))
         return func
 
     return register

@@ -5,13 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from ..money import format_net, money_differs
+from ..money import money_differs
 from .context import Context
 from .registry import Hits
 
-__all__ = ["void_round_nets", "VOID_SUMMARY"]
+__all__ = ["void_round_nets", "VOID_SUMMARY", "VOID_WORDS"]
 
 VOID_SUMMARY = "In a void or dead round every wager is returned (net 0)"
+VOID_WORDS = {"message": "seat {seat:int} {bet}: net {net:net} in a {status} round",
+              "expected": "every wager returned (net 0)", "recorded": "net {net:net}"}
+"""The words of every game's ``void`` finding (``@rule(..., **VOID_WORDS)``)."""
 
 
 def void_round_nets(ctx: Context) -> Hits:
@@ -23,9 +26,6 @@ def void_round_nets(ctx: Context) -> Hits:
     nets = ctx.nets_of(ctx.void_or_dead)
     bad = money_differs(nets.net, np.zeros(len(nets.net)), ctx.unit)
     rows, seat, what, net = nets.round[bad], nets.seat[bad], nets.what[bad], nets.net[bad]
-    status = ctx.table["status"].take(pa.array(rows)).to_pylist() if len(rows) else []
-    message = np.array([f"seat {s} {w}: net {format_net(x)} in a {st} round" for s, w, x, st in
-                        zip(seat, what, net, status, strict=True)], dtype=object)
-    recorded = np.array([f"net {format_net(x)}" for x in net], dtype=object)
-    return Hits(rows=rows, message=message, expected="every wager returned (net 0)", recorded=recorded,
+    status = np.array(ctx.table["status"].take(pa.array(rows, pa.int64())).to_pylist(), dtype=object)
+    return Hits(rows=rows, evidence={"seat": seat, "bet": what, "net": net, "status": status},
                 discrepancy=net, seat=seat, expected_amount=np.zeros(len(rows)), recorded_amount=net)

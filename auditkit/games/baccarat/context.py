@@ -7,13 +7,15 @@ time a rule asks for it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...cards import cards_str
 from ...columns import combine
-from ...rules.context import Context, Nets, Rounds, cached_property, numbers
+from ...rules.context import Context, Nets, Rounds, cached_property, numbers, objects
 from ...rules.registry import preparer
 from .kernels import Hand, read_hand
 from .paytable import PAY_KEYS, net_per_unit
@@ -183,21 +185,17 @@ class Baccarat(Context):
         what = np.array([b or "bet" for b in take_str(self.wager_bet, wagers)], dtype=object)
         return Nets(round=self.round_of(wagers), seat=self.wager_seat[wagers], what=what, net=self.wager_net[wagers])
 
-    # ---- for messages -----------------------------------------------------------------
-    def two_cards(self, i: int, side: str) -> str:
-        """``player 5 (6d 9s)``: one hand's two-card total and cards in round ``i``."""
+    # ---- evidence for the words of a finding (asked for the flagged rows only) ----------------
+    def cards_of(self, side: str, part: slice = slice(None)) -> Callable[[np.ndarray], np.ndarray]:
+        """Evidence: one hand's cards (``part`` of them) in each flagged round."""
         hand = self.player if side == "player" else self.banker
-        return f"{side} {int(hand.two[i])} ({cards_str(hand.cards(i, slice(0, 2)))})"
+        return lambda rows: objects([hand.cards(i, part) for i in rows])
 
-    def action(self, i: int, side: str) -> str:
-        """``player drew 4s`` or ``banker stood``."""
+    def actions(self, side: str) -> Callable[[np.ndarray], np.ndarray]:
+        """Evidence: what one hand did in each flagged round, ``player drew 4s`` or ``banker stood``."""
         hand = self.player if side == "player" else self.banker
-        return f"{side} drew {cards_str(hand.cards(i, slice(2, 3)))}" if hand.count[i] >= 3 else f"{side} stood"
-
-    def hand(self, i: int, side: str) -> str:
-        """``Ac Jd 4s (5)``: one hand's cards in round ``i`` and its final total."""
-        hand = self.player if side == "player" else self.banker
-        return f"{cards_str(hand.cards(i))} ({int(hand.final[i])})"
+        return lambda rows: objects([f"{side} drew {cards_str(hand.cards(i, slice(2, 3)))}" if hand.count[i] >= 3
+                                      else f"{side} stood" for i in rows])
 
 
 def take_str(arr: pa.Array | pa.ChunkedArray, rows: np.ndarray) -> np.ndarray:

@@ -8,18 +8,20 @@ use; the game's facts themselves (totals, blackjack, bust, live hand, results) a
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...cards import JOKER, cards_str
+from ...cards import JOKER
 from ...columns import flat_values, lengths, struct_field
-from ...rules.context import Context, Nets, cached_property, numbers
+from ...rules.context import Context, Nets, cached_property, numbers, objects
 from ...rules.registry import preparer
 from . import hands as H
 from .kernels import list_counts, list_totals
 
-__all__ = ["Blackjack", "card_lists"]
+__all__ = ["Blackjack", "card_lists", "HAND"]
 
 GAME = "blackjack"
 
@@ -362,11 +364,31 @@ class Blackjack(Context):
                     what=np.concatenate([hand, bets]),
                     net=np.concatenate([self.net, self.wager_net]))
 
-    # ---- evidence for messages (flagged rows only) ----------------------------------------------
-    def cards_of_hand(self, i: int) -> str:
+    # ---- evidence for the words of a finding (asked for the flagged hands or rounds only) -----------
+    def hand_cards_of(self, hands: np.ndarray) -> np.ndarray:
+        """Each of these hands' cards."""
         flat, start, n = self.hand_cards
-        return cards_str(flat[start[i]:start[i] + n[i]])
+        return objects([flat[start[i]:start[i] + n[i]] for i in hands])
 
-    def cards_of_dealer(self, r: int) -> str:
+    def dealer_cards_of(self, rounds: np.ndarray) -> np.ndarray:
+        """The dealer's cards in each of these rounds."""
         flat, start, n = self.dealer_cards
-        return cards_str(flat[start[r]:start[r] + n[r]])
+        return objects([flat[start[r]:start[r] + n[r]] for r in rounds])
+
+    def hand_evidence(self) -> dict[str, Any]:
+        """What describes a hand against the dealer's: ``seat 5 hand 0: 4d 3s 3d Qd (20) v dealer 7s Kh (17)``
+        (:data:`HAND`), as evidence asked for the flagged hands."""
+        return {"seat": self.hand_seat, "hand": self.hand_no, "cards": self.hand_cards_of,
+                "points": lambda h: _points(self.player_total[h], self.player_blackjack[h]),
+                "dealer_cards": lambda h: self.dealer_cards_of(self.hand_round[h]),
+                "dealer_points": lambda h: _points(self.dealer_total[self.hand_round[h]],
+                                                   self.dealer_blackjack[self.hand_round[h]])}
+
+
+HAND = "seat {seat:int} hand {hand:int}: {cards:cards} ({points}) v dealer {dealer_cards:cards} ({dealer_points})"
+"""A hand against the dealer's, from :meth:`Blackjack.hand_evidence`."""
+
+
+def _points(total: np.ndarray, blackjack: np.ndarray) -> np.ndarray:
+    """A hand's total as a word: ``20``, or ``blackjack``."""
+    return np.where(blackjack, "blackjack", total.astype(np.int64).astype(str)).astype(object)

@@ -16,22 +16,21 @@ wager, so its hand is not compared with the dealer's.
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...cards import IS_ACE, JOKER, cards_str
+from ...cards import IS_ACE, JOKER
 from ...columns import flat_values, padded, parents, struct_field, to_numpy
-from ...money import format_money, format_net, money_differs, money_round
+from ...money import money_differs, money_round
 from ...paytables import Config
-from ...rules.context import house_values
-from ...rules.integrity import shoe_excess, shoe_groups
+from ...rules.context import house_values, objects
+from ...rules.integrity import SHOE_EXCESS, shoe_excess, shoe_groups
 from ...rules.registry import Hits, rule
-from ...rules.void import VOID_SUMMARY, void_round_nets
-from .context import Blackjack, card_lists
+from ...rules.void import VOID_SUMMARY, VOID_WORDS, void_round_nets
+from .context import HAND, Blackjack, card_lists
 from .hands import ACTIONS, BLACKJACK_POINTS, best_total, dealer_must_draw
 
 __all__ = ["Blackjack"]
@@ -48,48 +47,47 @@ def _expected(ctx: Blackjack, exact: np.ndarray) -> np.ndarray:
     return money_round(exact, ctx.unit, ctx.rounding)
 
 
-def _money_hits(rows: np.ndarray, message: np.ndarray, expected: np.ndarray, recorded: np.ndarray,
-                seat: np.ndarray) -> Hits:
-    """Hits on wagers whose recorded net is not the expected one (both already cut to the hits)."""
-    return Hits(rows=rows, message=message, expected=np.array([format_net(x) for x in expected], dtype=object),
-                recorded=np.array([format_net(x) for x in recorded], dtype=object), discrepancy=recorded - expected,
-                seat=seat, expected_amount=expected, recorded_amount=recorded)
+MONEY = "; recorded {net:net}, expected {expected:net}"
 
 
-def _total_str(total: int, blackjack: bool) -> str:
-    return "blackjack" if blackjack else str(int(total))
+def _hand_words(says: str | dict[str, str]) -> dict[str, Any]:
+    """The words of a finding on a hand's result: the hand against the dealer's, what the rule says of
+    it (one text, or one per case), the recorded and expected nets."""
+    message = ({case: f"{HAND}: {text}{MONEY}" for case, text in says.items()} if isinstance(says, dict)
+               else f"{HAND}: {says}{MONEY}")
+    return {"message": message, "expected": "{expected:net}", "recorded": "{net:net}"}
 
 
-def _hand_str(ctx: Blackjack, i: int) -> str:
-    """'seat 5 hand 0: 4d 3s 3d Qd (20) v dealer 7s Kh (17)'."""
-    r = ctx.hand_round[i]
-    return (f"seat {ctx.hand_seat[i]} hand {ctx.hand_no[i]}: {ctx.cards_of_hand(i)} "
-            f"({_total_str(ctx.player_total[i], ctx.player_blackjack[i])}) v dealer {ctx.cards_of_dealer(r)} "
-            f"({_total_str(ctx.dealer_total[r], ctx.dealer_blackjack[r])})")
+def _money_hits(rows: np.ndarray, items: np.ndarray, expected: np.ndarray, recorded: np.ndarray, seat: np.ndarray,
+                **fields: Any) -> Hits:
+    """Hits on the ``items`` (hands or wagers, of rounds ``rows``) whose recorded net is not the expected
+    one; ``expected``, ``recorded`` and ``seat`` are already cut to them, other evidence is per item."""
+    hits = Hits.at(rows, items=items, **fields)
+    hits.evidence.update(net=recorded, expected=expected)
+    hits.seat, hits.discrepancy = seat, recorded - expected
+    hits.expected_amount, hits.recorded_amount = expected, recorded
+    return hits
 
 
-def _hand_hits(ctx: Blackjack, hands: np.ndarray, says: Any) -> Hits:
-    """Hits on the hands of mask ``hands`` (expected: their result's net); ``says(i)`` tells the result."""
+def _hand_hits(ctx: Blackjack, hands: np.ndarray, case: Any = None) -> Hits:
+    """Hits on the hands of mask ``hands`` (expected: their result's net); ``case`` picks the words."""
     idx = np.flatnonzero(hands)
-    if not len(idx):
-        return NONE
-    expected, recorded = _expected(ctx, ctx.expected_net[idx]), ctx.net[idx]
-    msgs = np.array([f"{_hand_str(ctx, i)}: {says(i)}; recorded {format_net(n)}, expected {format_net(x)}"
-                     for i, n, x in zip(idx, recorded, expected, strict=True)], dtype=object)
-    return _money_hits(ctx.hand_round[idx], msgs, expected, recorded, ctx.hand_seat[idx])
-
-
-def _odds(rate: float) -> str:
-    """A payout multiple as odds: 1.5 -> 3:2, 1.2 -> 6:5, 2 -> 2:1."""
-    f = Fraction(float(rate)).limit_denominator(100)
-    return f"{f.numerator}:{f.denominator}"
+    expected = _expected(ctx, ctx.expected_net[idx])
+    return _money_hits(ctx.hand_round[idx], idx, expected, ctx.net[idx], ctx.hand_seat[idx], case=case,
+                       evidence=ctx.hand_evidence())
 
 
 # ---- (a) table limits ---------------------------------------------------------------------------
 @rule("blackjack.a", games=(GAME,), citation=f"{SECTION}(a)", severity="medium",
       summary="Each hand's initial wager (before any double) is within the table minimum and maximum",
       columns=("table_min", "table_max", "hands"), params=("table_min", "table_max"),
-      needs=("wagers",))
+      needs=("wagers",),
+      message={f"{side}{doubled}": "seat {seat:int} hand {hand:int}: initial wager {initial_wager:money} " + limit
+               + (" (wager {wager:money} doubled)" if doubled else "")
+               for side, limit in (("below", "below the table minimum {table_min:money}"),
+                                   ("above", "above the table maximum {table_max:money}"))
+               for doubled in ("", "/doubled")},
+      expected="{table_min:money}-{table_max:money}", recorded="{initial_wager:money}")
 def a_table_limits(ctx: Blackjack) -> Hits:
     """(a) "... before the first card is dealt for a round of play, a player may make a wager in an
     amount not less than the minimum nor more than the maximum amount set for the table by the
@@ -102,67 +100,64 @@ def a_table_limits(ctx: Blackjack) -> Hits:
     r = ctx.hand_round
     lo, hi = ctx.table_min[r], ctx.table_max[r]
     below = ctx.initial_wager < lo - 1e-9
-    above = ctx.initial_wager > hi + 1e-9
-    bad = np.flatnonzero(below | above)
+    bad = np.flatnonzero(below | (ctx.initial_wager > hi + 1e-9))
     _, first = np.unique(r[bad] * (1 << 32) + ctx.hand_seat[bad], return_index=True)
     idx = bad[np.sort(first)]
-    msgs = np.array([
-        f"seat {ctx.hand_seat[i]} hand {ctx.hand_no[i]}: initial wager {format_money(ctx.initial_wager[i])} "
-        + (f"below the table minimum {format_money(lo[i])}" if below[i]
-           else f"above the table maximum {format_money(hi[i])}")
-        + (f" (wager {format_money(ctx.wager[i])} doubled)" if ctx.doubled[i] else "")
-        for i in idx], dtype=object)
-    limits = np.array([f"{format_money(lo[i])}-{format_money(hi[i])}" for i in idx], dtype=object)
-    return Hits(rows=r[idx], message=msgs, expected=limits,
-                recorded=np.array([format_money(x) for x in ctx.initial_wager[idx]], dtype=object), seat=ctx.hand_seat[idx])
+    return Hits.at(r[idx], items=idx, seat=ctx.hand_seat,
+                   case=lambda h: np.where(below[h], "below", "above").astype(object)
+                   + np.where(ctx.doubled[h], "/doubled", ""),
+                   evidence={"seat": ctx.hand_seat, "hand": ctx.hand_no, "initial_wager": ctx.initial_wager,
+                             "table_min": lo, "table_max": hi, "wager": ctx.wager})
 
 
 # ---- outcomes: (a)(1), (a)(2), (a)(3), (b), loss -----------------------------------------------
 @rule("blackjack.a1", games=(GAME,), citation=f"{SECTION}(a)(1)", severity="high",
       summary="Player 21 or less and dealer over 21: the hand wins", columns=HANDS, params=("win", "blackjack"),
-      needs=("wagers",))
+      needs=("wagers",),
+      **_hand_words("dealer busts, player 21 or less: the hand wins"))
 def a1_dealer_busts(ctx: Blackjack) -> Hits:
     """(a) "The player wins ... if ... (1) The sum of the player's cards is twenty-one (21) or less,
     and the sum of the dealer's cards is more than twenty-one (21)."
 
     Catalog: "player <= 21 and dealer > 21: the hand wins"; a hand recorded as a push or a loss.
     """
-    return _hand_hits(ctx, ctx.compared & ctx.wins_dealer_busts & ~ctx.recorded_win,
-                      lambda i: "dealer busts, player 21 or less: the hand wins")
+    return _hand_hits(ctx, ctx.compared & ctx.wins_dealer_busts & ~ctx.recorded_win)
 
 
 @rule("blackjack.a2", games=(GAME,), citation=f"{SECTION}(a)(2)", severity="high",
       summary="Player total beats the dealer's without exceeding 21: the hand wins", columns=HANDS,
       params=("win", "blackjack"),
-      needs=("wagers",))
+      needs=("wagers",),
+      **_hand_words("player's total beats the dealer's without exceeding 21: the hand wins"))
 def a2_player_higher(ctx: Blackjack) -> Hits:
     """(a) "The player wins ... if ... (2) The sum of the player's cards exceeds that of the dealer
     without exceeding twenty-one (21)."
 
     Catalog: "player <= 21 beats a dealer total <= 21: the hand wins"; recorded as a push or a loss.
     """
-    return _hand_hits(ctx, ctx.compared & ctx.wins_higher_total & ~ctx.recorded_win,
-                      lambda i: "player's total beats the dealer's without exceeding 21: the hand wins")
+    return _hand_hits(ctx, ctx.compared & ctx.wins_higher_total & ~ctx.recorded_win)
 
 
 @rule("blackjack.a3", games=(GAME,), citation=f"{SECTION}(a)(3)", severity="high",
       summary="Player blackjack, dealer none: the hand wins at the blackjack rate", columns=HANDS,
       params=("win", "blackjack"),
-      needs=("wagers",))
+      needs=("wagers",),
+      **_hand_words("player blackjack, dealer none: the hand wins at the blackjack rate"))
 def a3_player_blackjack(ctx: Blackjack) -> Hits:
     """(a) "The player wins ... if ... (3) The player has a blackjack, and the dealer does not."
 
     Catalog: "player blackjack, dealer none: the hand wins (at the blackjack rate of the paytable)";
     recorded as a push or a loss. A three-card dealer 21 is not a blackjack.
     """
-    return _hand_hits(ctx, ctx.compared & ctx.wins_blackjack & ~ctx.recorded_win,
-                      lambda i: "player blackjack, dealer none: the hand wins at the blackjack rate")
+    return _hand_hits(ctx, ctx.compared & ctx.wins_blackjack & ~ctx.recorded_win)
 
 
 @rule("blackjack.b", games=(GAME,), citation=f"{SECTION}(b)", severity="high",
       summary="Equal totals or both blackjack push; dealer blackjack beats a player 21 that is not a blackjack",
       columns=HANDS, params=("win", "blackjack"),
-      needs=("wagers",))
+      needs=("wagers",),
+      **_hand_words({"dealer_blackjack": "dealer blackjack against a player 21 that is not a blackjack: the hand loses",
+                     "both_blackjack": "both blackjack: push", "equal": "equal totals: push"}))
 def b_push_or_dealer_blackjack(ctx: Blackjack) -> Hits:
     """(b) "A wager is void and returned to the player when the sum of the player's cards is the
     same as the dealer or where both the dealer and the player have a blackjack. A player's wager
@@ -172,45 +167,47 @@ def b_push_or_dealer_blackjack(ctx: Blackjack) -> Hits:
     Catalog: "equal totals, or both blackjack: push (net 0); dealer blackjack against a player 21
     that is not a blackjack: the hand loses".
     """
-    def says(i: int) -> str:
-        if ctx.loses_to_dealer_blackjack[i]:
-            return "dealer blackjack against a player 21 that is not a blackjack: the hand loses"
-        return "both blackjack: push" if ctx.player_blackjack[i] else "equal totals: push"
+    def case(h: np.ndarray) -> np.ndarray:
+        return np.where(ctx.loses_to_dealer_blackjack[h], "dealer_blackjack",
+                        np.where(ctx.player_blackjack[h], "both_blackjack", "equal")).astype(object)
 
     return _hand_hits(ctx, ctx.compared & ((ctx.pushes & ~ctx.recorded_push)
-                                           | (ctx.loses_to_dealer_blackjack & ~ctx.recorded_loss)), says)
+                                           | (ctx.loses_to_dealer_blackjack & ~ctx.recorded_loss)), case)
 
 
 @rule("blackjack.loss", games=(GAME,), citation="loss", severity="high",
       summary="Player busts, or the dealer's total or blackjack beats the player's: the hand loses",
       columns=HANDS, params=("win", "blackjack"),
-      needs=("wagers",))
+      needs=("wagers",),
+      **_hand_words({"bust": "player busts: the hand loses", "dealer_blackjack": "dealer blackjack: the hand loses",
+                     "beaten": "dealer's total beats the player's: the hand loses"}))
 def loss(ctx: Blackjack) -> Hits:
     """Catalog ``loss``: "player busts, or the dealer's total beats the player's: the hand loses"
     (a player bust loses even when the dealer busts too); recorded as a win or a push."""
-    def says(i: int) -> str:
-        if ctx.player_busts[i]:
-            return "player busts: the hand loses"
-        if ctx.versus_blackjack[i]:
-            return "dealer blackjack: the hand loses"
-        return "dealer's total beats the player's: the hand loses"
+    def case(h: np.ndarray) -> np.ndarray:
+        return np.where(ctx.player_busts[h], "bust",
+                        np.where(ctx.versus_blackjack[h], "dealer_blackjack", "beaten")).astype(object)
 
-    return _hand_hits(ctx, ctx.compared & ctx.loses & ~ctx.recorded_loss, says)
+    return _hand_hits(ctx, ctx.compared & ctx.loses & ~ctx.recorded_loss, case)
 
 
 # ---- (c), (e): wager changes ----------------------------------------------------------------------
-def _event_hits(ctx: Blackjack, events: np.ndarray, why: str, expected: str) -> Hits:
+def _event_words(why: str, expected: str) -> dict[str, str]:
+    return {"message": "seat {seat:int} {action} {amount:money} " + why, "expected": expected, "recorded": "{action}"}
+
+
+def _event_hits(ctx: Blackjack, events: np.ndarray) -> Hits:
     idx = np.flatnonzero(events)
-    msgs = np.array([f"seat {ctx.event_seat[i]} {ACTIONS[ctx.action[i]]} {format_money(ctx.event_amount[i])} {why}"
-                     for i in idx], dtype=object)
-    return Hits(rows=ctx.event_round[idx], message=msgs, expected=expected,
-                recorded=np.array([ACTIONS[a] for a in ctx.action[idx]], dtype=object), seat=ctx.event_seat[idx])
+    return Hits.at(ctx.event_round[idx], items=idx, seat=ctx.event_seat, evidence={
+        "seat": ctx.event_seat, "action": lambda e: np.array(ACTIONS, dtype=object)[ctx.action[e]],
+        "amount": ctx.event_amount})
 
 
 @rule("blackjack.c", games=(GAME,), citation=f"{SECTION}(c)", severity="high",
       summary="No wager placed, increased or withdrawn after the first card (double, split, surrender, "
               "insurance, even money excepted)", columns=("events",), params=(),
-      needs=("events", "first_card"))
+      needs=("events", "first_card"),
+      **_event_words("after the first card", "no wager change after the first card"))
 def c_no_change_after_first_card(ctx: Blackjack) -> Hits:
     """(c) "Except when splitting pairs, doubling down, surrendering, making an insurance wager, or
     making an even money wager, no wager may be made, increased, or withdrawn after the first card
@@ -220,14 +217,15 @@ def c_no_change_after_first_card(ctx: Blackjack) -> Hits:
     split, surrender, insurance, even money". Only rounds whose events carry a ``first_card``
     marker can show this; the others are not checkable (``evidence.py``).
     """
-    return _event_hits(ctx, ctx.after_first_card & ctx.changes_wager, "after the first card",
-                       "no wager change after the first card")
+    return _event_hits(ctx, ctx.after_first_card & ctx.changes_wager)
 
 
 @rule("blackjack.e", games=(GAME,), citation=f"{SECTION}(e)", severity="high",
       summary="After a double, split, surrender, insurance or even money wager, the seat's wagers are not "
               "increased or withdrawn in the round", columns=("events",), params=(),
-      needs=("events",))
+      needs=("events",),
+      **_event_words("after a confirmed double/split/surrender/insurance/even money wager",
+                     "no wager change after a confirmed wager"))
 def e_no_change_after_confirmed(ctx: Blackjack) -> Hits:
     """(e) "After a wager on the insurance line, an even money wager, a surrender, a wager to double
     down, or a wager to split pairs has been confirmed by the dealer, no player may handle, remove,
@@ -237,9 +235,7 @@ def e_no_change_after_confirmed(ctx: Blackjack) -> Hits:
     seat's wagers are not changed again in the round (no later increase or withdraw)". The
     recorded event is taken as the dealer's confirmation.
     """
-    return _event_hits(ctx, ctx.after_confirmed_wager & ctx.alters_wager,
-                       "after a confirmed double/split/surrender/insurance/even money wager",
-                       "no wager change after a confirmed wager")
+    return _event_hits(ctx, ctx.after_confirmed_wager & ctx.alters_wager)
 
 
 # ---- paytable -----------------------------------------------------------------------------------
@@ -247,7 +243,17 @@ def e_no_change_after_confirmed(ctx: Blackjack) -> Hits:
       summary="Net matches the paytable: win 1:1, blackjack 3:2, surrender loses half, insurance 2:1, "
               "even money 1:1", columns=HANDS,
       params=("win", "blackjack", "surrender", "insurance", "even_money"),
-      needs=("wagers",))
+      needs=("wagers",),
+      message={**_hand_words({"loses": "loses the wager {wager:money}",
+                              "blackjack": "blackjack pays {rate:odds} on {wager:money}",
+                              "win": "win pays {rate:odds} on {wager:money}"})["message"],
+               "surrender": "seat {seat:int} hand {hand:int}: surrendered {wager:money} loses {rate:percent}" + MONEY,
+               "insurance_pays": "seat {seat:int} insurance {amount:money}: dealer blackjack, pays {rate:odds}" + MONEY,
+               "insurance_lost": "seat {seat:int} insurance {amount:money}: dealer has no blackjack, the insurance "
+                                 "is lost" + MONEY,
+               "even_money": "seat {seat:int} even money on {amount:money} pays {rate:odds}; recorded {net:net} "
+                             "(hand and even money), expected {expected:net}"},
+      expected="{expected:net}", recorded="{net:net}")
 def paytable(ctx: Blackjack) -> Hits:
     """Catalog ``paytable``: "net matches the paytable for the outcome (default: win 1:1, blackjack
     3:2, surrender loses half, insurance 2:1, even money 1:1)". (a) "The player wins an amount as
@@ -259,14 +265,14 @@ def paytable(ctx: Blackjack) -> Hits:
 
 def _hand_amounts(ctx: Blackjack) -> Hits:
     """A compared hand won, pushed or lost as it should, for an amount other than its rate x wager."""
-    def says(i: int) -> str:
-        if ctx.payout_rate[i] < 0:
-            return f"loses the wager {format_money(ctx.wager[i])}"
-        pays = "blackjack pays" if ctx.wins_blackjack[i] else "win pays"
-        return f"{pays} {_odds(ctx.payout_rate[i])} on {format_money(ctx.wager[i])}"
+    def case(h: np.ndarray) -> np.ndarray:
+        return np.where(ctx.payout_rate[h] < 0, "loses", np.where(ctx.wins_blackjack[h], "blackjack", "win")
+                        ).astype(object)
 
-    return _hand_hits(ctx, ctx.compared & ctx.right_direction & money_differs(ctx.net, ctx.expected_net, ctx.unit),
-                      says)
+    idx = np.flatnonzero(ctx.compared & ctx.right_direction & money_differs(ctx.net, ctx.expected_net, ctx.unit))
+    return _money_hits(ctx.hand_round[idx], idx, _expected(ctx, ctx.expected_net[idx]), ctx.net[idx],
+                       ctx.hand_seat[idx], case=case,
+                       evidence={**ctx.hand_evidence(), "wager": ctx.wager, "rate": ctx.payout_rate})
 
 
 def _surrenders(ctx: Blackjack) -> Hits:
@@ -275,11 +281,9 @@ def _surrenders(ctx: Blackjack) -> Hits:
     exact = -ctx.surrender_rate[r] * ctx.wager
     idx = np.flatnonzero(ctx.settled[r] & ctx.surrendered & ~ctx.took_even_money
                          & money_differs(ctx.net, exact, ctx.unit))
-    expected, recorded = _expected(ctx, exact[idx]), ctx.net[idx]
-    msgs = np.array([f"seat {ctx.hand_seat[i]} hand {ctx.hand_no[i]}: surrendered {format_money(ctx.wager[i])} loses "
-                     f"{ctx.surrender_rate[r[i]] * 100:g}%; recorded {format_net(n)}, expected {format_net(x)}"
-                     for i, n, x in zip(idx, recorded, expected, strict=True)], dtype=object)
-    return _money_hits(r[idx], msgs, expected, recorded, ctx.hand_seat[idx])
+    return _money_hits(r[idx], idx, _expected(ctx, exact[idx]), ctx.net[idx], ctx.hand_seat[idx], case="surrender",
+                       evidence={"seat": ctx.hand_seat, "hand": ctx.hand_no, "wager": ctx.wager,
+                                 "rate": lambda h: ctx.surrender_rate[r[h]]})
 
 
 def _insurance(ctx: Blackjack) -> Hits:
@@ -288,13 +292,10 @@ def _insurance(ctx: Blackjack) -> Hits:
     bj = ctx.dealer_blackjack[r]
     exact = np.where(bj, ctx.insurance_rate[r] * ctx.wager_amount, -ctx.wager_amount)
     idx = np.flatnonzero(ctx.is_insurance & ctx.settled[r] & money_differs(ctx.wager_net, exact, ctx.unit))
-    expected, recorded = _expected(ctx, exact[idx]), ctx.wager_net[idx]
-    msgs = np.array([f"seat {ctx.wager_seat[i]} insurance {format_money(ctx.wager_amount[i])}: "
-                     + (f"dealer blackjack, pays {_odds(ctx.insurance_rate[r[i]])}" if bj[i]
-                        else "dealer has no blackjack, the insurance is lost")
-                     + f"; recorded {format_net(n)}, expected {format_net(x)}"
-                     for i, n, x in zip(idx, recorded, expected, strict=True)], dtype=object)
-    return _money_hits(r[idx], msgs, expected, recorded, ctx.wager_seat[idx])
+    return _money_hits(r[idx], idx, _expected(ctx, exact[idx]), ctx.wager_net[idx], ctx.wager_seat[idx],
+                       case=lambda w: np.where(bj[w], "insurance_pays", "insurance_lost").astype(object),
+                       evidence={"seat": ctx.wager_seat, "amount": ctx.wager_amount,
+                                 "rate": lambda w: ctx.insurance_rate[r[w]]})
 
 
 def _even_money(ctx: Blackjack) -> Hits:
@@ -313,16 +314,14 @@ def _even_money(ctx: Blackjack) -> Hits:
     r = ctx.wager_round[em]
     exact = ctx.even_money_rate[r] * ctx.wager_amount[em]
     bad = money_differs(recorded, exact, ctx.unit)
-    em, r, recorded = em[bad], r[bad], recorded[bad]
-    expected = _expected(ctx, exact[bad])
-    msgs = np.array([f"seat {ctx.wager_seat[i]} even money on {format_money(ctx.wager_amount[i])} pays "
-                     f"{_odds(ctx.even_money_rate[k])}; recorded {format_net(n)} (hand and even money), "
-                     f"expected {format_net(x)}" for i, k, n, x in zip(em, r, recorded, expected, strict=True)], dtype=object)
-    return _money_hits(r, msgs, expected, recorded, ctx.wager_seat[em])
+    em, r = em[bad], r[bad]
+    return _money_hits(r, em, _expected(ctx, exact[bad]), recorded[bad], ctx.wager_seat[em], case="even_money",
+                       evidence={"seat": ctx.wager_seat, "amount": ctx.wager_amount,
+                                 "rate": lambda w: ctx.even_money_rate[ctx.wager_round[w]]})
 
 
 # ---- void ---------------------------------------------------------------------------------------
-@rule("blackjack.void", games=(GAME,), citation="void", severity="high", summary=VOID_SUMMARY,
+@rule("blackjack.void", games=(GAME,), citation="void", severity="high", summary=VOID_SUMMARY, **VOID_WORDS,
       columns=("status", "hands", "wagers"), params=(),
       needs=("wagers",))
 def void(ctx: Blackjack) -> Hits:
@@ -333,16 +332,18 @@ def void(ctx: Blackjack) -> Hits:
 # ---- integrity ----------------------------------------------------------------------------------
 @rule("blackjack.integrity", games=(GAME,), citation="integrity", severity="high",
       summary="No joker in a blackjack round", columns=("dealer_cards", "hands"), params=(),
-      needs=("ranks",))
+      needs=("ranks",),
+      message="a joker (JK) recorded in a blackjack round", expected="no joker", recorded="JK")
 def integrity(ctx: Blackjack) -> Hits:
     """Catalog ``integrity``: "a card that cannot be in the round: ... the joker outside pai gow"."""
-    return Hits.where(ctx.joker, "a joker (JK) recorded in a blackjack round", expected="no joker", recorded="JK")
+    return Hits.where(ctx.joker)
 
 
 @rule("blackjack.integrity_shoe", games=(GAME,), citation="integrity", severity="high",
       summary="No more copies of a card in a shoe than its decks hold", scope="shoe",
       columns=("dealer_cards", "hands"), params=("decks",),
-      needs=("suits", "ranks", "shoe"))
+      needs=("suits", "ranks", "shoe"),
+      message=SHOE_EXCESS, expected="at most the shoe's copies of each card", recorded="excess copy")
 def integrity_shoe(table: pa.Table, config: Config) -> Hits:
     """Catalog ``integrity``: "more copies of a card in a shoe than the shoe holds (reported on the
     round where the excess copy appears)". Copies are counted per (table_id, shoe_id) in round_seq
@@ -372,9 +373,8 @@ def integrity_shoe(table: pa.Table, config: Config) -> Hits:
     if not len(excess_groups):
         return NONE
     keep = np.flatnonzero(np.isin(group, excess_groups))
-    hit_rows, msgs = shoe_excess(sub.take(pa.array(keep)), ["dealer_cards", "hands.cards"], decks[keep])
-    return Hits(rows=rows[keep[hit_rows]], message=msgs, expected="at most the shoe's copies of each card",
-                recorded="excess copy")
+    hit_rows, evidence = shoe_excess(sub.take(pa.array(keep)), ["dealer_cards", "hands.cards"], decks[keep])
+    return Hits(rows=rows[keep[hit_rows]], evidence=evidence)
 
 
 # ---- house rules: the dealer's drawing -------------------------------------------------------------
@@ -382,7 +382,10 @@ def integrity_shoe(table: pa.Table, config: Config) -> Hits:
       summary="The dealer draws below 17 and stands at 17 or more (hits soft 17 when the house does); "
               "checked when check_dealer_play is on", columns=HANDS,
       params=("check_dealer_play", "dealer_hits_soft_17"),
-      needs=("order",))
+      needs=("order",),
+      message={"drew": "dealer {dealer_cards:cards}: drew after reaching {soft}{total:int} (house {house})",
+               "stood": "dealer {dealer_cards:cards}: stood on {soft}{total:int} (house {house})"},
+      expected="draw below 17, stand at 17+", recorded="dealer's drawing")
 def dealer_play(ctx: Blackjack) -> Hits:
     """House rules (not in 68 IAC 10-2-4): the dealer draws below 17 and stands at 17 or more,
     hitting a soft 17 where the house does (:func:`hands.dealer_must_draw`). Checked only when
@@ -405,13 +408,8 @@ def dealer_play(ctx: Blackjack) -> Hits:
     last = dealer_n - 1
     stood_low = draw[np.arange(len(sel)), last]
     bad = np.flatnonzero(drew_on_stand | stood_low)
-    msgs = np.empty(len(bad), dtype=object)
-    for j, i in enumerate(bad):  # flagged rounds only
-        house = "hits soft 17" if h17[i, 0] else "stands on soft 17"
-        if drew_on_stand[i]:
-            at = int(np.flatnonzero(before_last[i] & ~draw[i])[0])
-            what = f"drew after reaching {'soft ' if soft[i, at] else ''}{total[i, at]}"
-        else:
-            what = f"stood on {'soft ' if soft[i, last[i]] else ''}{total[i, last[i]]}"
-        msgs[j] = f"dealer {cards_str(d[i])}: {what} (house {house})"
-    return Hits(rows=sel[bad], message=msgs, expected="draw below 17, stand at 17+", recorded="dealer's drawing")
+    at = np.where(drew_on_stand, np.argmax(before_last & ~draw, axis=1), last)[bad]  # the total acted on
+    return Hits(rows=sel[bad], case=np.where(drew_on_stand[bad], "drew", "stood").astype(object), evidence={
+        "dealer_cards": objects(list(d[bad])), "total": total[bad, at],
+        "soft": np.where(soft[bad, at], "soft ", "").astype(object),
+        "house": np.where(h17[bad, 0], "hits soft 17", "stands on soft 17").astype(object)})

@@ -17,8 +17,8 @@ import pyarrow.compute as pc
 
 from ...cards import JOKER, cards_str
 from ...columns import padded, to_numpy
-from ...money import format_money, format_net, money_differs, money_round
-from ...rules.context import Context, Nets, cached_property
+from ...money import money_differs, money_round
+from ...rules.context import Context, Nets, cached_property, objects
 from ...rules.integrity import repeated_in_round
 from ...rules.registry import Hits, preparer
 from .hands import CATEGORY_NAMES, evaluate
@@ -32,7 +32,7 @@ from .paytable import (
     pair_plus_odds,
 )
 
-__all__ = ["ThreeCardPoker", "GAME", "SECTION", "texts", "join_hits"]
+__all__ = ["ThreeCardPoker", "GAME", "SECTION", "HAND", "DEALER"]
 
 GAME = "three_card_poker"
 SECTION = "68 IAC 10-11-6"
@@ -63,21 +63,16 @@ _WAGERS = np.array(["ante", "play", "ante bonus", "pair plus"], dtype=object)
 """The wagers of a hand, as :class:`Nets` names them."""
 
 
-def texts(values: Any) -> np.ndarray:
-    """Message texts (an iterable of str) as an object array, one per hit."""
-    return np.array(list(values), dtype=object)
+HAND = "seat {seat:int} {cards:cards} ({category})"
+"""A patron hand, from :meth:`ThreeCardPoker.hand_evidence`."""
+DEALER = "dealer {dealer_cards:cards} ({qualification})"
+"""The dealer's hand, from :meth:`ThreeCardPoker.dealer_evidence`."""
 
 
-def join_hits(*parts: Hits) -> Hits:
-    """The hits of several checks of one rule as one :class:`Hits` (fields made arrays)."""
-    def arr(p: Hits, name: str, dtype: Any) -> np.ndarray:
-        v = getattr(p, name)
-        return v if isinstance(v, np.ndarray) else np.full(len(p), v, dtype=dtype)
-
-    fields = {"message": object, "expected": object, "recorded": object, "discrepancy": np.float64,
-              "seat": np.int64, "expected_amount": np.float64, "recorded_amount": np.float64}
-    return Hits(rows=np.concatenate([p.rows for p in parts]),
-                **{k: np.concatenate([arr(p, k, t) for p in parts]) for k, t in fields.items()})
+def _money(hits: Hits, expected: np.ndarray, recorded: np.ndarray) -> Hits:
+    """``hits`` with the expected and recorded nets of the wagers they cover (already cut to them)."""
+    hits.discrepancy, hits.expected_amount, hits.recorded_amount = recorded - expected, expected, recorded
+    return hits
 
 
 @preparer(GAME)
@@ -397,16 +392,23 @@ class ThreeCardPoker(Context):
         """Exact amounts rounded as the paytable rounds them."""
         return money_round(values, self.unit, self.rounding)
 
-    def hand_text(self, i: int) -> str:
-        """``seat 3 Kc Ah Jd (high card)`` for hand ``i``."""
-        cat = int(self.category[i])
-        return f"seat {int(self.hand_seat[i])} {cards_str(self.cards[i])} ({CATEGORY_NAMES[cat] if cat >= 0 else 'unreadable'})"
+    # ---- evidence for the words of a finding (asked for the flagged hands or rounds only) -------------
+    def hand_evidence(self) -> dict[str, Any]:
+        """What describes a patron hand, ``seat 3 Kc Ah Jd (high card)`` (:data:`HAND`), per hand."""
+        return {"seat": self.hand_seat, "cards": lambda h: objects(list(self.cards[h])),
+                "category": lambda h: np.array([*CATEGORY_NAMES, "unreadable"], dtype=object)[self.category[h]]}
 
-    def dealer_text(self, r: int) -> str:
-        """``dealer Qh 3c 2d (qualifies)`` for round ``r``."""
-        return f"dealer {cards_str(self.dealer_cards[r])} ({'qualifies' if self.dealer_qualifies[r] else 'does not qualify'})"
+    def dealer_evidence(self, hands: bool = True) -> dict[str, Any]:
+        """What describes the dealer's hand, ``dealer Qh 3c 2d (qualifies)`` (:data:`DEALER`), per hand of a
+        round (or per round)."""
+        def rounds(at: np.ndarray) -> np.ndarray:
+            return self.hand_round[at] if hands else at
 
-    def settlement_hits(self, ante: np.ndarray, play: np.ndarray, what: str) -> Hits:
+        return {"dealer_cards": lambda at: objects(list(self.dealer_cards[rounds(at)])),
+                "qualification": lambda at: np.where(self.dealer_qualifies[rounds(at)], "qualifies",
+                                                     "does not qualify").astype(object)}
+
+    def settlement_hits(self, ante: np.ndarray, play: np.ndarray) -> Hits:
         """One hit per hand whose ante and/or play net is flagged; amounts over the flagged wagers."""
         idx = np.flatnonzero(ante | play)
         a, p = ante[idx], play[idx]
@@ -415,45 +417,36 @@ class ThreeCardPoker(Context):
         expected = np.where(a, exp_ante, 0.0) + np.where(p, exp_play, 0.0)
         recorded = np.where(a, net_ante, 0.0) + np.where(p, net_play, 0.0)
 
-        def nets(ante_nets: np.ndarray, play_nets: np.ndarray) -> np.ndarray:
-            """``ante +10.00, play -10.00``: the nets of the flagged wagers of each hand."""
-            return texts(", ".join(([f"ante {format_net(x)}"] if a[k] else []) + ([f"play {format_net(y)}"] if p[k]
-                                                                                   else []))
-                          for k, (x, y) in enumerate(zip(ante_nets, play_nets, strict=True)))
+        def bets(ante_nets: np.ndarray, play_nets: np.ndarray) -> np.ndarray:
+            """The flagged wagers of each hand with their nets."""
+            return objects([[("ante", x)] * bool(a[k]) + [("play", y)] * bool(p[k])
+                            for k, (x, y) in enumerate(zip(ante_nets, play_nets, strict=True))])
 
-        rec = nets(net_ante, net_play)
-        message = texts(
-            f"{self.hand_text(i)} vs {self.dealer_text(int(self.hand_round[i]))}: {what}; ante "
-            f"{format_money(self.ante[i])} play {format_money(self.play[i])}, recorded {rec[k]}"
-            for k, i in enumerate(idx))
-        return Hits(rows=self.hand_round[idx], message=message, expected=nets(exp_ante, exp_play), recorded=rec,
-                    discrepancy=recorded - expected, seat=self.hand_seat[idx], expected_amount=expected,
-                    recorded_amount=recorded)
+        hits = Hits.at(self.hand_round[idx], items=idx, case="settlement", seat=self.hand_seat,
+                       evidence={**self.hand_evidence(), **self.dealer_evidence(), "ante": self.ante, "play": self.play})
+        hits.evidence.update(recorded_bets=bets(net_ante, net_play), expected_bets=bets(exp_ante, exp_play),
+                             net_ante=np.where(a, net_ante, np.nan), expected_ante=np.where(a, exp_ante, np.nan),
+                             net_play=np.where(p, net_play, np.nan), expected_play=np.where(p, exp_play, np.nan))
+        return _money(hits, expected, recorded)
 
-    def ante_bonus_hits(self, mask: np.ndarray, what: str) -> Hits:
+    def ante_bonus_hits(self, mask: np.ndarray) -> Hits:
         """One hit per hand whose ante bonus is flagged."""
         idx = np.flatnonzero(mask)
         expected, recorded = self.rounded(self.expected_ante_bonus[idx]), self.ante_bonus[idx]
-        message = texts(
-            f"{'played' if self.played[i] else 'folded'} {self.hand_text(i)}, ante {format_money(self.ante[i])}: "
-            f"ante bonus {format_money(b)} {what} (expected {format_money(e)})"
-            for i, e, b in zip(idx, expected, recorded, strict=True))
-        return Hits(rows=self.hand_round[idx], message=message,
-                    expected=texts(f"ante bonus {format_money(e)}" for e in expected),
-                    recorded=texts(f"ante bonus {format_money(b)}" for b in recorded),
-                    discrepancy=recorded - expected, seat=self.hand_seat[idx], expected_amount=expected,
-                    recorded_amount=recorded)
+        hits = Hits.at(self.hand_round[idx], items=idx, case="ante_bonus", seat=self.hand_seat, evidence={
+            **self.hand_evidence(), "ante": self.ante,
+            "played": lambda h: np.where(self.played[h], "played", "folded").astype(object)})
+        hits.evidence.update(bonus=recorded, expected_bonus=expected)
+        return _money(hits, expected, recorded)
 
     def pair_plus_hits(self, mask: np.ndarray) -> Hits:
+        """One hit per hand whose pair plus net is off its paytable."""
         idx = np.flatnonzero(mask)
         expected, recorded = self.rounded(self.expected_net_pair_plus[idx]), self.net_pair_plus[idx]
-        message = texts(f"{self.hand_text(i)}: pair plus {format_money(self.pair_plus[i])} net {format_net(r)}, "
-                         f"paytable gives {format_net(e)}" for i, e, r in zip(idx, expected, recorded, strict=True))
-        return Hits(rows=self.hand_round[idx], message=message,
-                    expected=texts(f"pair plus {format_net(e)}" for e in expected),
-                    recorded=texts(f"pair plus {format_net(r)}" for r in recorded),
-                    discrepancy=recorded - expected, seat=self.hand_seat[idx], expected_amount=expected,
-                    recorded_amount=recorded)
+        hits = Hits.at(self.hand_round[idx], items=idx, case="pair_plus", seat=self.hand_seat,
+                       evidence={**self.hand_evidence(), "pair_plus": self.pair_plus})
+        hits.evidence.update(net=recorded, expected=expected)
+        return _money(hits, expected, recorded)
 
     # ---- integrity ---------------------------------------------------------------------------------------
     @cached_property
@@ -466,7 +459,7 @@ class ThreeCardPoker(Context):
             flagged |= np.bincount(self.hand_round[unreadable], minlength=self.n) > 0
         return flagged
 
-    def integrity_messages(self, rows: np.ndarray) -> np.ndarray:
+    def integrity_problems(self, rows: np.ndarray) -> np.ndarray:
         """What is wrong with the cards of each of the (flagged) ``rows``."""
         dealer = self.dealer_cards if self.dealer_card_count.max(initial=0) <= 3 else padded(
             self.table["dealer_cards"])[0]
