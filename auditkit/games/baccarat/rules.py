@@ -79,7 +79,7 @@ def a_announced_point_counts(ctx: Baccarat) -> Hits:
     wrong_player = ~np.isnan(player) & (player != ctx.player_total)
     wrong_banker = ~np.isnan(banker) & (banker != ctx.banker_total)
     return Hits.where(ctx.complete & (wrong_player | wrong_banker),
-                      case=_either(wrong_player, wrong_banker),
+                      case=lambda r: _either(wrong_player[r], wrong_banker[r]),
                       evidence={"player_total": ctx.player_total, "banker_total": ctx.banker_total,
                                 "announced_player": player, "announced_banker": banker,
                                 "player_two": ctx.cards_of("player", TWO), "banker_two": ctx.cards_of("banker", TWO)})
@@ -334,7 +334,7 @@ def d_at_most_one_additional_card(ctx: Baccarat) -> Hits:
     Catalog: no hand holds more than three cards.
     """
     player, banker = ctx.player.count > 3, ctx.banker.count > 3
-    return Hits.where(player | banker, case=_either(player, banker),
+    return Hits.where(player | banker, case=lambda r: _either(player[r], banker[r]),
                       evidence={"player_count": ctx.player.count, "banker_count": ctx.banker.count,
                                 "player_cards": ctx.cards_of("player"), "banker_cards": ctx.cards_of("banker")})
 
@@ -411,7 +411,8 @@ def integrity(ctx: Baccarat) -> Hits:
     player[ctx.player.rows_with(JOKER)] = True
     banker[ctx.banker.rows_with(JOKER)] = True
     joker = player | banker
-    return Hits.where(short | joker, case=np.where(joker, np.where(short, "both", "joker"), "short"), evidence={
+    return Hits.where(short | joker, case=lambda r: np.where(joker[r], np.where(short[r], "both", "joker"), "short"),
+                      evidence={
         "joker_in": lambda r: np.where(player[r], np.where(banker[r], "player and banker", "player"), "banker"),
         "player_cards": ctx.cards_of("player"), "banker_cards": ctx.cards_of("banker")})
 
