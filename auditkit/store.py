@@ -181,6 +181,7 @@ class SourceRecord:
     partitions: list[str] = field(default_factory=list)
     ingested_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     files: list[dict[str, Any]] | None = None  # path, rows, bytes, sha256 of each file (None: not recorded)
+    quick: str | None = None  # the source's quick key (auditkit.ingest.sources.quick_key; None: not recorded)
 
     @property
     def balanced(self) -> bool:
@@ -459,6 +460,7 @@ class Store:
     _pinned: frozenset[str] | None = None  # the committed sources of a read view (see pinned)
     _layout_cache: Any = None              # its Layout (see layout)
     _layout_key: frozenset[str] = frozenset()
+    _quick_cache: tuple[frozenset[str], dict[str, SourceRecord]] | None = None  # see source_by_quick_key
 
     def pinned(self) -> Store:
         """A read view of this store as it is now: the committed sources listed once, then reused by
@@ -636,6 +638,14 @@ class Store:
         """The manifest entry of a file content, if it was ingested."""
         rel = f"_manifest/{safe_component(sha256)}.json"
         return self._source_record(rel) if self._files.exists(rel) else None
+
+    def source_by_quick_key(self, key: str) -> SourceRecord | None:
+        """The manifest entry of the source whose quick key (:func:`auditkit.ingest.sources.quick_key`) is
+        ``key``, if one was ingested; the entries are read once for each state of the manifest."""
+        listing = frozenset(self._files.files("_manifest/*.json"))
+        if self._quick_cache is None or self._quick_cache[0] != listing:
+            self._quick_cache = (listing, {r.quick: r for r in self.manifest() if r.quick})
+        return self._quick_cache[1].get(key)
 
     def _committed(self) -> set[str] | frozenset[str]:
         if self._pinned is not None:

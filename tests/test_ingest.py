@@ -257,3 +257,80 @@ def test_companion_without_its_main_file_is_reported(tmp_path):
     report = ingest_paths([tmp_path], Store(tmp_path / "store"))
     assert len(report.sources) == 1
     assert any("lost.wagers.csv" in p and "without its main file" in why for p, why in report.skipped)
+
+
+# ---- the quick key: a file already ingested is known without reading it whole (issue 28) ----------------
+def _big_log(path: Path, rounds: int) -> None:
+    """A log of ``rounds`` rounds, over 2 MiB for 12,000 or more (so its middle is outside the quick key)."""
+    pad = "x" * 150
+    path.write_text("".join(line(rec(round_id=f"Q{i}", round_seq=i, dealer_id=f"D{pad}")) + "\n"
+                            for i in range(1, rounds + 1)))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_file_already_ingested_is_skipped_on_its_quick_key_without_a_full_read(tmp_path, monkeypatch, workers):
+    import auditkit.ingest.sources as sources
+
+    store = Store(tmp_path / "store")
+    p = tmp_path / "big.jsonl"
+    _big_log(p, 12_000)
+    assert p.stat().st_size > 2 * sources.QUICK_BYTES
+    first = ingest_paths([p], store, workers=workers).sources[0]
+    assert first.quick == sources.quick_key(p)
+    assert store.source(first.sha256).quick == first.quick  # kept in the manifest entry
+
+    def no_full_read(path):
+        raise AssertionError(f"{path} read whole")
+
+    monkeypatch.setattr(sources, "source_sha256", no_full_read)
+    again = ingest_paths([p], store, workers=workers)
+    assert not again.sources and "already ingested" in again.skipped[0][1] and store.count() == 12_000
+
+
+def test_a_changed_file_or_a_copy_is_hashed_whole(tmp_path):
+    from auditkit.ingest.sources import quick_key, source_sha256
+
+    store = Store(tmp_path / "store")
+    p = tmp_path / "big.jsonl"
+    _big_log(p, 12_000)
+    ingest_paths([p], store)
+    copy = tmp_path / "copy" / "big.jsonl"
+    copy.parent.mkdir()
+    copy.write_bytes(p.read_bytes())  # same bytes, another time: its quick key differs, its SHA-256 does not
+    assert quick_key(copy) != quick_key(p)
+    report = ingest_paths([copy], store)
+    assert not report.sources and "already ingested" in report.skipped[0][1]
+    # an edit in the middle with a new time: a new source (its rounds already stored, one changed)
+    data = bytearray(p.read_bytes())
+    at = data.index(b'"round_id": "Q6000"')
+    data[at:at + 19] = b'"round_id": "Z6000"'
+    p.write_bytes(bytes(data))
+    src = ingest_paths([p], store).sources[0]
+    assert src.sha256 == source_sha256(p) and (src.stored, src.already_stored) == (1, 11_999)
+
+
+def test_the_quick_key_covers_a_csv_source_s_companions(tmp_path):
+    from auditkit.ingest.sources import quick_key
+
+    main_file = tmp_path / "r.csv"
+    main_file.write_text("round_id,game,table_id,started_at\n")
+    hands = tmp_path / "r.hands.csv"
+    hands.write_text("round_id,seat\n")
+    before = quick_key(main_file)
+    hands.write_text("round_id,seat\nR1,1\n")
+    assert quick_key(main_file) != before
+
+
+def test_a_manifest_entry_without_a_quick_key_is_found_by_its_full_hash(tmp_path):
+    import json as _json
+
+    store = Store(tmp_path / "store")
+    p = tmp_path / "a.jsonl"
+    p.write_text(line(rec()) + "\n")
+    sha = ingest_paths([p], store).sources[0].sha256
+    entry = tmp_path / "store" / "_manifest" / f"{sha}.json"
+    old = _json.loads(entry.read_text())
+    old.pop("quick")  # as an entry written before quick keys
+    entry.write_text(_json.dumps(old))
+    report = ingest_paths([p], store)
+    assert not report.sources and "already ingested" in report.skipped[0][1] and store.count() == 1

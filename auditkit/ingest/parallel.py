@@ -30,7 +30,7 @@ from ..store import SourceRecord, Store
 from .blocks import parse_block
 from .dedup import SeenRounds
 from .jsonl import BLOCK_BYTES, MAX_LINE, Lines, _is_gzip, read_blocks
-from .sources import Block, InputError, _blocks, hash_block, is_csv, open_known, source_sha256
+from .sources import Block, InputError, _blocks, hash_block, identify, is_csv, open_known
 
 __all__ = ["ParallelIngest", "IN_FLIGHT", "MIN_RANGE", "AUTO_MIN_BYTES", "cut_ranges"]
 
@@ -106,6 +106,7 @@ class _Source:
     path: Path
     sha: str | None = None
     size: int = 0
+    quick: str | None = None
     error: InputError | None = None
     tasks: collections.deque = field(default_factory=collections.deque)
     submitted_all: bool = False
@@ -179,9 +180,9 @@ class ParallelIngest:
             src = self.pending.popleft()
             self.ahead.append(src)
             try:
-                src.sha, src.size = source_sha256(src.path), src.path.stat().st_size
-            except OSError as exc:
-                src.error = InputError(f"cannot read {src.path}: {exc.strerror or exc}")
+                src.sha, src.size, src.quick = identify(src.path, self.store)
+            except InputError as exc:
+                src.error = exc
             if src.error is None and self.store.source(src.sha) is None:  # else nothing to read
                 yield from self._source_tasks(src)
             src.submitted_all = True
@@ -243,7 +244,7 @@ class ParallelIngest:
         if src.error is not None:
             self._drop(src)
             raise src.error
-        rec, writer = open_known(path, self.store, seen, src.sha, src.size)  # type: ignore[arg-type]
+        rec, writer = open_known(path, self.store, seen, src.sha, src.size, quick=src.quick)  # type: ignore[arg-type]
         if writer is None:  # ingested before, or earlier in this run: its tasks (if any) are dropped
             self._drop(src)
             return rec, False
