@@ -471,6 +471,7 @@ class Store:
         view = copy.copy(self)
         records = self.manifest()
         view._pinned = frozenset(r.sha256[:16] for r in records)
+        view._quick_cache = None  # a writer's lookup: not carried to the view's workers
         view._layout_cache = self._build_layout(records)
         return view
 

@@ -232,7 +232,7 @@ def test_every_rule_states_what_it_needs(capsys):
     from auditkit.rules.registry import catalog, rule, rules_for
 
     with pytest.raises(ValueError, match="needs"):
-        rule("x.y", games=("baccarat",), citation="x", severity="low", summary="x", needs=("colour",))
+        rule("x.y", games=("baccarat",), citation="x", severity="low", summary="x", needs=("colour",), message="m")
     frame = catalog()
     assert set(", ".join(frame["needs"]).replace(" ", "").split(",")) - {""} <= set(EVIDENCE)
     needs = {r.rule_id: r.needs for g in ("baccarat", "blackjack", "three_card_poker", "pai_gow_poker")
