@@ -80,6 +80,7 @@ import hashlib, json, resource, sys, time
 sys.path.insert(0, {root!r})
 from pathlib import Path
 from auditkit.ingest import dedup, parallel, sources
+from auditkit.ingest.readers import jsonl as jsonl_reader
 from auditkit.store import ParquetStream, Store
 
 log, root, workers, mode = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
@@ -105,7 +106,7 @@ timed(dedup.SeenRounds, "check", "dedup")            # the client's duplicate ch
 timed(sources._Parts, "_flush", "parts")             # the client's Parquet writes of parts
 timed(ParquetStream, "write", "streams")             # index and quarantine
 timed(sources, "hash_block", "parse")                # in this process only when workers = 1 (plus parse_block)
-timed(sources, "parse_block", "parse")
+timed(jsonl_reader, "parse_block", "parse")
 runs = []
 real_init = parallel.ParallelIngest.__init__
 def init(self, *a, **kw):
