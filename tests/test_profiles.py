@@ -156,6 +156,23 @@ def test_rows_are_grouped_into_rounds_and_a_round_whose_rows_disagree_is_quarant
     assert ingest_source(data, store, profile=load_profile(prof))[1] is False  # idempotent: the same content
 
 
+def test_a_profiled_file_already_ingested_is_known_by_its_quick_key(tmp_path, monkeypatch):
+    import auditkit.ingest.profiles.source as profile_source
+    from auditkit.ingest.sources import quick_key
+
+    prof, data = _write(tmp_path, BASE, ["1,1,3 0 0,8 0,B,1,P,10,-10", "2,2,7 1,6 0,P,1,P,10,10"])
+    store = Store(tmp_path / "s")
+    rec, new = ingest_source(data, store, profile=load_profile(prof))
+    assert new and rec.quick == quick_key(data)
+
+    def no_full_read(path):
+        raise AssertionError(f"{path} read whole")
+
+    monkeypatch.setattr(profile_source, "_file_sha256", no_full_read)
+    again, new = ingest_source(data, store, profile=load_profile(prof))
+    assert not new and again.sha256 == rec.sha256
+
+
 def _rows_all(store: Store) -> list[dict]:
     return pa.concat_tables([store.read(g, d) for g in store.games() for d in store.dates(g)]).to_pylist()
 

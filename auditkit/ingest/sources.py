@@ -452,8 +452,9 @@ def ingest_source(path: Path, store: Store, seen: SeenRounds | None = None, *, d
     else:
         from .readers.profile import identity
 
-        sha, size = identity(profile, path)
-        rec, writer = open_known(path, store, seen or SeenRounds(store), sha, size, display, f"profile:{profile.name}")
+        sha, size, quick = identity(profile, path, store)
+        rec, writer = open_known(path, store, seen or SeenRounds(store), sha, size, display, f"profile:{profile.name}",
+                                 quick)
     if writer is None:
         return rec, False
     try:
