@@ -457,6 +457,14 @@ class Store:
             self._files = _LocalFiles(self.root)
         self._written: dict[str, list[dict[str, Any]]] = {}  # sha16 -> files written, recorded at commit
 
+    def __getstate__(self) -> dict[str, Any]:
+        """What a pickled copy (a worker's) carries: not the files this object wrote and has not committed
+        (a worker reports its own: :meth:`written`), nor the writer's quick-key lookup."""
+        state = dict(self.__dict__)
+        state["_written"] = {}
+        state.pop("_quick_cache", None)
+        return state
+
     _pinned: frozenset[str] | None = None  # the committed sources of a read view (see pinned)
     _layout_cache: Any = None              # its Layout (see layout)
     _layout_key: frozenset[str] = frozenset()
@@ -471,7 +479,6 @@ class Store:
         view = copy.copy(self)
         records = self.manifest()
         view._pinned = frozenset(r.sha256[:16] for r in records)
-        view._quick_cache = None  # a writer's lookup: not carried to the view's workers
         view._layout_cache = self._build_layout(records)
         return view
 
@@ -678,6 +685,22 @@ class Store:
                 for rel in self._files.files(pattern):  # only this source's: another writer's are left alone
                     self._files.delete(rel)
         return n
+
+    def written(self, sha256: str) -> list[dict[str, Any]]:
+        """The entries of the files this store object wrote for a source and has not committed, taken
+        from it (a worker's, handed to the writer that commits the source)."""
+        return self._written.pop(sha256[:16], [])
+
+    def adopt(self, sha256: str, entries: list[dict[str, Any]]) -> None:
+        """Files written for a source by another store object (a worker's): listed in its manifest
+        entry at :meth:`commit_source` as if written here."""
+        self._written.setdefault(sha256[:16], []).extend(entries)
+
+    def drop_written(self, sha256: str, rel: str) -> None:
+        """Delete one uncommitted file written for a source, and its entry."""
+        self._files.delete(rel)
+        entries = self._written.get(sha256[:16], [])
+        entries[:] = [e for e in entries if e["path"] != rel]
 
     # ---- rounds -------------------------------------------------------------------------
     def write_rounds(self, game: str, date: str, table: pa.Table, source_sha: str) -> Path | str:

@@ -95,9 +95,17 @@ def _rounds(store: Store) -> dict[tuple[str, str], pd.DataFrame]:
 
 def _manifest(store: Store) -> list[dict]:
     return sorted(({**{k: v for k, v in vars(r).items() if k not in ("ingested_at", "files")},
-                    # the files recorded, their parts' random suffix left out
-                    "files": sorted((re.sub(r"-[0-9a-f]{12}\.parquet$", "", f["path"]), f["rows"]) for f in r.files or [])}
-                   for r in store.manifest()), key=lambda r: r["sha256"])
+                    "files": _files(r.files or [])} for r in store.manifest()), key=lambda r: r["sha256"])
+
+
+def _files(files: list[dict]) -> list[tuple[str, int]]:
+    """The files a manifest entry records: the rows of its parts per partition (workers write a part per
+    byte range, one process per day and size), its index and quarantine as they are."""
+    rows: dict[str, int] = {}
+    for f in files:
+        key = re.sub(r"/part-[0-9a-f]{16}-[0-9a-f]{12}\.parquet$", "/parts", f["path"])
+        rows[key] = rows.get(key, 0) + f["rows"]
+    return sorted(rows.items())
 
 
 def _index(store: Store) -> pd.DataFrame:
@@ -230,3 +238,47 @@ def test_a_ranges_lines_are_read_again_once_however_many_duplicates_ask(tmp_path
     assert got.raw(3) == lines[3] and len(reads) == 2  # an earlier line: read from the start again
     with pytest.raises(IndexError):
         got.raw(6000)
+
+
+def test_a_worker_killed_while_writing_parts_leaves_nothing_visible_and_the_rerun_stores_once(tmp_path):
+    """Workers write a big file's parts where they parse its byte ranges; one killed (SIGKILL) while the
+    ingest runs fails it (exit 2) with no manifest entry, so none of the parts written is read; the next
+    run discards them and stores each round once."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    log = tmp_path / "big.jsonl"
+    log.write_bytes(b"\n".join(_lines(_records("baccarat", 40_000, seed=31))) + b"\n")
+    store = Store(tmp_path / "store")
+    cmd = [sys.executable, "-m", "auditkit", "-q", "ingest", str(log), "--store", str(store.root), "--workers", "2"]
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    parts: list[Path] = []
+    deadline = time.monotonic() + 120
+    while not parts and proc.poll() is None and time.monotonic() < deadline:
+        parts = list((store.root / "rounds").rglob("part-*.parquet")) if (store.root / "rounds").exists() else []
+        time.sleep(0.02)
+    assert parts, "no part written by a worker before the ingest ended"
+    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+    workers = [int(c) for c in children if "spawn_main" in Path(f"/proc/{c}/cmdline").read_text()]
+    assert workers
+    os.kill(workers[0], signal.SIGKILL)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2, err
+    assert store.manifest() == [] and store.count() == 0  # written, but not visible
+    assert _main_ingest(log, store) == 0
+    (rec,) = store.manifest()
+    assert rec.stored == 40_000 and rec.balanced and store.count() == 40_000
+    ids = store.index()["round_id"]
+    assert len(set(ids.to_pylist())) == len(ids) == 40_000
+    listed = {f["path"] for f in rec.files or []}
+    assert {p.relative_to(store.root).as_posix() for p in (store.root / "rounds").rglob("*.parquet")} == \
+        {p for p in listed if p.startswith("rounds/")}  # the killed run's parts are gone
+
+
+def _main_ingest(log: Path, store: Store) -> int:
+    from auditkit.cli import main
+
+    return main(["-q", "ingest", str(log), "--store", str(store.root), "--workers", "2"])

@@ -17,6 +17,7 @@ import pytest
 from test_job import day_records, run_folders, write_job, write_log
 
 from auditkit.cli import main
+from auditkit.ingest.sources import ingest_paths
 from auditkit.store import Store, StoreLocked
 from auditkit.validate import collect, validate_into_store
 
@@ -103,6 +104,28 @@ def test_ingest_validate_and_report_round_trip(uri, tmp_path):
     for store, name in ((uri, "s3"), (str(local), "local")):  # the stored findings, read back by report
         assert main(["-q", "report", "--store", store, "--out", str(tmp_path / f"report-{name}.csv")]) == 0
     assert (tmp_path / "report-s3.csv").read_bytes() == (tmp_path / "report-local.csv").read_bytes()
+
+
+def test_workers_write_the_parts_of_an_s3_store(uri, tmp_path, monkeypatch):
+    """Byte ranges of 64 KiB parsed by two worker processes, each writing its rows as parts straight into
+    the bucket (the client commits): the store of one process on a local disk, row for row."""
+    from test_parallel_ingest import MAX_LINE, _assert_same, _ingest, make_inputs
+
+    from auditkit.ingest import parallel
+
+    (tmp_path / "inputs").mkdir()
+    inputs = make_inputs(tmp_path / "inputs")
+    serial = _ingest(tmp_path / "serial", inputs, workers=1)
+    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 16)
+    monkeypatch.setattr(parallel, "BLOCK_BYTES", 1 << 16)
+    store = Store(uri)
+    earlier, folder = inputs
+    ingest_paths([earlier], store, max_line=MAX_LINE)
+    report = ingest_paths([folder], store, max_line=MAX_LINE, workers=2)
+    _assert_same(serial[0], store, serial[1], report)
+    assert not [o for o in objects(store) if o.endswith(".tmp")]
+    listed = {f["path"] for r in store.manifest() for f in r.files or []}
+    assert {o for o in objects(store) if o.startswith("rounds/")} == {p for p in listed if p.startswith("rounds/")}
 
 
 def test_a_job_on_an_s3_store_writes_the_local_jobs_outputs(uri, tmp_path):

@@ -4,12 +4,16 @@ The work of a source is cut into tasks: a plain JSONL file into byte ranges cut
 at line starts (so one big file uses every worker), a gzip file into the blocks
 this process decompresses (a gzip stream cannot be entered in the middle), a
 CSV file (with its companions) as a whole. A worker parses, checks and hashes
-the lines of its task (:func:`auditkit.ingest.sources.hash_block`) and sends
-back Arrow tables, hashes and the bad lines, numbered from the start of its
-range. This process takes the results in order, numbers the lines, checks the
-duplicates (:class:`~auditkit.ingest.dedup.SeenRounds`) and writes the parts,
-index, quarantine and manifest entry of each source as the serial ingest does
-(:class:`~auditkit.ingest.sources.SourceWriter`): the store is the same
+the lines of its task (:func:`auditkit.ingest.sources.hash_block`); for a byte
+range it writes the rows as the source's parts itself
+(:func:`auditkit.ingest.sources.write_parts`) and sends back the hashes, the bad
+lines and the parts' entries; for the other tasks it sends back Arrow tables.
+This process reads a new plain file once, for its SHA-256 and the first line
+number of each range (:func:`hash_and_number`), takes the results in order,
+checks the duplicates (:class:`~auditkit.ingest.dedup.SeenRounds`), adopts the
+workers' parts and writes the index, quarantine and manifest entry of each
+source as the serial ingest does (:class:`~auditkit.ingest.sources.SourceWriter`):
+the store holds the same rows, index and quarantine
 whatever the number of workers. At most :data:`IN_FLIGHT` tasks per worker are
 out at a time, so memory stays bounded whatever the size of the input.
 """
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import hashlib
 import logging
 import os
 import time
@@ -30,9 +35,9 @@ from ..store import SourceRecord, Store
 from .blocks import parse_block
 from .dedup import SeenRounds
 from .jsonl import BLOCK_BYTES, MAX_LINE, Lines, _is_gzip, read_blocks
-from .sources import Block, InputError, _blocks, hash_block, identify, is_csv, open_known
+from .sources import Block, InputError, _blocks, hash_block, is_csv, open_known, recognise, source_sha256, write_parts
 
-__all__ = ["ParallelIngest", "IN_FLIGHT", "MIN_RANGE", "AUTO_MIN_BYTES", "cut_ranges"]
+__all__ = ["ParallelIngest", "IN_FLIGHT", "MIN_RANGE", "AUTO_MIN_BYTES", "cut_ranges", "hash_and_number"]
 
 log = logging.getLogger("auditkit.ingest")
 IN_FLIGHT = 2
@@ -51,6 +56,15 @@ def parse_range(path: str, start: int, stop: int, bulk: bool, max_line: int) -> 
     """The blocks of bytes ``[start, stop)`` of a plain JSONL file, lines numbered from 1 there."""
     return [hash_block(parse_block(b, bulk=bulk), len(b), 0, [], b.done)
             for b in read_blocks(Path(path), max_line=max_line, start=start, stop=stop)]
+
+
+def write_range(path: str, start: int, stop: int, bulk: bool, max_line: int, first_line: int, store: Store,
+                sha: str, name: str) -> tuple[list[Block], list[dict[str, Any]]]:
+    """The blocks of bytes ``[start, stop)`` of a plain JSONL file, lines numbered from ``first_line``
+    there, with their rows written as the source's parts here (:func:`~auditkit.ingest.sources.write_parts`):
+    the blocks without their tables, and the entries of the parts."""
+    blocks = [block.shifted(first_line - 1) for block in parse_range(path, start, stop, bulk, max_line)]
+    return blocks, write_parts(store, sha, name, blocks)
 
 
 def parse_lines(block: Lines, bulk: bool) -> list[Block]:
@@ -92,11 +106,12 @@ def cut_ranges(path: Path, step: int) -> Iterator[tuple[int, int]]:
 # ---- the client's side ------------------------------------------------------------------------------------
 @dataclass
 class _Task:
-    """One task of a source: its future, and how to get back the raw text of a line of it."""
+    """One task of a source: its future, how to get back the raw text of a line of it, and for a byte
+    range (whose worker writes its parts) the number of its first line."""
 
     future: Any
-    shift: bool  # lines numbered from 1 in a byte range: shifted by the lines read before it
-    raw: Callable[[int, int], bytes | str]  # (line number in the task, shift) -> the line as written
+    raw: Callable[[int], bytes | str]  # line number in the source -> the line as written
+    first: int | None = None  # a byte range's first line: its result is (blocks, parts written)
 
 
 @dataclass
@@ -107,6 +122,7 @@ class _Source:
     sha: str | None = None
     size: int = 0
     quick: str | None = None
+    ranges: list[tuple[int, int, int]] = field(default_factory=list)  # a plain file's (start, stop, first line)
     error: InputError | None = None
     tasks: collections.deque = field(default_factory=collections.deque)
     submitted_all: bool = False
@@ -175,33 +191,51 @@ class ParallelIngest:
         self.executor.close(abandon=exc[0] is not None)
 
     # the look-ahead: sources hashed and their tasks submitted, up to the limit
-    def _all_tasks(self) -> Iterator[tuple[_Source, Callable, tuple, bool, Callable]]:
+    def _all_tasks(self) -> Iterator[tuple[_Source, Callable, tuple, Callable, int | None]]:
+        reading: set[str] = set()  # contents whose tasks are out: a second name for one is not read again
         while self.pending:
             src = self.pending.popleft()
             self.ahead.append(src)
             try:
-                src.sha, src.size, src.quick = identify(src.path, self.store)
+                self._identify(src)
             except InputError as exc:
                 src.error = exc
-            if src.error is None and self.store.source(src.sha) is None:  # else nothing to read
+            if src.error is None and self.store.source(src.sha) is None and src.sha not in reading:
+                reading.add(src.sha)  # type: ignore[arg-type]
+                self.store.discard_uncommitted(src.sha)  # what a killed run left, before workers write its parts
                 yield from self._source_tasks(src)
             src.submitted_all = True
 
-    def _source_tasks(self, src: _Source) -> Iterator[tuple[_Source, Callable, tuple, bool, Callable]]:
+    def _identify(self, src: _Source) -> None:
+        """The source's SHA-256 (known by its quick key, or read whole), and for a new plain file the byte
+        ranges of its tasks with their first line numbers, counted in the same read."""
+        known, src.quick, src.size = recognise(src.path, self.store)
+        if known is not None:
+            src.sha = known.sha256
+            return
+        try:
+            if is_csv(src.path) or _is_gzip(src.path):
+                src.sha = source_sha256(src.path)
+                return
+            step = max(MIN_RANGE, min(BLOCK_BYTES, src.size // (2 * self.executor.workers) + 1))
+            src.sha, src.ranges = hash_and_number(src.path, list(cut_ranges(src.path, step)))
+        except OSError as exc:
+            raise InputError(f"cannot read {src.path}: {exc.strerror or exc}") from exc
+
+    def _source_tasks(self, src: _Source) -> Iterator[tuple[_Source, Callable, tuple, Callable, int | None]]:
         path, name = src.path, str(src.path)
         where = str(path.resolve())  # a worker's working folder is not this one's
         if is_csv(path):
             lines: list[bytes] = []
-            yield src, parse_csv, (where, name, self.bulk, self.max_line), False, lambda n, _s: _csv_raw(path, lines, n)
+            yield src, parse_csv, (where, name, self.bulk, self.max_line), lambda n: _csv_raw(path, lines, n), None
         elif _is_gzip(path):
             for block in read_blocks(path, max_line=self.max_line):  # read here, a block in flight at a time
-                yield src, parse_lines, (block, self.bulk), False, (lambda n, _s, b=block: b.raw(n - b.first))
+                yield src, parse_lines, (block, self.bulk), (lambda n, b=block: b.raw(n - b.first)), None
         else:
-            step = max(MIN_RANGE, min(BLOCK_BYTES, src.size // (2 * self.executor.workers) + 1))
-            for start, stop in cut_ranges(path, step):
+            for start, stop, first in src.ranges:
                 lines = _RangeLines(path, start, stop, self.max_line)
-                yield src, parse_range, (where, start, stop, self.bulk, self.max_line), True, \
-                    (lambda n, s, lines=lines: lines.raw(n - s))
+                yield src, write_range, (where, start, stop, self.bulk, self.max_line, first, self.store, src.sha,
+                                         name), (lambda n, lines=lines, first=first: lines.raw(n - first + 1)), first
 
     def _fill(self) -> None:
         if self.tasks is None:
@@ -210,8 +244,8 @@ class ParallelIngest:
             item = next(self.tasks, None)
             if item is None:
                 return
-            src, fn, args, shift, raw = item
-            src.tasks.append(_Task(self.executor.submit(fn, *args), shift, raw))
+            src, fn, args, raw, first = item
+            src.tasks.append(_Task(self.executor.submit(fn, *args), raw, first))
             self.in_flight += 1
 
     def _next_task(self, src: _Source) -> _Task | None:
@@ -244,29 +278,39 @@ class ParallelIngest:
         if src.error is not None:
             self._drop(src)
             raise src.error
-        rec, writer = open_known(path, self.store, seen, src.sha, src.size, quick=src.quick)  # type: ignore[arg-type]
+        rec, writer = open_known(path, self.store, seen, src.sha, src.size,  # type: ignore[arg-type]
+                                 quick=src.quick, discard=False)  # discarded before its tasks were submitted
         if writer is None:  # ingested before, or earlier in this run: its tasks (if any) are dropped
             self._drop(src)
             return rec, False
         try:
             while (task := self._next_task(src)) is not None:
-                shift = rec.lines_read if task.shift else 0
                 t0 = time.perf_counter()
-                blocks = task.future.result()
+                result = task.future.result()
                 self.waited += time.perf_counter() - t0
+                blocks, parts = result if task.first is not None else (result, None)
+                if task.first is not None and task.first != rec.lines_read + 1:  # a bug, never an input problem
+                    raise AssertionError(f"{path}: a byte range numbered from line {task.first} follows line "
+                                         f"{rec.lines_read}")
                 for block in blocks:
-                    writer.add(block.shifted(shift), lambda n, t=task, s=shift: t.raw(n, s))
+                    writer.add(block, task.raw)
                     if progress:
                         progress(block.done, rec.stored)
+                if parts is not None:
+                    writer.adopt(parts)
         except BaseException:
             writer.abort()
             raise
         return writer.commit(), True
 
     def _drop(self, src: _Source) -> None:
-        """Forget the tasks of a source not to be committed (parsed ahead before its turn)."""
+        """Forget the tasks of a source not to be committed (parsed ahead before its turn), and delete the
+        parts their workers wrote."""
         while (task := self._next_task(src)) is not None:
-            task.future.cancel()
+            if not task.future.cancel() and task.first is not None:
+                with contextlib.suppress(Exception):  # a task that failed wrote nothing to keep either
+                    for entry in task.future.result()[1]:
+                        self.store.drop_written(src.sha, entry["path"])  # type: ignore[arg-type]
 
 
 class _RangeLines:
@@ -290,6 +334,24 @@ class _RangeLines:
                 raise IndexError(f"{self.path}: no line {n} in bytes {self.start}-{self.stop}")
         self._block = block
         return block.raw(n - block.first)
+
+
+def hash_and_number(path: Path, ranges: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int, int]]]:
+    """The SHA-256 of a plain file covered by ``ranges`` (contiguous, each ending after a line break but
+    the last) and each range with the number of its first line, from one read of the file."""
+    h = hashlib.sha256()
+    out, line = [], 1
+    with open(path, "rb") as fh:
+        for start, stop in ranges:
+            out.append((start, stop, line))
+            left = stop - start
+            while left > 0 and (chunk := fh.read(min(1 << 20, left))):
+                h.update(chunk)
+                line += chunk.count(b"\n")
+                left -= len(chunk)
+        while chunk := fh.read(1 << 20):  # bytes past the last range (a file grown since it was cut)
+            h.update(chunk)
+    return h.hexdigest(), out
 
 
 def _csv_raw(path: Path, lines: list[bytes], n: int) -> str:

@@ -24,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..integrity import partition_of
 from ..schema import QUARANTINE, schema_for
 from ..store import INDEX, ROW_GROUP, SourceRecord, Store
 from .blocks import Parsed
@@ -34,8 +35,8 @@ from .jsonl import MAX_LINE, RAW_KEPT
 from .readers import reader_for
 
 __all__ = ["IngestReport", "SeenRounds", "discover", "orphan_companions", "ingest_paths", "ingest_source",
-           "source_sha256", "quick_key", "identify", "QUICK_BYTES", "is_csv", "InputError", "Block", "hash_block", "SourceWriter", "open_source",
-           "MAX_LINE", "SUFFIXES", "RAW_LIMIT", "REASON_LIMIT", "cut", "quarantine_entry"]
+           "source_sha256", "quick_key", "recognise", "identify", "QUICK_BYTES", "is_csv", "InputError", "Block", "hash_block", "SourceWriter", "open_source",
+           "MAX_LINE", "SUFFIXES", "RAW_LIMIT", "REASON_LIMIT", "cut", "quarantine_entry", "write_parts"]
 
 log = logging.getLogger("auditkit.ingest")
 PART_ROWS = 2 * ROW_GROUP  # rounds per part file of one (game, day, source) at most
@@ -217,13 +218,24 @@ def quick_key(path: Path) -> str:
     return h.hexdigest()
 
 
+def recognise(path: Path, store: Store) -> tuple[SourceRecord | None, str, int]:
+    """``(the manifest entry holding the source's quick key or None, its quick key, its size)``;
+    InputError when it cannot be read."""
+    try:
+        quick = quick_key(path)
+        return store.source_by_quick_key(quick), quick, path.stat().st_size
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
 def identify(path: Path, store: Store) -> tuple[str, int, str]:
     """``(SHA-256, size, quick key)`` of a source: the SHA-256 of the entry whose quick key it has, when
     the manifest holds one (the file is not read further), else of every byte."""
+    known, quick, size = recognise(path, store)
+    if known is not None:
+        return known.sha256, size, quick
     try:
-        quick = quick_key(path)
-        known = store.source_by_quick_key(quick)
-        return (known.sha256 if known else source_sha256(path)), path.stat().st_size, quick
+        return source_sha256(path), size, quick
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
@@ -275,6 +287,24 @@ class _Parts:
     def close(self) -> None:
         for key in list(self.pending):
             self._flush(key)
+
+    def adopt(self, game: str, day: str, rows: int) -> None:
+        """Count a part written elsewhere (by a worker) into the source's games and partitions."""
+        self.games[game] = self.games.get(game, 0) + rows
+        self.partitions.add(f"{game}/{day}")
+
+
+def write_parts(store: Store, sha: str, name: str, blocks: list[Block]) -> list[dict[str, Any]]:
+    """Write the rows of a source's blocks as its parts, where they were parsed (a worker of a parallel
+    ingest), and drop them from the blocks: the entries of the files written, for the writer that
+    commits the source (:meth:`SourceWriter.adopt`)."""
+    parts = _Parts(store, sha, name)
+    for block in blocks:
+        for game, table in block.tables.items():
+            parts.add(game, table)
+        block.tables = {}
+    parts.close()
+    return store.written(sha)
 
 
 def _blocks(path: Path, name: str, bulk: bool, max_line: int, profile: Any = None
@@ -348,6 +378,7 @@ class SourceWriter:
         self.index = store.index_stream(sha)
         self.quarantine = store.quarantine_stream(sha)
         self.renamed: list[tuple[str, str]] = []
+        self.not_stored: set[int] = set()  # lines whose rows a worker wrote but are not to be stored
 
     def add(self, block: Block, raw: Callable[[int], bytes | str]) -> None:
         """Store a block's new rows; ``raw(line)`` is the text of a line (for a duplicate's quarantine entry)."""
@@ -380,6 +411,8 @@ class SourceWriter:
         new = status == NEW
         keep_lines = lines[new]
         every = bool(new.all())  # the usual case: nothing to filter out
+        if not every and not block.tables:  # rows a worker wrote to its parts: taken out on adoption
+            self.not_stored.update(lines[~new].tolist())
         for game, table in block.tables.items():
             self.parts.add(game, table if every else
                            table.filter(pc.is_in(table["source_line"], value_set=pa.array(keep_lines))))
@@ -389,6 +422,28 @@ class SourceWriter:
                                    "source_line": keep_lines}, schema=INDEX))
         rec.stored += int(new.sum())
         return bad
+
+    def adopt(self, entries: list[dict[str, Any]]) -> None:
+        """Take the parts a worker wrote for blocks already added (:func:`write_parts`) into the source:
+        a part holding rows not to be stored (duplicates found here) is written again without them."""
+        for entry in entries:
+            rel, rows = entry["path"], int(entry["rows"])
+            game, day = partition_of(rel)  # type: ignore[misc]
+            if self.not_stored:
+                table = self.store.read_part(rel)
+                keep = pc.invert(pc.is_in(table["source_line"], value_set=pa.array(sorted(self.not_stored),
+                                                                                    pa.int64())))
+                if not pc.all(keep).as_py():
+                    self.store.drop_written(self.sha, rel)
+                    table = table.filter(keep)
+                    if table.num_rows:
+                        self.store.write_rounds(game, day, table, self.sha)
+                        self.parts.adopt(game, day, table.num_rows)
+                    else:  # every row of it already stored: the game was met, as one process counts it
+                        self.parts.games.setdefault(game, 0)
+                    continue
+            self.store.adopt(self.sha, [entry])
+            self.parts.adopt(game, day, rows)
 
     def abort(self) -> None:
         self.index.abort()
@@ -423,12 +478,15 @@ def open_source(path: Path, store: Store, seen: SeenRounds, display: str | None 
 
 
 def open_known(path: Path, store: Store, seen: SeenRounds, sha: str, size: int, display: str | None = None,
-               fmt: str | None = None, quick: str | None = None) -> tuple[SourceRecord, SourceWriter | None]:
-    """:func:`open_source` of a source whose hash and size (and quick key) are known."""
+               fmt: str | None = None, quick: str | None = None, discard: bool = True
+               ) -> tuple[SourceRecord, SourceWriter | None]:
+    """:func:`open_source` of a source whose hash and size (and quick key) are known; ``discard=False``
+    when what an interrupted ingest left was discarded already (before workers wrote parts of it)."""
     prior = store.source(sha)
     if prior is not None:
         return prior, None
-    store.discard_uncommitted(sha)
+    if discard:
+        store.discard_uncommitted(sha)
     name = display or str(path)
     rec = SourceRecord(sha256=sha, path=name, size=size, format=fmt or ("csv" if is_csv(path) else "jsonl"),
                        quick=quick)
