@@ -282,3 +282,25 @@ def _main_ingest(log: Path, store: Store) -> int:
     from auditkit.cli import main
 
     return main(["-q", "ingest", str(log), "--store", str(store.root), "--workers", "2"])
+
+
+def test_a_grown_file_ingested_again_by_workers_stores_only_its_new_rounds(tmp_path, monkeypatch):
+    """A log appended to since it was ingested: the workers write every row of their ranges, the client
+    finds the old ones already stored and takes them out of the parts it adopts, range by range."""
+    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 16)
+    monkeypatch.setattr(parallel, "BLOCK_BYTES", 1 << 16)
+    records = _records("baccarat", 3_500, seed=41)
+    log = tmp_path / "day.jsonl"
+    log.write_bytes(b"\n".join(_lines(records[:3_000])) + b"\n")
+    store = Store(tmp_path / "store")
+    first = ingest_paths([log], store, workers=2).sources[0]
+    assert first.stored == 3_000
+    with open(log, "ab") as fh:
+        fh.write(b"\n".join(_lines(records[3_000:])) + b"\n")
+    grown = ingest_paths([log], store, workers=2).sources[0]
+    assert (grown.stored, grown.already_stored, grown.lines_read) == (500, 3_000, 3_500) and grown.balanced
+    assert grown.games == {"baccarat": 500}
+    assert store.count() == 3_500
+    rows = pd.concat([store.read("baccarat", d).to_pandas() for d in store.dates("baccarat")])
+    assert rows["round_id"].is_unique and len(rows) == 3_500
+    assert (rows["source_line"] > 3_000).sum() == 500  # the appended lines, stored from the second run

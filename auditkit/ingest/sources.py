@@ -10,6 +10,7 @@ visible and the next run redoes that source from scratch.
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import logging
 import os
@@ -298,6 +299,7 @@ def write_parts(store: Store, sha: str, name: str, blocks: list[Block]) -> list[
     """Write the rows of a source's blocks as its parts, where they were parsed (a worker of a parallel
     ingest), and drop them from the blocks: the entries of the files written, for the writer that
     commits the source (:meth:`SourceWriter.adopt`)."""
+    store = copy.copy(store)  # its own record of the files written (a worker may run tasks side by side)
     parts = _Parts(store, sha, name)
     for block in blocks:
         for game, table in block.tables.items():
@@ -378,7 +380,7 @@ class SourceWriter:
         self.index = store.index_stream(sha)
         self.quarantine = store.quarantine_stream(sha)
         self.renamed: list[tuple[str, str]] = []
-        self.not_stored: set[int] = set()  # lines whose rows a worker wrote but are not to be stored
+        self.not_stored: list[np.ndarray] = []  # lines whose rows a worker wrote but are not to be stored
 
     def add(self, block: Block, raw: Callable[[int], bytes | str]) -> None:
         """Store a block's new rows; ``raw(line)`` is the text of a line (for a duplicate's quarantine entry)."""
@@ -412,7 +414,7 @@ class SourceWriter:
         keep_lines = lines[new]
         every = bool(new.all())  # the usual case: nothing to filter out
         if not every and not block.tables:  # rows a worker wrote to its parts: taken out on adoption
-            self.not_stored.update(lines[~new].tolist())
+            self.not_stored.append(lines[~new])
         for game, table in block.tables.items():
             self.parts.add(game, table if every else
                            table.filter(pc.is_in(table["source_line"], value_set=pa.array(keep_lines))))
@@ -424,15 +426,17 @@ class SourceWriter:
         return bad
 
     def adopt(self, entries: list[dict[str, Any]]) -> None:
-        """Take the parts a worker wrote for blocks already added (:func:`write_parts`) into the source:
-        a part holding rows not to be stored (duplicates found here) is written again without them."""
+        """Take the parts a worker wrote for the blocks of one byte range, just added (:func:`write_parts`),
+        into the source: a part holding rows not to be stored (duplicates found here) is written again
+        without them (a file grown since it was ingested, say: its old rounds are already stored)."""
+        drop = pa.array(np.concatenate(self.not_stored), pa.int64()) if self.not_stored else None
+        self.not_stored = []  # the lines of this range only: the next range's parts hold none of them
         for entry in entries:
             rel, rows = entry["path"], int(entry["rows"])
             game, day = partition_of(rel)  # type: ignore[misc]
-            if self.not_stored:
+            if drop is not None:
                 table = self.store.read_part(rel)
-                keep = pc.invert(pc.is_in(table["source_line"], value_set=pa.array(sorted(self.not_stored),
-                                                                                    pa.int64())))
+                keep = pc.invert(pc.is_in(table["source_line"], value_set=drop))
                 if not pc.all(keep).as_py():
                     self.store.drop_written(self.sha, rel)
                     table = table.filter(keep)
