@@ -36,7 +36,8 @@ from .jsonl import MAX_LINE, RAW_KEPT
 from .readers import reader_for
 
 __all__ = ["IngestReport", "SeenRounds", "discover", "orphan_companions", "ingest_paths", "ingest_source",
-           "source_sha256", "quick_key", "recognise", "identify", "QUICK_BYTES", "is_csv", "InputError", "Block", "hash_block", "SourceWriter", "open_source",
+           "source_sha256", "quick_key", "recognise", "identify", "QUICK_BYTES", "is_csv", "InputError", "Block",
+           "hash_block", "SourceWriter", "open_source",
            "MAX_LINE", "SUFFIXES", "RAW_LIMIT", "REASON_LIMIT", "cut", "quarantine_entry", "write_parts"]
 
 log = logging.getLogger("auditkit.ingest")

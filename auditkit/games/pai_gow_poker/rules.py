@@ -300,7 +300,8 @@ def paytable(ctx: PaiGowPoker) -> Hits:
     hand and the dealer have a complete setting; money compares to the rounding unit.
     """
     b = np.flatnonzero(ctx.hand_settled & money_differs(ctx.hand_net, ctx.hand_exact_net, ctx.unit))
-    expected, recorded, seat = money_round(ctx.hand_exact_net[b], ctx.unit, ctx.rounding), ctx.hand_net[b], ctx.hand_seat[b]
+    expected = money_round(ctx.hand_exact_net[b], ctx.unit, ctx.rounding)
+    recorded, seat = ctx.hand_net[b], ctx.hand_seat[b]
     return Hits(rows=ctx.hand_round[b], evidence={
         "seat": seat, "result": np.array(OUTCOMES, dtype=object)[ctx.hands_won[b]],
         "fouled": np.where(ctx.hand_fouled[b], " (fouled)", "").astype(object), "wager": ctx.hand_wager[b],

@@ -55,14 +55,16 @@ def a_ante(ctx: ThreeCardPoker) -> Hits:
     Catalog: a hand has an ante > 0. Not about money (amounts NaN).
     """
     idx = np.flatnonzero(~(ctx.ante > 0))
-    return Hits.at(ctx.hand_round[idx], items=idx, seat=ctx.hand_seat, evidence={"seat": ctx.hand_seat, "ante": ctx.ante})
+    return Hits.at(ctx.hand_round[idx], items=idx, seat=ctx.hand_seat,
+                   evidence={"seat": ctx.hand_seat, "ante": ctx.ante})
 
 
 @rule("tcp.a1", games=(GAME,), citation=f"{SECTION}(a)(1)", severity="high",
       summary="A folded hand loses its ante and has no play bet", columns=("hands", "status"),
       needs=("wagers",),
       message=f"folded {HAND}: ante {{ante:money}} net {{net_ante:net}}, play {{play:money}} net {{net_play:net}}",
-      expected="ante {expected_ante:net}, no play bet", recorded="ante {net_ante:net}, play {play:money} net {net_play:net}")
+      expected="ante {expected_ante:net}, no play bet",
+      recorded="ante {net_ante:net}, play {play:money} net {net_play:net}")
 def a1_fold(ctx: ThreeCardPoker) -> Hits:
     """(a) "After the player receives his or her cards, the player may do one (1) of the following:
     (1) Fold and forfeit the ante bet."
@@ -124,7 +126,8 @@ def b_dealer_qualifies(ctx: ThreeCardPoker) -> Hits:
                            weights=ctx.net_ante[hands] + ctx.net_play[hands])[rows]
     def seats(r: np.ndarray) -> np.ndarray:  # the played hands of each (b) round (hands are in round order)
         lo, hi = np.searchsorted(ctx.hand_round, r), np.searchsorted(ctx.hand_round, r + 1)
-        return objects([", ".join(str(int(s)) for s in ctx.hand_seat[a:b][ctx.played[a:b]]) for a, b in zip(lo, hi, strict=True)])
+        return objects([", ".join(str(int(s)) for s in ctx.hand_seat[a:b][ctx.played[a:b]])
+                        for a, b in zip(lo, hi, strict=True)])
 
     hits = Hits.at(rows, case=lambda r: np.where(ctx.dealer_qualifies[r], "qualifies", "not").astype(object),
                    evidence={**ctx.dealer_evidence(hands=False), "seats": seats})
@@ -280,7 +283,8 @@ def paytable(ctx: ThreeCardPoker) -> Hits:
         ctx.pair_plus_hits(ctx.pair_plus_wrong)])
 
 
-@rule("tcp.void", games=(GAME,), citation="void", severity="high", summary=VOID_SUMMARY, **VOID_WORDS, columns=("hands", "status"),
+@rule("tcp.void", games=(GAME,), citation="void", severity="high", summary=VOID_SUMMARY, **VOID_WORDS,
+      columns=("hands", "status"),
       needs=("wagers",))
 def void(ctx: ThreeCardPoker) -> Hits:
     """Catalog ``void``: in a void or dead round every wager's net is 0 (ante, play, ante bonus, pair plus)."""
