@@ -23,25 +23,19 @@ from typing import Any
 
 import numpy as np
 
-from ..cards import NO_CARD, card_str
+from ..cards import cards_str
 from ..money import format_money, format_net
 
 __all__ = ["KINDS", "Template", "by_case", "numeric_evidence", "evidence_text"]
 
 
 def _cards(value: Any) -> str:
-    """Card codes (a row of padded codes) or card names as ``As Kd``; ``no card`` for none."""
-    names = [card_str(c) if not isinstance(c, str) else c for c in _items(value)
-             if isinstance(c, str) or int(c) != NO_CARD]
-    return " ".join(names) or "no card"
-
-
-def _items(value: Any) -> Iterable[Any]:
+    """Card codes (a row of padded codes, :func:`auditkit.cards.cards_str`) or card names as ``As Kd``;
+    ``no card`` for none."""
     if value is None:
-        return ()
-    if isinstance(value, str):
-        return value.split()
-    return value
+        return "no card"
+    names = " ".join(value) if len(value) and isinstance(value[0], str) else cards_str(value)
+    return names or "no card"
 
 
 def _odds(rate: Any) -> str:
@@ -108,7 +102,7 @@ class Template:
 
     @classmethod
     def of(cls, spec: str | Mapping[str, str] | None) -> Template | None:
-        """A template from a rule's declaration (None: the rule gives its words itself)."""
+        """A template from a rule's declaration (None: none declared, the text is empty)."""
         if spec is None:
             return None
         if isinstance(spec, str):
@@ -142,7 +136,7 @@ def _distinct(case: Any, n: int) -> list[Any]:
 
 def _at(value: Any, k: int, n: int) -> Any:
     """Hit ``k``'s value: an array or list aligned with the ``n`` hits is indexed, anything else is one value for all."""
-    if isinstance(value, (np.ndarray, list)) and len(value) == n and not isinstance(value, str):
+    if isinstance(value, (np.ndarray, list)) and len(value) == n:
         return value[k]
     return value
 
@@ -179,13 +173,13 @@ def evidence_text(pairs: Any) -> str:
     """A finding's evidence as a spreadsheet reads it: ``initial_wager=5; table_min=10`` (empty for none)."""
     if pairs is None or (isinstance(pairs, float) and math.isnan(pairs)):
         return ""
-    if isinstance(pairs, Mapping):
-        pairs = pairs.items()
     return "; ".join(f"{name}={_number(value)}" for name, value in pairs)
 
 
 def _number(value: float) -> str:
     """A number as short as it is exact to the cent: ``10``, ``37.5``, ``1.875``."""
-    if not math.isfinite(value) or value == int(value):
-        return str(int(value)) if math.isfinite(value) else str(value)
+    if not math.isfinite(value):
+        return str(value)
+    if value == int(value):
+        return str(int(value))
     return f"{value:.6f}".rstrip("0").rstrip(".")
