@@ -220,7 +220,7 @@ class ParallelIngest:
             step = max(MIN_RANGE, min(BLOCK_BYTES, src.size // (2 * self.executor.workers) + 1))
             src.sha, src.ranges = hash_and_number(src.path, list(cut_ranges(src.path, step)))
         except OSError as exc:
-            raise InputError(f"cannot read {src.path}: {exc.strerror or exc}") from exc
+            raise InputError.unreadable(src.path, exc) from exc
 
     def _source_tasks(self, src: _Source) -> Iterator[tuple[_Source, Callable, tuple, Callable, int | None]]:
         path, name = src.path, str(src.path)

@@ -51,6 +51,11 @@ SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".csv")
 class InputError(OSError):
     """A path that cannot be ingested at all (missing, unreadable, not a log)."""
 
+    @classmethod
+    def unreadable(cls, path: Path, exc: OSError) -> InputError:
+        """The error of a source that could not be read: ``cannot read PATH: why``."""
+        return cls(f"cannot read {path}: {exc.strerror or exc}")
+
 
 @dataclass
 class IngestReport:
@@ -227,7 +232,7 @@ def recognise(path: Path, store: Store) -> tuple[SourceRecord | None, str, int]:
         quick = quick_key(path)
         return store.source_by_quick_key(quick), quick, path.stat().st_size
     except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise InputError.unreadable(path, exc) from exc
 
 
 def identify(path: Path, store: Store) -> tuple[str, int, str]:
@@ -239,7 +244,7 @@ def identify(path: Path, store: Store) -> tuple[str, int, str]:
     try:
         return source_sha256(path), size, quick
     except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise InputError.unreadable(path, exc) from exc
 
 
 def is_csv(path: Path) -> bool:
