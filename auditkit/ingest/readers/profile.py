@@ -38,21 +38,20 @@ def read_rows(source: Any, path: Path) -> tuple[pa.Table, list[tuple[int, str, s
     return table, list(src.bad), src.name, src.blank
 
 
-def identity(prof: Profile, path: Path, store: Any = None) -> tuple[str, int, str | None]:
+def identity(prof: Profile, path: Path, store: Any) -> tuple[str, int, str | None]:
     """(SHA-256, size, quick key) that identify a profiled source: the file's, or for SQL the query's,
     the URL's and the snapshot key's (:mod:`auditkit.ingest.profiles.source`). A file read as a file
-    (CSV, a workbook, JSON) has a quick key (:func:`auditkit.ingest.sources.quick_key`): one ``store``
+    (CSV, a workbook, JSON) has a quick key (:func:`auditkit.ingest.sources.recognise`): one ``store``
     holds under it is known without reading the file whole. A database has none (its rows change
     with its query)."""
     from ..profiles.source import open_source
-    from ..sources import quick_key
+    from ..sources import recognise
 
     src = open_source(prof.source, path)
     if src.format in ("sqlite", "postgresql"):
         return src.sha256, path.stat().st_size if path.is_file() else 0, None
-    quick = quick_key(path)
-    known = store.source_by_quick_key(quick) if store is not None else None
-    return (known.sha256 if known else src.sha256), path.stat().st_size, quick
+    known, quick, size = recognise(path, store)
+    return (known.sha256 if known else src.sha256), size, quick
 
 
 def mapped_block(prof: Profile, table: pa.Table, bad: list[tuple[int, str, str]], blank: int = 0,
