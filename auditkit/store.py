@@ -649,7 +649,11 @@ class Store:
 
     def source_by_quick_key(self, key: str) -> SourceRecord | None:
         """The manifest entry of the source whose quick key (:func:`auditkit.ingest.sources.quick_key`) is
-        ``key``, if one was ingested; the entries are read once for each state of the manifest."""
+        ``key``, if one was ingested. A key met before is answered without listing the manifest (a nightly
+        run over many files ingested before lists it once, not once a file: a request per thousand entries
+        on object storage); the entries are read again when the listing has changed."""
+        if self._quick_cache is not None and key in self._quick_cache[1]:
+            return self._quick_cache[1][key]
         listing = frozenset(self._files.files("_manifest/*.json"))
         if self._quick_cache is None or self._quick_cache[0] != listing:
             self._quick_cache = (listing, {r.quick: r for r in self.manifest() if r.quick})

@@ -334,3 +334,23 @@ def test_a_manifest_entry_without_a_quick_key_is_found_by_its_full_hash(tmp_path
     entry.write_text(_json.dumps(old))
     report = ingest_paths([p], store)
     assert not report.sources and "already ingested" in report.skipped[0][1] and store.count() == 1
+
+
+def test_a_quick_key_met_before_is_answered_without_listing_the_manifest(tmp_path, monkeypatch):
+    from auditkit.ingest.sources import quick_key
+
+    store = Store(tmp_path / "store")
+    paths = []
+    for i in range(3):
+        p = tmp_path / f"day{i}.jsonl"
+        p.write_text(line(rec(round_id=f"K{i}")) + "\n")
+        paths.append(p)
+    ingest_paths(paths, store)
+    keys = [quick_key(p) for p in paths]
+    assert store.source_by_quick_key(keys[0]) is not None  # reads the manifest once
+    listings = []
+    real = store._files.files
+    monkeypatch.setattr(store._files, "files", lambda pattern: listings.append(pattern) or real(pattern))
+    assert all(store.source_by_quick_key(k) is not None for k in keys)
+    assert listings == []
+    assert store.source_by_quick_key("not a key") is None and listings == ["_manifest/*.json"]  # a miss looks again
