@@ -672,6 +672,8 @@ class Store:
             record.files = sorted(written or [], key=lambda f: f["path"])
         self._files.write_bytes(f"_manifest/{safe_component(record.sha256)}.json",
                                 json.dumps(record.__dict__, indent=1, sort_keys=True).encode("utf-8"))
+        if self._quick_cache is not None and record.quick:  # known by its quick key from now on, unlisted
+            self._quick_cache[1][record.quick] = record
 
     def discard_uncommitted(self, sha256: str) -> int:
         """Remove parts, index and quarantine a crashed ingest of this source left behind."""

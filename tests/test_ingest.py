@@ -345,12 +345,11 @@ def test_a_quick_key_met_before_is_answered_without_listing_the_manifest(tmp_pat
         p = tmp_path / f"day{i}.jsonl"
         p.write_text(line(rec(round_id=f"K{i}")) + "\n")
         paths.append(p)
-    ingest_paths(paths, store)
+    ingest_paths(paths, store)  # each file's key looked up (a miss each), then committed through this store
     keys = [quick_key(p) for p in paths]
-    assert store.source_by_quick_key(keys[0]) is not None  # reads the manifest once
     listings = []
     real = store._files.files
     monkeypatch.setattr(store._files, "files", lambda pattern: listings.append(pattern) or real(pattern))
     assert all(store.source_by_quick_key(k) is not None for k in keys)
     assert listings == []
-    assert store.source_by_quick_key("not a key") is None and listings == ["_manifest/*.json"]  # a miss looks again
+    assert store.source_by_quick_key("not a key") is None and "_manifest/*.json" in listings  # a miss looks again
