@@ -831,6 +831,10 @@ class Store:
         """Rows of some index files (as :meth:`index_files` names them)."""
         return self._files.dataset(files, INDEX).to_table(columns=columns, filter=filter)
 
+    def index_batches(self, files: list[str], columns: list[str]) -> Iterator[pa.RecordBatch]:
+        """Rows of some index files, a batch at a time (a scan in bounded memory)."""
+        return self._files.dataset(files, INDEX).to_batches(columns=columns, batch_size=ROW_GROUP)
+
     def index_version(self, rel: str) -> bytes | None:
         """The hash version an index file was written with (None: before versions)."""
         from .ingest.hashing import VERSION_KEY

@@ -4,13 +4,26 @@ only for the ids that collide).
 
 The first round stored under an id wins. A later line with that id is *already
 stored* when its row hash (:func:`auditkit.ingest.hashing.row_hashes`) is the
-first one's, else a duplicate with other content. Memory is about 24 bytes per
-round met in the run plus 8 per round of the store. Index files written before
+first one's, else a duplicate with other content. Index files written before
 these hashes are read too: their round ids hashed again, and the row hash of a
 round they name read back from its stored part when another line has its id.
+
+Memory is about 24 bytes per round met in the run, plus 8 per round of the store
+when its hashes are held. They are not held in a store of more than
+:data:`LOAD_LIMIT` rounds, nor for a run of at most :data:`STREAM_SOURCES`
+sources (streaming them past a source costs about a tenth of loading them):
+each source is read checking its ids against the run only, and at its commit
+the store's hashes stream past the source's new ids (a batch at a time). Ids
+found there are ids the store holds, and the source is read again checking just
+those, as if the store's hashes had been held (:class:`StoredOverlap`). A source
+whose first block repeats stored rounds (a file grown since it was ingested)
+has the store's hashes loaded instead, when they fit, so it is read once.
 """
 
 from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -19,9 +32,15 @@ import pyarrow.compute as pc
 from ..store import Store
 from .hashing import VERSION, content_columns, id_hashes, row_hashes
 
-__all__ = ["SeenRounds", "NEW", "ALREADY", "DIFFERENT", "duplicate_reason"]
+__all__ = ["SeenRounds", "StoredOverlap", "NEW", "ALREADY", "DIFFERENT", "LOAD_LIMIT", "duplicate_reason"]
 
 NEW, ALREADY, DIFFERENT = 0, 1, 2
+LOAD_LIMIT = 32_000_000
+"""Stored rounds up to which an ingest may hold their id hashes in memory (8 bytes each, 256 MiB;
+about twice that while they are loaded); above it they are streamed past each source's new ids."""
+STREAM_SOURCES = 4
+"""Sources in a run up to which the store's hashes are streamed past each, not held (two passes
+over them per source, each about a twentieth of loading them)."""
 _CHUNK_CAP = 1_000_000  # runs are merged up to this many ids (bounds the merge's transient copies)
 
 
@@ -62,23 +81,43 @@ class _Runs:
         return found, lh, file, line
 
 
-class SeenRounds:
-    """Round ids already stored (the store's index) or met earlier in this run."""
+class StoredOverlap(Exception):
+    """A source's new round ids include ids the store holds, found at its commit by :meth:`SeenRounds.in_store`
+    (a store too large to hold its hashes): the source is to be read again checking ``hashes``."""
 
-    def __init__(self, store: Store):
+    def __init__(self, hashes: np.ndarray):
+        super().__init__(f"{len(hashes)} round id(s) already in the store")
+        self.hashes = hashes
+
+
+class SeenRounds:
+    """Round ids already stored (the store's index) or met earlier in this run.
+
+    ``always_load``: hold the store's hashes whatever its size (live mode, which looks up one line
+    at a time); otherwise they are ``streamed`` in a store of more than :data:`LOAD_LIMIT` rounds or a
+    run of at most :data:`STREAM_SOURCES` ``sources``, else held.
+    """
+
+    def __init__(self, store: Store, always_load: bool = False, sources: int | None = None):
         self.store = store
         self.current: list[str] = []  # index files of this hash version
         self.legacy: list[str] = []   # older ones: BLAKE2b id hashes, line hashes of the JSON text
         for rel in store.index_files(repair=True):  # an ingest holds the lock: a damaged index is rebuilt
             (self.current if store.index_version(rel) == VERSION else self.legacy).append(rel)
-        hashes = []
-        if self.current:
-            hashes.append(store.read_index(self.current, ["id_hash"])["id_hash"].to_numpy())
-        if self.legacy:  # their ids are kept: hash them again
-            hashes.append(id_hashes(store.read_index(self.legacy, ["round_id"])["round_id"]))
-        self.stored = np.unique(np.concatenate(hashes)) if hashes else np.empty(0, np.uint64)
+        self.rounds = store.count()
+        self.streamed = not always_load and (self.rounds > LOAD_LIMIT or (sources or 0) <= STREAM_SOURCES)
+        self.stored = np.empty(0, np.uint64) if self.streamed else self._hashes(self.current, self.legacy)
         self.files: list[str] = []
         self.run = _Runs()
+
+    def _hashes(self, current: list[str], legacy: list[str], held: np.ndarray | None = None) -> np.ndarray:
+        """The id hashes of some index files (and those ``held``), sorted and unique."""
+        hashes = [held] if held is not None else []
+        if current:
+            hashes.append(self.store.read_index(current, ["id_hash"])["id_hash"].to_numpy())
+        if legacy:  # their ids are kept: hash them again
+            hashes.append(id_hashes(self.store.read_index(legacy, ["round_id"])["round_id"]))
+        return np.unique(np.concatenate(hashes)) if hashes else np.empty(0, np.uint64)
 
     def refresh(self) -> int:
         """Add the index files committed since this was built (by another writer, under the store's
@@ -89,15 +128,52 @@ class SeenRounds:
             return 0
         current = [rel for rel in new if self.store.index_version(rel) == VERSION]
         legacy = [rel for rel in new if rel not in current]
-        hashes = [self.stored]
-        if current:
-            hashes.append(self.store.read_index(current, ["id_hash"])["id_hash"].to_numpy())
-        if legacy:
-            hashes.append(id_hashes(self.store.read_index(legacy, ["round_id"])["round_id"]))
+        if not self.streamed:
+            self.stored = self._hashes(current, legacy, self.stored)
         self.current += current
         self.legacy += legacy
-        self.stored = np.unique(np.concatenate(hashes))
         return len(new)
+
+    def in_store(self, hashes: np.ndarray) -> np.ndarray:
+        """Those of ``hashes`` (sorted, unique) that the store's index holds, its hashes read a batch at a
+        time (memory: ``hashes`` and one batch, whatever the store's size)."""
+        found = np.zeros(len(hashes), bool)
+        if not len(hashes):
+            return hashes
+        batches = [(self.current, "id_hash"), (self.legacy, "round_id")]
+        for files, column in batches:
+            for batch in (self.store.index_batches(files, [column]) if files else ()):
+                got = batch.column(0)
+                got = np.sort(got.to_numpy() if column == "id_hash" else id_hashes(got))  # 9x faster searched
+                pos = np.minimum(np.searchsorted(hashes, got), len(hashes) - 1)
+                found[pos[hashes[pos] == got]] = True
+        return hashes[found]
+
+    def hold(self) -> None:
+        """Hold the store's hashes from now on if they fit (:data:`LOAD_LIMIT`): a source that repeats
+        stored rounds is then read once, not twice."""
+        if self.streamed and self.rounds <= LOAD_LIMIT:
+            self.stored, self.streamed = self._hashes(self.current, self.legacy), False
+
+    @contextlib.contextmanager
+    def holding(self, hashes: np.ndarray) -> Iterator[None]:
+        """Check against these stored hashes, held (:meth:`in_store`'s answer, while its source is read
+        again): as if the store's hashes were held, since the source's other ids are not in it."""
+        saved = self.stored, self.streamed
+        self.stored, self.streamed = hashes, False
+        try:
+            yield
+        finally:
+            self.stored, self.streamed = saved
+
+    def mark(self) -> tuple[list, int]:
+        """The run as it stands, to go back to (:meth:`rollback`) when a source is read again."""
+        return list(self.run.runs), len(self.files)
+
+    def rollback(self, mark: tuple[list, int]) -> None:
+        """Forget the rounds met since :meth:`mark` (the runs are never changed in place)."""
+        self.run.runs = list(mark[0])
+        del self.files[mark[1]:]
 
     def stored_rows(self, round_ids: pa.Array, hashes: np.ndarray) -> dict[str, tuple[int, str, int]]:
         """round_id -> (line hash, file, line) of the stored rounds among these ids (the store only)."""

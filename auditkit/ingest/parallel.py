@@ -33,9 +33,20 @@ from typing import Any
 
 from ..store import SourceRecord, Store
 from .blocks import parse_block
-from .dedup import SeenRounds
+from .dedup import SeenRounds, StoredOverlap
 from .jsonl import BLOCK_BYTES, MAX_LINE, Lines, _is_gzip, read_blocks
-from .sources import Block, InputError, _blocks, hash_block, is_csv, open_known, recognise, source_sha256, write_parts
+from .sources import (
+    Block,
+    InputError,
+    _blocks,
+    hash_block,
+    ingest_source,
+    is_csv,
+    open_known,
+    recognise,
+    source_sha256,
+    write_parts,
+)
 
 __all__ = ["ParallelIngest", "IN_FLIGHT", "MIN_RANGE", "AUTO_MIN_BYTES", "cut_ranges", "hash_and_number"]
 
@@ -301,7 +312,12 @@ class ParallelIngest:
         except BaseException:
             writer.abort()
             raise
-        return writer.commit(), True
+        try:
+            return writer.commit(), True
+        except StoredOverlap as overlap:  # rare (a source repeating stored rounds): read again here
+            with seen.holding(overlap.hashes):
+                return ingest_source(path, self.store, seen, bulk=self.bulk, max_line=self.max_line,
+                                     progress=progress)
 
     def _drop(self, src: _Source) -> None:
         """Forget the tasks of a source not to be committed (parsed ahead before its turn), and delete the

@@ -30,14 +30,14 @@ from ..schema import QUARANTINE, schema_for
 from ..store import INDEX, ROW_GROUP, SourceRecord, Store
 from .blocks import Parsed
 from .csv import companions_of, is_companion, is_round_csv
-from .dedup import ALREADY, DIFFERENT, NEW, SeenRounds, duplicate_reason
+from .dedup import ALREADY, DIFFERENT, NEW, SeenRounds, StoredOverlap, duplicate_reason
 from .hashing import content_columns, id_hashes, row_hashes
 from .jsonl import MAX_LINE, RAW_KEPT
 from .readers import reader_for
 
 __all__ = ["IngestReport", "SeenRounds", "discover", "orphan_companions", "ingest_paths", "ingest_source",
            "source_sha256", "quick_key", "recognise", "identify", "QUICK_BYTES", "is_csv", "InputError", "Block",
-           "hash_block", "SourceWriter", "open_source",
+           "hash_block", "SourceWriter", "open_known",
            "MAX_LINE", "SUFFIXES", "RAW_LIMIT", "REASON_LIMIT", "cut", "quarantine_entry", "write_parts"]
 
 log = logging.getLogger("auditkit.ingest")
@@ -387,6 +387,8 @@ class SourceWriter:
         self.quarantine = store.quarantine_stream(sha)
         self.renamed: list[tuple[str, str]] = []
         self.not_stored: list[np.ndarray] = []  # lines whose rows a worker wrote but are not to be stored
+        self.new_ids: list[np.ndarray] = []  # id hashes of the rows stored, when the store's are streamed
+        self.mark = seen.mark()
 
     def add(self, block: Block, raw: Callable[[int], bytes | str]) -> None:
         """Store a block's new rows; ``raw(line)`` is the text of a line (for a duplicate's quarantine entry)."""
@@ -409,6 +411,8 @@ class SourceWriter:
         the quarantine entries of the duplicates with other content."""
         rec, name = self.rec, self.name
         ids, lines, id_hash, line_hash = block.ids, block.lines, block.id_hash, block.line_hash
+        if self.seen.streamed and not self.new_ids and len(self.seen.in_store(np.unique(id_hash))):
+            self.seen.hold()  # the first block repeats stored rounds: the rest will too, likely
         status, first = self.seen.check(ids, id_hash, line_hash, lines, name)
         rec.already_stored += int((status == ALREADY).sum())
         bad = []
@@ -417,6 +421,8 @@ class SourceWriter:
             file, line = first[int(k)]
             bad.append((name, int(lines[k]), raw(int(lines[k])), duplicate_reason(rid, file, line), rid))
         new = status == NEW
+        if self.seen.streamed:
+            self.new_ids.append(id_hash[new])
         keep_lines = lines[new]
         every = bool(new.all())  # the usual case: nothing to filter out
         if not every and not block.tables:  # rows a worker wrote to its parts: taken out on adoption
@@ -460,7 +466,15 @@ class SourceWriter:
         self.quarantine.abort()
 
     def commit(self) -> SourceRecord:
-        """Write the last parts, the index and the quarantine, then the manifest entry."""
+        """Write the last parts, the index and the quarantine, then the manifest entry; StoredOverlap
+        (after discarding them) when the source repeats round ids of a store whose hashes are streamed."""
+        if self.new_ids:
+            shared = self.seen.in_store(np.unique(np.concatenate(self.new_ids)))
+            if len(shared):
+                self.abort()
+                self.store.discard_uncommitted(self.sha)
+                self.seen.rollback(self.mark)
+                raise StoredOverlap(shared)
         try:
             self.parts.close()
             self.index.close()
@@ -479,19 +493,12 @@ class SourceWriter:
         return rec
 
 
-def open_source(path: Path, store: Store, seen: SeenRounds, display: str | None = None, fmt: str | None = None
-                ) -> tuple[SourceRecord, SourceWriter | None]:
-    """``(the manifest entry of the identical content ingested before, None)``, or ``(a new entry,
-    the writer to commit it)`` after discarding what an interrupted ingest of it left."""
-    sha, size, quick = identify(path, store)
-    return open_known(path, store, seen, sha, size, display, fmt, quick)
-
-
 def open_known(path: Path, store: Store, seen: SeenRounds, sha: str, size: int, display: str | None = None,
                fmt: str | None = None, quick: str | None = None, discard: bool = True
                ) -> tuple[SourceRecord, SourceWriter | None]:
-    """:func:`open_source` of a source whose hash and size (and quick key) are known; ``discard=False``
-    when what an interrupted ingest left was discarded already (before workers wrote parts of it)."""
+    """``(the manifest entry of the identical content ingested before, None)``, or ``(a new entry, the
+    writer to commit it)`` after discarding what an interrupted ingest of it left; ``discard=False`` when
+    that was done already (before workers wrote parts of it)."""
     prior = store.source(sha)
     if prior is not None:
         return prior, None
@@ -515,25 +522,38 @@ def ingest_source(path: Path, store: Store, seen: SeenRounds | None = None, *, d
     read, rounds stored)`` is called after each block; ``profile`` (an import profile,
     :mod:`auditkit.ingest.profiles`) reads the source through it.
     """
+    seen = seen or SeenRounds(store, sources=1)
+    fmt = None
     if profile is None:
-        rec, writer = open_source(path, store, seen or SeenRounds(store), display)
+        sha, size, quick = identify(path, store)
     else:
         from .readers.profile import identity
 
         sha, size, quick = identity(profile, path, store)
-        rec, writer = open_known(path, store, seen or SeenRounds(store), sha, size, display, f"profile:{profile.name}",
-                                 quick)
+        fmt = f"profile:{profile.name}"
+    rec, writer = open_known(path, store, seen, sha, size, display, fmt, quick)
     if writer is None:
         return rec, False
+    try:
+        return _read_into(writer, path, bulk, max_line, profile, progress), True
+    except StoredOverlap as overlap:  # a store too large to hold its hashes: again, checking those it shares
+        with seen.holding(overlap.hashes):
+            writer = open_known(path, store, seen, sha, size, display, fmt, quick)[1]
+            return _read_into(writer, path, bulk, max_line, profile, progress), True  # type: ignore[arg-type]
+
+
+def _read_into(writer: SourceWriter, path: Path, bulk: bool, max_line: int, profile: Any,
+               progress: Callable[[int, int], None] | None) -> SourceRecord:
+    """Read a source's blocks through ``writer`` and commit it."""
     try:
         for parsed, lines, attached, other, done in _blocks(path, writer.name, bulk, max_line, profile):
             writer.add(hash_block(parsed, lines, attached, other, done), parsed.raw)
             if progress:
-                progress(done, rec.stored)
+                progress(done, writer.rec.stored)
     except BaseException:
         writer.abort()
         raise
-    return writer.commit(), True
+    return writer.commit()
 
 
 def quarantine_entry(file: str, line: int, raw: bytes | str, reason: str, round_id: str | None,
@@ -654,7 +674,7 @@ def _ingest_files(files: list[Path], store: Store, report: IngestReport, par: An
             entry["status"] = f"skipped: {why}"
             log.warning("skip %s: %s", path, why)
         else:
-            seen = seen or SeenRounds(store)
+            seen = seen or SeenRounds(store, sources=len(files))
             bar = _FileProgress(path, progress)
             try:
                 rec, new = par.ingest(path, seen, bar) if par is not None else \

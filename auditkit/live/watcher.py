@@ -74,7 +74,7 @@ class Watcher(Tail, Outputs, Commits, Checkpoints):
         self.rules: dict[str, tuple[list, list]] = {}
         self.suppress: set[tuple[str, str]] = set()  # (round_id, rule_id) already in --out past the checkpoint
         self.pending = Pending()
-        self.stored_seen = SeenRounds(store) if store is not None else None
+        self.stored_seen = SeenRounds(store, always_load=True) if store is not None else None
         self.own = {Path(p).resolve() for p in (out, csv, checkpoint) if p is not None}
         self.store_root = store.root.resolve() if store is not None else None
         self.warned: dict[str, None] = {}  # keys warned about, the oldest forgotten past WARNED
