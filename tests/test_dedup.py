@@ -16,7 +16,6 @@ from test_parallel_ingest import _assert_same, _ingest, _lines, _records, inputs
 
 from auditkit.ingest import dedup, parallel
 from auditkit.ingest.dedup import SeenRounds, StoredOverlap
-from auditkit.ingest.hashing import id_hashes
 from auditkit.ingest.sources import ingest_paths
 from auditkit.store import Store
 
@@ -27,9 +26,9 @@ def overlaps(monkeypatch) -> list[int]:
     found: list[int] = []
     real = StoredOverlap.__init__
 
-    def init(self, hashes):
-        found.append(len(hashes))
-        real(self, hashes)
+    def init(self, stored):
+        found.append(len(stored[0]))
+        real(self, stored)
 
     monkeypatch.setattr(StoredOverlap, "__init__", init)
     return found
@@ -75,23 +74,60 @@ def test_a_grown_file_stores_only_its_new_rounds_read_once_when_the_hashes_fit(t
     assert not list(store.root.rglob("*.tmp"))
 
 
-def test_in_store_finds_exactly_the_stored_ids(tmp_path, monkeypatch):
+def test_in_store_finds_exactly_the_stored_ids_and_their_files(tmp_path, monkeypatch):
     """Against a reference set: hashes below, between and above the stored ones, the first and the last,
-    read in batches smaller than the store (legacy index files are hashed as they are read)."""
+    read in batches smaller than the store, each found with its index file, as held hashes are."""
     store = Store(tmp_path / "store")
-    log = tmp_path / "a.jsonl"
-    log.write_bytes(b"\n".join(_lines(_records("baccarat", 2_000, seed=5))) + b"\n")
-    ingest_paths([log], store, workers=1)
+    for k in range(2):
+        log = tmp_path / f"{k}.jsonl"
+        log.write_bytes(b"\n".join(_lines([dict(r, round_id=f"F{k}-{r['round_id']}")
+                                           for r in _records("baccarat", 1_000, seed=5)])) + b"\n")
+        ingest_paths([log], store, workers=1)
     monkeypatch.setattr("auditkit.store.ROW_GROUP", 300)
-    stored = np.unique(store.index(["id_hash"])["id_hash"].to_numpy())
-    seen = SeenRounds(store, always_load=False)
+    seen = SeenRounds(store, sources=1)
+    assert seen.streamed and len(seen.current) == 2
+    file_of = {int(h): k for k, rel in enumerate(seen.current)
+               for h in store.read_index([rel], ["id_hash"])["id_hash"].to_numpy()}
+    stored = np.array(sorted(file_of), np.uint64)
     rng = np.random.default_rng(0)
     probe = np.unique(np.concatenate([stored[::7], stored[[0, -1]], rng.integers(0, 2**63, 500, dtype=np.uint64),
                                       np.array([0, 2**64 - 1], np.uint64)]))
-    assert np.array_equal(seen.in_store(probe), np.intersect1d(probe, stored))
-    assert len(seen.in_store(np.empty(0, np.uint64))) == 0
-    ids = store.index(["round_id"])["round_id"]
-    assert np.array_equal(np.sort(id_hashes(ids)), np.sort(store.index(["id_hash"])["id_hash"].to_numpy()))
+    hashes, where = seen.in_store(probe)
+    assert np.array_equal(hashes, np.intersect1d(probe, stored))
+    assert where.tolist() == [file_of[int(h)] for h in hashes] and set(where.tolist()) == {0, 1}
+    assert len(seen.in_store(np.empty(0, np.uint64))[0]) == 0
+    seen.hold()
+    assert not seen.streamed and np.array_equal(seen.stored, stored)
+    assert seen.stored_in.tolist() == [file_of[int(h)] for h in stored]
+
+
+def test_a_stored_round_is_looked_up_in_its_own_index_file_only(tmp_path, monkeypatch):
+    """A file grown since it was ingested, into a store of three sources: every lookup of its stored
+    rounds reads the index file of its first ingest, not the other two."""
+    store = Store(tmp_path / "store")
+    records = _records("baccarat", 1_500, seed=8)
+    for k in range(2):
+        log = tmp_path / f"other{k}.jsonl"
+        log.write_bytes(b"\n".join(_lines([dict(r, round_id=f"O{k}-{r['round_id']}") for r in records])) + b"\n")
+    log = tmp_path / "day.jsonl"
+    log.write_bytes(b"\n".join(_lines(records[:1_000])) + b"\n")
+    ingest_paths([tmp_path / "other0.jsonl", log, tmp_path / "other1.jsonl"], store, workers=1)
+    (day,) = [r for r in store.manifest() if r.path.endswith("day.jsonl")]
+    day_index = f"_index/{day.sha256[:16]}.parquet"
+    with open(log, "ab") as fh:
+        fh.write(b"\n".join(_lines(records[1_000:])) + b"\n")
+    read: list[list[str]] = []
+    real = Store.read_index
+
+    def spy(self, files, columns=None, filter=None):
+        if filter is not None:
+            read.append(list(files))
+        return real(self, files, columns, filter)
+
+    monkeypatch.setattr(Store, "read_index", spy)
+    grown = ingest_paths([log], store, workers=1).sources[0]
+    assert (grown.stored, grown.already_stored) == (500, 1_000)
+    assert read and all(files == [day_index] for files in read)
 
 
 def test_memory_at_the_start_does_not_grow_with_the_store(tmp_path, monkeypatch):
@@ -123,5 +159,5 @@ def test_memory_at_the_start_does_not_grow_with_the_store(tmp_path, monkeypatch)
     seen, start_peak = peak(lambda: SeenRounds(store, sources=5))
     assert seen.streamed and len(seen.stored) == 0 and held_peak - start_peak >= 8 * n  # the rest: the manifest
     source = np.unique(np.random.default_rng(1).integers(0, 2**63, 2_000, dtype=np.uint64))
-    found, check_peak = peak(lambda: seen.in_store(source))
+    (found, _where), check_peak = peak(lambda: seen.in_store(source))
     assert len(found) == 0 and check_peak < 8 * n / 4

@@ -41,6 +41,7 @@ about twice that while they are loaded); above it they are streamed past each so
 STREAM_SOURCES = 4
 """Sources in a run up to which the store's hashes are streamed past each, not held (two passes
 over them per source, each about a twentieth of loading them)."""
+LEGACY, SEVERAL = -1, -2  # where a held hash is: an older index file; several files (or a hash collision)
 _CHUNK_CAP = 1_000_000  # runs are merged up to this many ids (bounds the merge's transient copies)
 
 
@@ -83,11 +84,11 @@ class _Runs:
 
 class StoredOverlap(Exception):
     """A source's new round ids include ids the store holds, found at its commit by :meth:`SeenRounds.in_store`
-    (a store too large to hold its hashes): the source is to be read again checking ``hashes``."""
+    (its hashes streamed): the source is to be read again holding those (``found``: hashes and files)."""
 
-    def __init__(self, hashes: np.ndarray):
-        super().__init__(f"{len(hashes)} round id(s) already in the store")
-        self.hashes = hashes
+    def __init__(self, found: tuple[np.ndarray, np.ndarray]):
+        super().__init__(f"{len(found[0])} round id(s) already in the store")
+        self.found = found
 
 
 class SeenRounds:
@@ -106,18 +107,30 @@ class SeenRounds:
             (self.current if store.index_version(rel) == VERSION else self.legacy).append(rel)
         self.rounds = store.count()
         self.streamed = not always_load and (self.rounds > LOAD_LIMIT or (sources or 0) <= STREAM_SOURCES)
-        self.stored = np.empty(0, np.uint64) if self.streamed else self._hashes(self.current, self.legacy)
+        self.stored = np.empty(0, np.uint64)
+        self.stored_in = np.empty(0, np.int32)  # the index file of each held hash (its place in current)
+        if not self.streamed:
+            self.stored, self.stored_in = self._hashes(0, self.current, self.legacy)
         self.files: list[str] = []
         self.run = _Runs()
 
-    def _hashes(self, current: list[str], legacy: list[str], held: np.ndarray | None = None) -> np.ndarray:
-        """The id hashes of some index files (and those ``held``), sorted and unique."""
-        hashes = [held] if held is not None else []
-        if current:
-            hashes.append(self.store.read_index(current, ["id_hash"])["id_hash"].to_numpy())
+    def _hashes(self, offset: int, current: list[str], legacy: list[str], held: tuple[np.ndarray, np.ndarray] = ()
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """The id hashes of some index files (``current`` numbered from ``offset``) and those ``held``,
+        sorted and unique, with the index file of each (:data:`LEGACY`, :data:`SEVERAL`)."""
+        hashes, where = list(held[:1]), list(held[1:])
+        for k, rel in enumerate(current, offset):
+            hashes.append(self.store.read_index([rel], ["id_hash"])["id_hash"].to_numpy())
+            where.append(np.full(len(hashes[-1]), k, np.int32))
         if legacy:  # their ids are kept: hash them again
             hashes.append(id_hashes(self.store.read_index(legacy, ["round_id"])["round_id"]))
-        return np.unique(np.concatenate(hashes)) if hashes else np.empty(0, np.uint64)
+            where.append(np.full(len(hashes[-1]), LEGACY, np.int32))
+        if not hashes:
+            return np.empty(0, np.uint64), np.empty(0, np.int32)
+        unique, first, counts = np.unique(np.concatenate(hashes), return_index=True, return_counts=True)
+        where_first = np.concatenate(where)[first]
+        where_first[counts > 1] = SEVERAL
+        return unique, where_first
 
     def refresh(self) -> int:
         """Add the index files committed since this was built (by another writer, under the store's
@@ -129,42 +142,46 @@ class SeenRounds:
         current = [rel for rel in new if self.store.index_version(rel) == VERSION]
         legacy = [rel for rel in new if rel not in current]
         if not self.streamed:
-            self.stored = self._hashes(current, legacy, self.stored)
+            self.stored, self.stored_in = self._hashes(len(self.current), current, legacy,
+                                                       (self.stored, self.stored_in))
         self.current += current
         self.legacy += legacy
         return len(new)
 
-    def in_store(self, hashes: np.ndarray) -> np.ndarray:
-        """Those of ``hashes`` (sorted, unique) that the store's index holds, its hashes read a batch at a
-        time (memory: ``hashes`` and one batch, whatever the store's size)."""
-        found = np.zeros(len(hashes), bool)
+    def in_store(self, hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Those of ``hashes`` (sorted, unique) that the store's index holds, with the index file of each,
+        its hashes read a batch at a time (memory: ``hashes`` and one batch, whatever the store's size)."""
+        where = np.full(len(hashes), np.iinfo(np.int32).max, np.int32)  # max: not found
         if not len(hashes):
-            return hashes
-        batches = [(self.current, "id_hash"), (self.legacy, "round_id")]
-        for files, column in batches:
-            for batch in (self.store.index_batches(files, [column]) if files else ()):
+            return hashes, where
+        files = [(k, [rel], "id_hash") for k, rel in enumerate(self.current)]
+        for k, rels, column in files + ([(LEGACY, self.legacy, "round_id")] if self.legacy else []):
+            for batch in self.store.index_batches(rels, [column]):
                 got = batch.column(0)
                 got = np.sort(got.to_numpy() if column == "id_hash" else id_hashes(got))  # 9x faster searched
                 pos = np.minimum(np.searchsorted(hashes, got), len(hashes) - 1)
-                found[pos[hashes[pos] == got]] = True
-        return hashes[found]
+                pos = pos[hashes[pos] == got]
+                where[pos] = np.where(where[pos] == np.iinfo(np.int32).max, k, SEVERAL)
+        found = where != np.iinfo(np.int32).max
+        return hashes[found], where[found]
 
     def hold(self) -> None:
         """Hold the store's hashes from now on if they fit (:data:`LOAD_LIMIT`): a source that repeats
         stored rounds is then read once, not twice."""
         if self.streamed and self.rounds <= LOAD_LIMIT:
-            self.stored, self.streamed = self._hashes(self.current, self.legacy), False
+            self.stored, self.stored_in = self._hashes(0, self.current, self.legacy)
+            self.streamed = False
 
     @contextlib.contextmanager
-    def holding(self, hashes: np.ndarray) -> Iterator[None]:
+    def holding(self, found: tuple[np.ndarray, np.ndarray]) -> Iterator[None]:
         """Check against these stored hashes, held (:meth:`in_store`'s answer, while its source is read
         again): as if the store's hashes were held, since the source's other ids are not in it."""
-        saved = self.stored, self.streamed
-        self.stored, self.streamed = hashes, False
+        saved = self.stored, self.stored_in, self.streamed
+        (self.stored, self.stored_in), self.streamed = found, False
         try:
             yield
         finally:
-            self.stored, self.streamed = saved
+            self.stored, self.stored_in, self.streamed = saved
 
     def mark(self) -> tuple[list, int]:
         """The run as it stands, to go back to (:meth:`rollback`) when a source is read again."""
@@ -186,15 +203,19 @@ class SeenRounds:
         return self._from_store(round_ids.take(pa.array(where)), hashes[where])
 
     def _from_store(self, ids: pa.Array, hashes: np.ndarray) -> dict[str, tuple[int, str, int]]:
-        """round_id -> (line_hash, file, line) of stored rounds among candidate ids."""
+        """round_id -> (line_hash, file, line) of stored rounds among candidate ids (held hashes), read from
+        the index files that hold them only (a file grown since it was ingested: the one it was then)."""
         out: dict[str, tuple[int, str, int]] = {}
-        if self.current:
-            rows = self.store.read_index(self.current, filter=pc.field("id_hash").isin(pa.array(np.unique(hashes))))
+        pos = np.minimum(np.searchsorted(self.stored, hashes), max(len(self.stored) - 1, 0))
+        where = set(self.stored_in[pos[self.stored[pos] == hashes]].tolist()) if len(self.stored) else set()
+        current = self.current if SEVERAL in where else [self.current[k] for k in sorted(where) if k >= 0]
+        if current:
+            rows = self.store.read_index(current, filter=pc.field("id_hash").isin(pa.array(np.unique(hashes))))
             rows = rows.filter(pc.is_in(rows["round_id"], value_set=ids))
             for r, h, f, n in zip(*(rows[c].to_pylist() for c in ("round_id", "line_hash", "source_file",
                                                                    "source_line")), strict=True):
                 out.setdefault(r, (h, f, n))
-        for rel in self.legacy:
+        for rel in self.legacy if where & {LEGACY, SEVERAL} else ():
             rows = self.store.read_index([rel], filter=pc.field("round_id").isin(ids))
             for r, f, n in zip(*(rows[c].to_pylist() for c in ("round_id", "source_file", "source_line")), strict=True):
                 if r not in out:

@@ -315,7 +315,7 @@ class ParallelIngest:
         try:
             return writer.commit(), True
         except StoredOverlap as overlap:  # rare (a source repeating stored rounds): read again here
-            with seen.holding(overlap.hashes):
+            with seen.holding(overlap.found):
                 return ingest_source(path, self.store, seen, bulk=self.bulk, max_line=self.max_line,
                                      progress=progress)
 

@@ -411,7 +411,7 @@ class SourceWriter:
         the quarantine entries of the duplicates with other content."""
         rec, name = self.rec, self.name
         ids, lines, id_hash, line_hash = block.ids, block.lines, block.id_hash, block.line_hash
-        if self.seen.streamed and not self.new_ids and len(self.seen.in_store(np.unique(id_hash))):
+        if self.seen.streamed and not self.new_ids and len(self.seen.in_store(np.unique(id_hash))[0]):
             self.seen.hold()  # the first block repeats stored rounds: the rest will too, likely
         status, first = self.seen.check(ids, id_hash, line_hash, lines, name)
         rec.already_stored += int((status == ALREADY).sum())
@@ -470,7 +470,7 @@ class SourceWriter:
         (after discarding them) when the source repeats round ids of a store whose hashes are streamed."""
         if self.new_ids:
             shared = self.seen.in_store(np.unique(np.concatenate(self.new_ids)))
-            if len(shared):
+            if len(shared[0]):
                 self.abort()
                 self.store.discard_uncommitted(self.sha)
                 self.seen.rollback(self.mark)
@@ -537,7 +537,7 @@ def ingest_source(path: Path, store: Store, seen: SeenRounds | None = None, *, d
     try:
         return _read_into(writer, path, bulk, max_line, profile, progress), True
     except StoredOverlap as overlap:  # a store too large to hold its hashes: again, checking those it shares
-        with seen.holding(overlap.hashes):
+        with seen.holding(overlap.found):
             writer = open_known(path, store, seen, sha, size, display, fmt, quick)[1]
             return _read_into(writer, path, bulk, max_line, profile, progress), True  # type: ignore[arg-type]
 
