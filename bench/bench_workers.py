@@ -83,11 +83,13 @@ from auditkit.ingest import dedup, parallel, sources
 from auditkit.ingest.readers import jsonl as jsonl_reader
 from auditkit.store import ParquetStream, Store
 
-log, root, workers, mode = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+log, root, workers, mode = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
 spent = {{"dedup": 0.0, "parts": 0.0, "streams": 0.0, "parse": 0.0}}
 cluster = client = None
-if mode == "dask":
+if mode.startswith("dask"):
     from distributed import Client, LocalCluster
+    if mode == "dask-mmap":  # the workers inherit it (the nanny adds Dask's MALLOC_TRIM_THRESHOLD_)
+        __import__("os").environ["MALLOC_MMAP_THRESHOLD_"] = str(16 * 2**20)
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
                            host="127.0.0.1")
     client = Client(cluster)
@@ -141,14 +143,19 @@ print(json.dumps({{"wall": wall, "lines": report.total("lines_read"), "stored": 
 """
 
 
-def run_ingest(log: Path, workers: int, mode: str = "pool") -> dict:
-    """One ingest in its own child (a fresh store): its figures, CPU time with its workers' included
-    (``mode`` "dask": on a LocalCluster of ``workers`` processes)."""
+def run_ingest(log: Path, workers: int, mode: str = "pool", s3: str | None = None) -> dict:
+    """One ingest in its own child (a fresh store, local or in the S3 server at ``s3``): its figures, CPU
+    time with its workers' included (``mode`` "dask", "dask-mmap": on a LocalCluster of ``workers``
+    processes, the second with ``MALLOC_MMAP_THRESHOLD_`` set)."""
+    import uuid
+
     with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryFile("w+") as out:
         load = os.getloadavg()[0]
+        store = (f"s3://{BUCKET}/{uuid.uuid4().hex[:8]}/store?endpoint_override={s3}&scheme=http&region=us-east-1"
+                 if s3 else str(Path(tmp) / "store"))
         child = subprocess.Popen([sys.executable, "-c", INGEST_CHILD.format(root=str(ROOT)), str(log),
-                                  str(Path(tmp) / "store"), str(workers), mode], stdout=out,
-                                 stderr=subprocess.DEVNULL if mode == "dask" else None, text=True)
+                                  store, str(workers), mode], stdout=out,
+                                 stderr=subprocess.DEVNULL if mode.startswith("dask") else None, text=True)
         if child.wait():
             raise SystemExit(f"ingest with {workers} worker(s) ({mode}) failed")
         out.seek(0)
@@ -157,21 +164,52 @@ def run_ingest(log: Path, workers: int, mode: str = "pool") -> dict:
     return result
 
 
-def ingest_main(log: Path, workers: int, dask: bool) -> None:
-    print(f"{log}: {log.stat().st_size / 2**20:,.0f} MiB; {os.cpu_count()} cores")
-    results = {w: run_ingest(log, w) for w in (1, workers)}
+BUCKET = "bench"
+
+
+def _moto() -> tuple[object, str]:
+    """moto's S3 server on 127.0.0.1 with one bucket (fake credentials in the environment, inherited by
+    the children): (the server, its host:port)."""
+    import logging
+
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # a line per request otherwise
+
+    os.environ.update({"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                       "AWS_DEFAULT_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true"})
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    boto3.client("s3", endpoint_url=f"http://{host}:{port}", region_name="us-east-1").create_bucket(Bucket=BUCKET)
+    return server, f"{host}:{port}"
+
+
+def ingest_main(log: Path, workers: int, dask: bool, s3: bool = False) -> None:
+    print(f"{log}: {log.stat().st_size / 2**20:,.0f} MiB; {os.cpu_count()} cores"
+          + ("; into a moto S3 store (its server in this process)" if s3 else ""))
+    server, endpoint = _moto() if s3 else (None, None)
+    results = {w: run_ingest(log, w, s3=endpoint) for w in (1, workers)}
     if dask:
-        results[f"dask {workers}"] = run_ingest(log, workers, "dask")
+        results[f"dask {workers}"] = run_ingest(log, workers, "dask", endpoint)
+        results[f"dask-mmap {workers}"] = run_ingest(log, workers, "dask-mmap", endpoint)
+    if server is not None:
+        server.stop()  # type: ignore[attr-defined]
     base = results[1]["wall"]
-    print(f"{'workers':<9}{'wall s':>8}{'CPU s':>8}{'speed-up':>10}{'lines/s':>11}{'client RSS':>12}{'worker RSS':>12}"
+    print(f"{'workers':<13}{'wall s':>8}{'CPU s':>8}{'speed-up':>10}{'lines/s':>11}{'client RSS':>12}{'worker RSS':>12}"
           f"{'client waits':>14}{'dedup':>7}{'parts':>7}{'index+q':>9}{'load':>11}")
     for w, r in results.items():
         worker = f"{r['worker_rss_kib'] / 1024:.0f} MiB" if r["worker_rss_kib"] else "-"
-        print(f"{w:<9}{r['wall']:>8.1f}{r['cpu']:>8.1f}{base / r['wall']:>9.2f}x{r['lines'] / r['wall']:>11,.0f}"
+        print(f"{w:<13}{r['wall']:>8.1f}{r['cpu']:>8.1f}{base / r['wall']:>9.2f}x{r['lines'] / r['wall']:>11,.0f}"
               f"{r['self_rss_kib'] / 1024:>8.0f} MiB{worker:>12}{r['waited']:>13.1f}s{r['dedup']:>6.1f}s"
               f"{r['parts']:>6.1f}s{r['streams']:>8.1f}s{r['load_before']:>5.1f}->{r['load_after']:.1f}")
     print(f"(workers 1: {results[1]['parse']:.1f} s parsing and hashing in the one process; "
-          f"client CPU with {workers} workers: {results[workers]['self_cpu']:.1f} s)")
+          f"client CPU with {workers} workers: {results[workers]['self_cpu']:.1f} s, "
+          f"{results[workers]['self_cpu'] / results[workers]['cpu']:.0%} of the CPU)")
+    for name, r in results.items():
+        if str(name).startswith("dask"):
+            print(f"({name}: {r['wall'] / results[workers]['wall']:.2f}x the time of workers {workers})")
     same = len({r["key"] for r in results.values()}) == 1
     print("same rows, index and quarantine" if same else "STORES DIFFER")
 
@@ -199,9 +237,10 @@ def main() -> None:
     ap.add_argument("--no-dask", action="store_true", help="skip the Dask cluster")
     ap.add_argument("--store", type=Path, help="reuse (or keep) this store instead of a temporary one")
     ap.add_argument("--ingest", type=Path, metavar="LOG", help="time the ingest of this log instead")
+    ap.add_argument("--s3", action="store_true", help="with --ingest: into a store on a moto S3 server")
     args = ap.parse_args()
     if args.ingest:
-        ingest_main(args.ingest, args.workers, not args.no_dask)
+        ingest_main(args.ingest, args.workers, not args.no_dask, args.s3)
         return
     sys.path.insert(0, str(ROOT))
     from auditkit.simulate import simulate_into_store
