@@ -34,6 +34,12 @@ def _log(folder: Path, name: str, rounds: int, seed: int) -> Path:
     return path
 
 
+def _peak_mib() -> float:
+    """This process's peak RSS since it began this program (ru_maxrss would carry its parent's over exec)."""
+    with open("/proc/self/status") as fh:
+        return next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:")) / 1024
+
+
 def _one(route: str, store: Path, log: Path, workers: int) -> None:
     from auditkit.ingest import dedup
     from auditkit.ingest.sources import ingest_paths
@@ -47,7 +53,7 @@ def _one(route: str, store: Path, log: Path, workers: int) -> None:
         rec = ingest_paths([log], s, workers=workers).sources[0]
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = _peak_mib()
     print(f"{route:8} {log.stem:6} wall {wall:6.2f} s  client CPU {cpu:6.2f} s  workers' CPU "
           f"{kids.ru_utime + kids.ru_stime:6.2f} s  client peak {peak:5.0f} MiB  "
           f"(stored {rec.stored}, already {rec.already_stored})", flush=True)
@@ -90,7 +96,10 @@ def _run(args: argparse.Namespace) -> None:
     new = _log(work, "new", args.new, seed=99)
     grown = work / "grown.jsonl"
     if not grown.exists():
-        grown.write_bytes(logs[0].read_bytes() + new.read_bytes())
+        with open(grown, "wb") as out:
+            for part in (logs[0], new):
+                with open(part, "rb") as src:
+                    shutil.copyfileobj(src, out, 1 << 20)
     counts: dict[str, set[str]] = {}
     for _ in range(args.repeat):
         for log in (new, grown):

@@ -151,12 +151,12 @@ def test_memory_at_the_start_does_not_grow_with_the_store(tmp_path, monkeypatch)
         finally:
             tracemalloc.stop()
 
-    assert SeenRounds(store, sources=4).streamed  # a run of few sources streams whatever the size
-    held, held_peak = peak(lambda: SeenRounds(store, sources=5))
+    assert SeenRounds(store, sources=dedup.STREAM_SOURCES).streamed  # a run of few sources: whatever the size
+    held, held_peak = peak(lambda: SeenRounds(store, sources=dedup.STREAM_SOURCES + 1))
     assert not held.streamed and len(held.stored) == n and held_peak >= 8 * n
     monkeypatch.setattr(dedup, "LOAD_LIMIT", n - 1)
     monkeypatch.setattr("auditkit.store.ROW_GROUP", 1_000)
-    seen, start_peak = peak(lambda: SeenRounds(store, sources=5))
+    seen, start_peak = peak(lambda: SeenRounds(store, sources=dedup.STREAM_SOURCES + 1))
     assert seen.streamed and len(seen.stored) == 0 and held_peak - start_peak >= 8 * n  # the rest: the manifest
     source = np.unique(np.random.default_rng(1).integers(0, 2**63, 2_000, dtype=np.uint64))
     (found, _where), check_peak = peak(lambda: seen.in_store(source))

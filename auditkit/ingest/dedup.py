@@ -11,7 +11,7 @@ round they name read back from its stored part when another line has its id.
 Memory is about 24 bytes per round met in the run, plus 8 per round of the store
 when its hashes are held. They are not held in a store of more than
 :data:`LOAD_LIMIT` rounds, nor for a run of at most :data:`STREAM_SOURCES`
-sources (streaming them past a source costs about a tenth of loading them):
+sources (streaming them past a source twice costs about what loading them does):
 each source is read checking its ids against the run only, and at its commit
 the store's hashes stream past the source's new ids (a batch at a time). Ids
 found there are ids the store holds, and the source is read again checking just
@@ -38,9 +38,9 @@ NEW, ALREADY, DIFFERENT = 0, 1, 2
 LOAD_LIMIT = 32_000_000
 """Stored rounds up to which an ingest may hold their id hashes in memory (8 bytes each, 256 MiB;
 about twice that while they are loaded); above it they are streamed past each source's new ids."""
-STREAM_SOURCES = 4
-"""Sources in a run up to which the store's hashes are streamed past each, not held (two passes
-over them per source, each about a twentieth of loading them)."""
+STREAM_SOURCES = 2
+"""Sources in a run up to which the store's hashes are streamed past each, not held (the two passes
+over them per source together cost about what loading them does; 8 bytes a stored round less)."""
 LEGACY, SEVERAL = -1, -2  # where a held hash is: an older index file; several files (or a hash collision)
 _CHUNK_CAP = 1_000_000  # runs are merged up to this many ids (bounds the merge's transient copies)
 
