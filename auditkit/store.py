@@ -831,6 +831,19 @@ class Store:
         """Rows of some index files (as :meth:`index_files` names them)."""
         return self._files.dataset(files, INDEX).to_table(columns=columns, filter=filter)
 
+    def index_rows(self, rel: str, hashes: pa.Array) -> pa.Table:
+        """Rows of one index file whose ``id_hash`` is among ``hashes``, read whole only from the row
+        groups holding one (their id hashes read first): the index is in line order, so the rounds of
+        a file grown since it was ingested are in a row group or two."""
+        import pyarrow.compute as pc
+
+        out = [INDEX.empty_table()]
+        for fragment in self._files.dataset([rel], INDEX).get_fragments():
+            for group in fragment.split_by_row_group():
+                if pc.any(pc.is_in(group.to_table(columns=["id_hash"])["id_hash"], value_set=hashes)).as_py():
+                    out.append(group.to_table(filter=pc.field("id_hash").isin(hashes)))
+        return pa.concat_tables(out)
+
     def index_batches(self, files: list[str], columns: list[str]) -> Iterator[pa.RecordBatch]:
         """Rows of some index files, a batch at a time (a scan in bounded memory)."""
         return self._files.dataset(files, INDEX).to_batches(columns=columns, batch_size=ROW_GROUP)

@@ -11,6 +11,9 @@ import tracemalloc
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import pytest
 from test_parallel_ingest import _assert_same, _ingest, _lines, _records, inputs, serial  # noqa: F401
 
@@ -104,6 +107,7 @@ def test_in_store_finds_exactly_the_stored_ids_and_their_files(tmp_path, monkeyp
 def test_a_stored_round_is_looked_up_in_its_own_index_file_only(tmp_path, monkeypatch):
     """A file grown since it was ingested, into a store of three sources: every lookup of its stored
     rounds reads the index file of its first ingest, not the other two."""
+    monkeypatch.setattr("auditkit.store.ROW_GROUP", 100)  # row groups of 100 rounds in each index
     store = Store(tmp_path / "store")
     records = _records("baccarat", 1_500, seed=8)
     for k in range(2):
@@ -116,18 +120,22 @@ def test_a_stored_round_is_looked_up_in_its_own_index_file_only(tmp_path, monkey
     day_index = f"_index/{day.sha256[:16]}.parquet"
     with open(log, "ab") as fh:
         fh.write(b"\n".join(_lines(records[1_000:])) + b"\n")
-    read: list[list[str]] = []
-    real = Store.read_index
+    read: list[tuple[str, int]] = []
+    real = Store.index_rows
 
-    def spy(self, files, columns=None, filter=None):
-        if filter is not None:
-            read.append(list(files))
-        return real(self, files, columns, filter)
+    def spy(self, rel, hashes):
+        rows = real(self, rel, hashes)
+        read.append((rel, rows.num_rows))
+        return rows
 
-    monkeypatch.setattr(Store, "read_index", spy)
+    monkeypatch.setattr(Store, "index_rows", spy)
     grown = ingest_paths([log], store, workers=1).sources[0]
     assert (grown.stored, grown.already_stored) == (500, 1_000)
-    assert read and all(files == [day_index] for files in read)
+    assert read and {rel for rel, _n in read} == {day_index} and sum(n for _rel, n in read) == 1_000
+    index = store.read_index([day_index])
+    assert pq.ParquetFile(store.root / day_index).metadata.num_row_groups == 10
+    some = pa.array(index["id_hash"].to_numpy()[[3, 450, 999]])
+    assert store.index_rows(day_index, some).equals(index.filter(pc.is_in(index["id_hash"], value_set=some)))
 
 
 def test_memory_at_the_start_does_not_grow_with_the_store(tmp_path, monkeypatch):

@@ -210,7 +210,8 @@ class SeenRounds:
         where = set(self.stored_in[pos[self.stored[pos] == hashes]].tolist()) if len(self.stored) else set()
         current = self.current if SEVERAL in where else [self.current[k] for k in sorted(where) if k >= 0]
         if current:
-            rows = self.store.read_index(current, filter=pc.field("id_hash").isin(pa.array(np.unique(hashes))))
+            wanted = pa.array(np.unique(hashes))
+            rows = pa.concat_tables([self.store.index_rows(rel, wanted) for rel in current])
             rows = rows.filter(pc.is_in(rows["round_id"], value_set=ids))
             for r, h, f, n in zip(*(rows[c].to_pylist() for c in ("round_id", "line_hash", "source_file",
                                                                    "source_line")), strict=True):
@@ -265,16 +266,17 @@ class SeenRounds:
         maybe[maybe] = self.stored[pos[maybe]] == id_hash[heads[maybe]]
         if maybe.any():
             cands = np.flatnonzero(maybe)
-            known = self._from_store(round_ids.take(pa.array(heads[cands])), id_hash[heads[cands]])
-            for k in cands:
-                hit = known.get(round_ids[int(heads[k])].as_py())
+            cand_ids = round_ids.take(pa.array(heads[cands]))
+            known = self._from_store(cand_ids, id_hash[heads[cands]])
+            for k, rid in zip(cands.tolist(), cand_ids.to_pylist(), strict=True):
+                hit = known.get(rid)
                 if hit is not None:
                     found[k] = True
                     ref_hash[k], ref_origin[k] = hit[0], (hit[1], hit[2])
         # heads met before: compare with that entry; others: the head is new, the rest compare with it
-        for k in np.flatnonzero(found):
-            row = int(heads[k])
-            status[row] = ALREADY if line_hash[row] == ref_hash[k] else DIFFERENT
+        met = np.flatnonzero(found)
+        status[heads[met]] = np.where(line_hash[heads[met]] == ref_hash[met], ALREADY, DIFFERENT)
+        for k, row in zip(met.tolist(), heads[met].tolist(), strict=True):
             first[row] = ref_origin[k]
         rest = order[~lead]
         if len(rest):
