@@ -106,7 +106,8 @@ class SeenRounds:
         for rel in store.index_files(repair=True):  # an ingest holds the lock: a damaged index is rebuilt
             (self.current if store.index_version(rel) == VERSION else self.legacy).append(rel)
         self.rounds = store.count()
-        self.streamed = not always_load and (self.rounds > LOAD_LIMIT or (sources or 0) <= STREAM_SOURCES)
+        self.streamed = bool(not always_load and (self.current or self.legacy)  # an empty store: nothing to stream
+                             and (self.rounds > LOAD_LIMIT or (sources or 0) <= STREAM_SOURCES))
         self.stored = np.empty(0, np.uint64)
         self.stored_in = np.empty(0, np.int32)  # the index file of each held hash (its place in current)
         if not self.streamed:

@@ -469,7 +469,7 @@ class SourceWriter:
         """Write the last parts, the index and the quarantine, then the manifest entry; StoredOverlap
         (after discarding them) when the source repeats round ids of a store whose hashes are streamed."""
         if self.new_ids:
-            shared = self.seen.in_store(np.unique(np.concatenate(self.new_ids)))
+            shared = self.seen.in_store(np.sort(np.concatenate(self.new_ids)))  # unique: each the first of its id
             if len(shared[0]):
                 self.abort()
                 self.store.discard_uncommitted(self.sha)
