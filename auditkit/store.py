@@ -135,7 +135,7 @@ import json  # noqa: E402
 import uuid  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 from datetime import UTC, datetime  # noqa: E402
-from typing import Any  # noqa: E402
+from typing import Any, BinaryIO  # noqa: E402
 
 import pandas as pd  # noqa: E402
 import pyarrow as pa  # noqa: E402
@@ -199,8 +199,8 @@ def write_parquet_atomic(table: pa.Table, path: Path) -> Path:
 
 class ParquetStream:
     """A Parquet file of a store written table by table, visible only whole: on a local store into a
-    temporary sibling renamed into place by :meth:`close`; on object storage into memory, uploaded
-    in one piece by :meth:`close`. :meth:`abort` leaves nothing (a killed process leaves only a
+    temporary sibling renamed into place by :meth:`close`; on object storage into a local temporary
+    file (memory stays bounded however many rows), uploaded in one piece by :meth:`close`. :meth:`abort` leaves nothing (a killed process leaves only a
     ``.tmp`` file, removed later). ``dictionary``: the columns dictionary-encoded (True: all)."""
 
     def __init__(self, files: _LocalFiles | _ObjectFiles, rel: str, schema: pa.Schema,
@@ -208,14 +208,13 @@ class ParquetStream:
         from .integrity import HashingFile
 
         self.files, self.rel, self.schema, self.on_close = files, rel, schema, on_close
-        self._fh: Any = None
-        if files.remote:
-            self.tmp, sink = None, pa.BufferOutputStream()
+        if files.remote:  # removed by the system when closed
+            self.tmp, spool = None, tempfile.TemporaryFile()  # noqa: SIM115 (closed by close or abort)
         else:
             self.tmp = _temp_sibling(Path(files.path(rel)))
-            self._fh = HashingFile(open(self.tmp, "wb"))  # noqa: SIM115 (closed by close or abort)
-            sink = pa.PythonFile(self._fh, mode="w")
-        self._sink = sink
+            spool = open(self.tmp, "wb")  # noqa: SIM115 (closed by close or abort)
+        self._fh = HashingFile(spool)
+        sink = pa.PythonFile(self._fh, mode="w")
         self._writer = pq.ParquetWriter(sink, schema, compression="zstd", use_dictionary=dictionary)
         self.rows = 0
 
@@ -225,16 +224,16 @@ class ParquetStream:
         self.rows += table.num_rows
 
     def close(self) -> None:
-        import hashlib
-
         self._writer.close()
+        size, sha = self._fh.size, self._fh.sha.hexdigest()
         if self.tmp is None:
-            data = self._sink.getvalue().to_pybytes()
-            size, sha = len(data), hashlib.sha256(data).hexdigest()
-            self.files.write_bytes(self.rel, data)
+            try:
+                self._fh.fh.seek(0)
+                self.files.upload(self.rel, self._fh.fh)
+            finally:
+                self._fh.fh.close()
         else:
             self._fh.fh.close()
-            size, sha = self._fh.size, self._fh.sha.hexdigest()
             _publish(self.tmp, Path(self.files.path(self.rel)))
         if self.on_close is not None:
             self.on_close(self.rel, self.rows, size, sha)
@@ -243,8 +242,7 @@ class ParquetStream:
         try:
             self._writer.close()
         finally:
-            if self._fh is not None:
-                self._fh.fh.close()
+            self._fh.fh.close()
             if self.tmp is not None:
                 self.tmp.unlink(missing_ok=True)
 
@@ -398,6 +396,15 @@ class _ObjectFiles:
     def write_bytes(self, rel: str, data: bytes) -> None:
         with self.fs.open_output_stream(self.path(rel)) as out:  # visible when the upload completes
             out.write(data)
+
+    def upload(self, rel: str, fh: BinaryIO) -> None:
+        """An object from a local file, read in blocks of 8 MiB, each sent before the next is read (a
+        stream uploads in the background and would otherwise queue the whole file in memory); visible
+        when the upload completes."""
+        with self.fs.open_output_stream(self.path(rel)) as out:
+            while block := fh.read(8 << 20):
+                out.write(block)
+                out.flush()  # waits for the uploads under way
 
     def write_parquet(self, rel: str, table: pa.Table) -> tuple[int, str]:
         import hashlib

@@ -242,3 +242,33 @@ def test_a_validation_run_lists_the_manifest_once(uri, tmp_path, monkeypatch):
     findings, checked = collect(store, workers=1)
     assert checked == 3 * 78 and len(findings) >= 3
     assert listed.count("_manifest/*.json") == 1
+
+
+def test_a_file_is_uploaded_in_bounded_memory(uri):
+    """An object written from a local file (an index or quarantine stream is spooled to one) holds at
+    most a few parts in memory, not the file: a stream uploads in the background and, written in one
+    go, would queue all of it (100 MiB of Arrow memory for a 100 MiB file)."""
+    import io
+    import threading
+    import time
+
+    import pyarrow as pa
+
+    files = Store(uri)._files
+    data = os.urandom(64 << 20)
+    peak, done = [0], threading.Event()
+
+    def watch():
+        while not done.is_set():
+            peak[0] = max(peak[0], pa.total_allocated_bytes())
+            time.sleep(0.002)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        files.upload("_index/big.bin", io.BytesIO(data))
+    finally:
+        done.set()
+        watcher.join()
+    assert files.read_bytes("_index/big.bin") == data
+    assert peak[0] < 40 << 20
