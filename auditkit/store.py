@@ -18,8 +18,9 @@ removes them.
 On a local folder every file is written to a temporary sibling and renamed
 into place, so a crash never leaves a half-written file (pyarrow datasets are
 not atomic). On object storage there is no rename (a copy is not atomic), but
-an object appears whole or not at all: each file is encoded in memory and
-uploaded in one PUT (or one multipart upload, visible once completed), so
+an object appears whole or not at all: each file is encoded in memory (or, a
+stream, spooled to a local temporary file) and uploaded in one PUT (or one
+multipart upload, visible once completed), so
 nothing half-written is ever visible, and a part is never overwritten (its
 name is new). Findings and job state are replaced by one PUT (readers see the
 old object or the new one). The store's lock is ``flock`` on a lock file: in
@@ -325,7 +326,8 @@ class _LocalFiles:
 
 class _ObjectFiles:
     """A store on object storage (S3 and the like, through a pyarrow file system): no rename, so
-    every file is encoded in memory and uploaded whole, once (see the module docstring)."""
+    every file is encoded in memory (or spooled to a local file) and uploaded whole, once (see the
+    module docstring)."""
 
     remote = True
 
