@@ -10,31 +10,16 @@ from __future__ import annotations
 import tracemalloc
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-from test_parallel_ingest import _assert_same, _ingest, _lines, _records, inputs, serial  # noqa: F401
+from test_parallel_ingest import _assert_same, _ingest, _lines, _records, inputs, overlaps, serial  # noqa: F401
 
 from auditkit.ingest import dedup, parallel
-from auditkit.ingest.dedup import SeenRounds, StoredOverlap
+from auditkit.ingest.dedup import SeenRounds
 from auditkit.ingest.sources import ingest_paths
 from auditkit.store import Store
-
-
-@pytest.fixture
-def overlaps(monkeypatch) -> list[int]:
-    """The sizes of the overlaps found at commits (each source then read again), in order."""
-    found: list[int] = []
-    real = StoredOverlap.__init__
-
-    def init(self, stored):
-        found.append(len(stored[0]))
-        real(self, stored)
-
-    monkeypatch.setattr(StoredOverlap, "__init__", init)
-    return found
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -49,32 +34,6 @@ def test_streamed_hashes_give_the_store_of_held_ones(tmp_path, inputs, serial, o
     store, report = _ingest(tmp_path, inputs, workers=workers)
     _assert_same(serial[0], store, serial[1], report)
     assert overlaps == [2]
-
-
-@pytest.mark.parametrize("limit", [0, None])
-def test_a_grown_file_stores_only_its_new_rounds_read_once_when_the_hashes_fit(tmp_path, overlaps, monkeypatch,
-                                                                                limit):
-    """Every row of the first 3,000 lines is already stored. A store too large to hold (``limit`` 0): the
-    workers' parts are dropped at the commit, and the file read again stores the 500 new rounds only.
-    One that fits: the first block's stored rounds load the hashes, and the file is read once."""
-    if limit is not None:
-        monkeypatch.setattr(dedup, "LOAD_LIMIT", limit)
-    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 16)
-    monkeypatch.setattr(parallel, "BLOCK_BYTES", 1 << 16)
-    records = _records("baccarat", 3_500, seed=41)
-    log = tmp_path / "day.jsonl"
-    log.write_bytes(b"\n".join(_lines(records[:3_000])) + b"\n")
-    store = Store(tmp_path / "store")
-    assert ingest_paths([log], store, workers=2).sources[0].stored == 3_000
-    with open(log, "ab") as fh:
-        fh.write(b"\n".join(_lines(records[3_000:])) + b"\n")
-    grown = ingest_paths([log], store, workers=2).sources[0]
-    assert (grown.stored, grown.already_stored, grown.lines_read) == (500, 3_000, 3_500) and grown.balanced
-    assert overlaps == ([3_000] if limit == 0 else [])
-    rows = pd.concat([store.read("baccarat", d).to_pandas() for d in store.dates("baccarat")])
-    assert rows["round_id"].is_unique and len(rows) == 3_500
-    assert len(store.index()) == 3_500
-    assert not list(store.root.rglob("*.tmp"))
 
 
 def test_in_store_finds_exactly_the_stored_ids_and_their_files(tmp_path, monkeypatch):

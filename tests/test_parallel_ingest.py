@@ -12,8 +12,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from auditkit.ingest import parallel
+from auditkit.ingest import dedup, parallel
 from auditkit.ingest.csv import write_csv_rounds
+from auditkit.ingest.dedup import StoredOverlap
 from auditkit.ingest.sources import ingest_paths
 from auditkit.simulate import simulate
 from auditkit.store import Store
@@ -32,6 +33,20 @@ def _records(game: str, n: int, seed: int) -> list[dict]:
 
 def _lines(records: list[dict]) -> list[bytes]:
     return [json.dumps(r).encode() for r in records]
+
+
+@pytest.fixture
+def overlaps(monkeypatch) -> list[int]:
+    """The sizes of the overlaps found at commits (each source then read again), in order."""
+    found: list[int] = []
+    real = StoredOverlap.__init__
+
+    def init(self, stored):
+        found.append(len(stored[0]))
+        real(self, stored)
+
+    monkeypatch.setattr(StoredOverlap, "__init__", init)
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -284,23 +299,28 @@ def _main_ingest(log: Path, store: Store) -> int:
     return main(["-q", "ingest", str(log), "--store", str(store.root), "--workers", "2"])
 
 
-def test_a_grown_file_ingested_again_by_workers_stores_only_its_new_rounds(tmp_path, monkeypatch):
-    """A log appended to since it was ingested: the workers write every row of their ranges, the client
-    finds the old ones already stored and takes them out of the parts it adopts, range by range."""
+@pytest.mark.parametrize("limit", [0, None])
+def test_a_grown_file_stores_only_its_new_rounds_read_once_when_the_hashes_fit(tmp_path, overlaps, monkeypatch,
+                                                                                limit):
+    """Every row of the first 3,000 lines is already stored. A store too large to hold (``limit`` 0): the
+    workers' parts are dropped at the commit, and the file read again stores the 500 new rounds only.
+    One that fits: the first block's stored rounds load the hashes, and the file is read once."""
+    if limit is not None:
+        monkeypatch.setattr(dedup, "LOAD_LIMIT", limit)
     monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 16)
     monkeypatch.setattr(parallel, "BLOCK_BYTES", 1 << 16)
     records = _records("baccarat", 3_500, seed=41)
     log = tmp_path / "day.jsonl"
     log.write_bytes(b"\n".join(_lines(records[:3_000])) + b"\n")
     store = Store(tmp_path / "store")
-    first = ingest_paths([log], store, workers=2).sources[0]
-    assert first.stored == 3_000
+    assert ingest_paths([log], store, workers=2).sources[0].stored == 3_000
     with open(log, "ab") as fh:
         fh.write(b"\n".join(_lines(records[3_000:])) + b"\n")
     grown = ingest_paths([log], store, workers=2).sources[0]
     assert (grown.stored, grown.already_stored, grown.lines_read) == (500, 3_000, 3_500) and grown.balanced
-    assert grown.games == {"baccarat": 500}
-    assert store.count() == 3_500
+    assert overlaps == ([3_000] if limit == 0 else [])
     rows = pd.concat([store.read("baccarat", d).to_pandas() for d in store.dates("baccarat")])
     assert rows["round_id"].is_unique and len(rows) == 3_500
     assert (rows["source_line"] > 3_000).sum() == 500  # the appended lines, stored from the second run
+    assert len(store.index()) == 3_500
+    assert not list(store.root.rglob("*.tmp"))
