@@ -8,6 +8,7 @@ workers; the memory it takes at the start does not grow with the store."""
 from __future__ import annotations
 
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -34,6 +35,44 @@ def test_streamed_hashes_give_the_store_of_held_ones(tmp_path, inputs, serial, o
     store, report = _ingest(tmp_path, inputs, workers=workers)
     _assert_same(serial[0], store, serial[1], report)
     assert overlaps == [2]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_csv_and_a_gzip_file_sharing_stored_rounds_are_read_again_as_held(tmp_path, overlaps, monkeypatch,  # noqa: F811
+                                                                            workers):
+    """The parallel ingest reads a CSV source (one task) and a gzip file (blocks) otherwise than a plain
+    file: each repeating stored rounds, with the same and with other content, and bringing new ones,
+    gives the store of the held check when the store's hashes are streamed."""
+    import gzip
+
+    from auditkit.ingest.csv import write_csv_rounds
+
+    records = _records("baccarat", 600, seed=31)
+    old = tmp_path / "old"
+    old.mkdir()
+    write_csv_rounds(records[:200], old / "a.csv")
+    (old / "b.jsonl").write_bytes(b"\n".join(_lines(records[200:400])) + b"\n")
+    new = tmp_path / "new"
+    new.mkdir()
+    changed = dict(records[205], outcome="tie" if records[205]["outcome"] != "tie" else "banker")
+    write_csv_rounds(records[:10] + records[400:500], new / "c.csv")
+    with gzip.open(new / "d.jsonl.gz", "wb") as fh:
+        fh.write(b"\n".join(_lines(records[200:210] + [changed] + records[500:600])) + b"\n")
+    runs = {}
+    for route in ("held", "streamed"):
+        monkeypatch.setattr(dedup, "STREAM_SOURCES", 0 if route == "held" else 2)
+        monkeypatch.setattr(dedup, "LOAD_LIMIT", 10**9 if route == "held" else 0)
+        store = Store(tmp_path / route)
+        ingest_paths([old], store, workers=workers)
+        runs[route] = store, ingest_paths([new], store, workers=workers)
+    _assert_same(*runs["held"][:1], *runs["streamed"][:1], runs["held"][1], runs["streamed"][1])
+    by_name = {Path(r.path).name: r for r in runs["streamed"][1].sources}
+    assert (by_name["c.csv"].stored, by_name["c.csv"].already_stored) == (100, 10)
+    assert (by_name["d.jsonl.gz"].stored, by_name["d.jsonl.gz"].already_stored) == (100, 10)
+    q = runs["streamed"][0].quarantine()
+    (reason,) = q[q["source_file"].str.endswith("d.jsonl.gz")]["reason"]
+    assert f"duplicate round_id {changed['round_id']!r} with different content" in reason and "b.jsonl" in reason
+    assert sorted(overlaps) == [10, 10]  # the held route never streams
 
 
 def test_in_store_finds_exactly_the_stored_ids_and_their_files(tmp_path, monkeypatch):
