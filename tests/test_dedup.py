@@ -167,3 +167,26 @@ def test_memory_at_the_start_does_not_grow_with_the_store(tmp_path, monkeypatch)
     source = np.unique(np.random.default_rng(1).integers(0, 2**63, 2_000, dtype=np.uint64))
     (found, _where), check_peak = peak(lambda: seen.in_store(source))
     assert len(found) == 0 and check_peak < 8 * n / 4
+
+
+def test_a_first_block_is_probed_only_when_the_hashes_could_be_held(tmp_path, monkeypatch):
+    """Above the load limit the hashes are never held, so a source's first block does not cost a pass
+    over the store; below it, a first block repeating stored rounds has them held."""
+    store = Store(tmp_path / "store")
+    log = tmp_path / "a.jsonl"
+    log.write_bytes(b"\n".join(_lines(_records("baccarat", 500, seed=9))) + b"\n")
+    ingest_paths([log], store, workers=1)
+    stored = store.index(["id_hash"])["id_hash"].to_numpy()
+    passes = []
+    real = Store.index_batches
+    monkeypatch.setattr(Store, "index_batches", lambda self, *a: passes.append(1) or real(self, *a))
+    monkeypatch.setattr(dedup, "LOAD_LIMIT", 0)
+    seen = SeenRounds(store, sources=1)
+    seen.probe(stored[:50])
+    assert seen.streamed and not passes
+    monkeypatch.setattr(dedup, "LOAD_LIMIT", 10**9)
+    seen = SeenRounds(store, sources=1)
+    seen.probe(stored[:50] + np.uint64(1))  # none stored: still streamed, after one pass
+    assert seen.streamed and len(passes) == 1
+    seen.probe(stored[:50])
+    assert not seen.streamed and len(seen.stored) == len(np.unique(stored))

@@ -166,6 +166,13 @@ class SeenRounds:
         found = where != np.iinfo(np.int32).max
         return hashes[found], where[found]
 
+    def probe(self, first_block: np.ndarray) -> None:
+        """A source's first block of id hashes: when it repeats stored rounds and the store's hashes fit,
+        hold them from now on (a file grown since it was ingested: read once, not twice). Above
+        :data:`LOAD_LIMIT` there is nothing to gain, so the store is not read for it."""
+        if self.streamed and self.rounds <= LOAD_LIMIT and len(self.in_store(np.unique(first_block))[0]):
+            self.hold()
+
     def hold(self) -> None:
         """Hold the store's hashes from now on if they fit (:data:`LOAD_LIMIT`): a source that repeats
         stored rounds is then read once, not twice."""

@@ -411,8 +411,8 @@ class SourceWriter:
         the quarantine entries of the duplicates with other content."""
         rec, name = self.rec, self.name
         ids, lines, id_hash, line_hash = block.ids, block.lines, block.id_hash, block.line_hash
-        if self.seen.streamed and not self.new_ids and len(self.seen.in_store(np.unique(id_hash))[0]):
-            self.seen.hold()  # the first block repeats stored rounds: the rest will too, likely
+        if self.seen.streamed and not self.new_ids:
+            self.seen.probe(id_hash)  # the first block repeats stored rounds: the rest will too, likely
         status, first = self.seen.check(ids, id_hash, line_hash, lines, name)
         rec.already_stored += int((status == ALREADY).sum())
         bad = []
