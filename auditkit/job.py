@@ -19,6 +19,7 @@ output folder, the configuration and what to check::
     notebooks = false                     # true (or a list of names) renders the notebooks to HTML in the run folder
     workers = 2                           # optional; ingest and validation processes (default: the cores)
     max_quarantined = 0.05                # optional; exit 2 past this share of quarantined lines
+    dedup_memory = 256                    # optional; MiB for holding the store's round-id hashes (past it: streamed)
     verify = false                        # true: check the store against its manifest after the ingest (exit 2 when it disagrees)
 
     [engine]                              # optional; default kind = "local" (the processes above)
@@ -61,7 +62,8 @@ log = logging.getLogger("auditkit.job")
 
 FAIL_ON = {"any": 1, "low": 1, "medium": 2, "high": 3, "none": 99}
 KEYS = {"name", "inputs", "store", "output", "config", "settings", "limits", "games", "citations", "fail_on",
-        "lock_timeout", "notebooks", "follow_symlinks", "workers", "engine", "max_quarantined", "verify"}
+        "lock_timeout", "notebooks", "follow_symlinks", "workers", "engine", "max_quarantined", "verify",
+        "dedup_memory"}
 ENGINES = ("local", "dask")
 ENGINE_KEYS = {"kind", "scheduler"}
 SCHEDULER = re.compile(r"^(tcp|tls|inproc|ucx|ws|wss)://\S+$")  # the schemes dask.distributed knows
@@ -95,6 +97,7 @@ class Job:
     engine: str = "local"
     scheduler: str | None = None
     max_quarantined: float | None = None  # a run past this share of quarantined lines is exit 2
+    dedup_memory: float | None = None  # MiB for holding the store's round-id hashes (None: the default)
     profiles: dict[str, Any] = field(default_factory=dict)  # input pattern -> its import profile
     sha256: str = ""
     verify: bool = False
@@ -235,6 +238,9 @@ def load_job(path: str | Path) -> Job:
     if max_quarantined is not None and number_reason(max_quarantined, {"min": 0, "max": 1}):  # --max-quarantined's check
         raise JobError(f"{path}: max_quarantined = {show(max_quarantined)}: "
                        f"{number_reason(max_quarantined, {'min': 0, 'max': 1})}")
+    dedup_memory = raw.get("dedup_memory")
+    if dedup_memory is not None and number_reason(dedup_memory, {"min": 0}):  # --dedup-memory's check
+        raise JobError(f"{path}: dedup_memory = {show(dedup_memory)}: {number_reason(dedup_memory, {'min': 0})} (MiB)")
     notebooks = raw.get("notebooks", False)
     if not isinstance(notebooks, bool):
         from .notebooks import NOTEBOOKS
@@ -283,7 +289,7 @@ def load_job(path: str | Path) -> Job:
               games=games, citations=citations, fail_on=fail_on, lock_timeout=float(timeout), notebooks=notebooks,
               follow_symlinks=follow, workers=workers, engine=kind, scheduler=scheduler,
               max_quarantined=max_quarantined, sha256=hashlib.sha256(text).hexdigest(), profiles=profiles,
-              verify=raw.get("verify", False))
+              verify=raw.get("verify", False), dedup_memory=dedup_memory)
     job.config()  # fail now on a bad configuration (ConfigError)
     return job
 

@@ -78,12 +78,14 @@ def _profiled(job: Job, files: list[Path]) -> tuple[list[Path], list[tuple[list[
 
 def _ingest(files: list[Path], store, bar, exclude: tuple[Path, ...], follow_symlinks: bool,
             workers: int | None = 1, scheduler: str | None = None,
-            profiled: list[tuple[list[Path], Any]] = ()) -> tuple[list[dict[str, Any]], list]:
+            profiled: list[tuple[list[Path], Any]] = (), dedup_memory: float | None = None
+            ) -> tuple[list[dict[str, Any]], list]:
     """Ingest every log under ``files`` not seen before; one input entry per file for the run record.
 
     Files under ``exclude`` (the job's output and store folders) are never inputs:
     a findings CSV has the columns of a round CSV. ``workers`` processes (None: the machine's
     cores) or a Dask ``scheduler`` parse them; the sources are committed in order here.
+    ``dedup_memory``: the job's, as in :func:`auditkit.ingest.sources.ingest_paths`.
     """
     from .ingest.sources import discover, ingest_paths
 
@@ -91,9 +93,9 @@ def _ingest(files: list[Path], store, bar, exclude: tuple[Path, ...], follow_sym
         bar.total = len(discover(files, exclude, follow_symlinks=follow_symlinks))
     report = ingest_paths(files, store, exclude=exclude, follow_symlinks=follow_symlinks,
                           on_file=(lambda _p: bar.update(1)) if bar is not None else None,
-                          workers=workers, scheduler=scheduler)
+                          workers=workers, scheduler=scheduler, dedup_memory=dedup_memory)
     for group, profile in profiled:  # exports read through their import profile
-        more = ingest_paths(group, store, exclude=exclude, profile=profile)
+        more = ingest_paths(group, store, exclude=exclude, profile=profile, dedup_memory=dedup_memory)
         report.files += more.files
         report.sources += more.sources
     return report.files, report.sources
@@ -249,7 +251,7 @@ def ingest(run: Run) -> None:
     bar = progress_bar(None, "ingest", " files", run.progress)
     try:
         inputs, run.new = _ingest(run.files, run.store, bar, run.exclude, run.job.follow_symlinks, run.workers,
-                                  run.dask, run.profiled)
+                                  run.dask, run.profiled, run.job.dedup_memory)
     finally:
         if bar is not None:
             bar.close()

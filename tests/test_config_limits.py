@@ -56,6 +56,8 @@ JOB_KEYS = {
     "lock_timeout_negative": ("lock_timeout = -1\n", "job.toml: lock_timeout = -1: must be a finite number >= 0"),
     "workers_zero": ("workers = 0\n", "job.toml: workers = 0: must be an integer >= 1"),
     "workers_float": ("workers = 2.5\n", "job.toml: workers = 2.5: must be an integer >= 1"),
+    "dedup_memory_negative": ("dedup_memory = -1\n", "job.toml: dedup_memory = -1: must be a finite number >= 0"),
+    "dedup_memory_text": ('dedup_memory = "lots"\n', 'job.toml: dedup_memory = "lots": must be a finite number >= 0'),
     "limits_glob": ('[limits]\n"BJ-[" = { max = 10 }\n', 'limits."BJ-[": not a valid glob'),
     "scheduler_scheme": ('[engine]\nkind = "dask"\nscheduler = "foo://x"\n',
                          'engine.scheduler = "foo://x": must be a scheduler address'),
@@ -77,6 +79,7 @@ def test_a_jobs_numbers_are_checked_as_the_command_line_checks_them(name, tmp_pa
 @pytest.mark.parametrize("argv, message", [
     (["run", "JOB", "--lock-timeout", "nan"], "--lock-timeout: must be a finite number >= 0, not nan"),
     (["validate", "x", "--out", "r.csv", "--lock-timeout", "inf"], "--lock-timeout: must be a finite number >= 0"),
+    (["ingest", "x", "--store", "s", "--dedup-memory", "-5"], "--dedup-memory: must be a finite number >= 0, not -5"),
 ])
 def test_the_command_line_says_the_same(argv, message, capsys):
     assert main(argv) == 2

@@ -190,3 +190,32 @@ def test_a_first_block_is_probed_only_when_the_hashes_could_be_held(tmp_path, mo
     assert seen.streamed and len(passes) == 1
     seen.probe(stored[:50])
     assert not seen.streamed and len(seen.stored) == len(np.unique(stored))
+
+
+def test_dedup_memory_of_the_command_line_and_of_a_job_reaches_the_check(tmp_path, overlaps):  # noqa: F811
+    """``--dedup-memory 0`` (and a job's ``dedup_memory = 0``): no hash may be held, so a grown file is
+    found sharing rounds at its commit and read again; by default the first block has them held."""
+    from auditkit.cli import main
+
+    records = _records("baccarat", 900, seed=12)
+    log = tmp_path / "logs" / "day.jsonl"
+    log.parent.mkdir()
+    store = tmp_path / "store"
+
+    def grow(upto: int) -> None:
+        log.write_bytes(b"\n".join(_lines(records[:upto])) + b"\n")
+
+    grow(300)
+    assert main(["-q", "ingest", str(log), "--store", str(store)]) == 0
+    grow(400)
+    assert main(["-q", "ingest", str(log), "--store", str(store)]) == 0
+    assert overlaps == []  # held after the first block
+    grow(500)
+    assert main(["-q", "ingest", str(log), "--store", str(store), "--dedup-memory", "0"]) == 0
+    assert overlaps == [400]
+    grow(600)
+    job = tmp_path / "job.toml"
+    job.write_text(f'inputs = ["logs"]\nstore = "{store}"\noutput = "out"\ndedup_memory = 0\n')
+    assert main(["-q", "run", str(job)]) in (0, 1)
+    assert overlaps == [400, 500]
+    assert Store(store).count() == 600

@@ -118,6 +118,13 @@ def add_max_quarantined(parser: argparse.ArgumentParser) -> None:
                              "is quarantined; a run whose every line is quarantined is exit 2 anyway (default: none)")
 
 
+def add_dedup_memory(parser: argparse.ArgumentParser) -> None:
+    """The ``--dedup-memory MIB`` option (the memory for holding the store's round-id hashes)."""
+    parser.add_argument("--dedup-memory", type=number({"min": 0}), metavar="MIB",
+                        help="memory for holding the store's round-id hashes (8 bytes a round) in the duplicate "
+                             "check; a larger store streams them past each file (docs/scaling.md) (default: 256)")
+
+
 def quarantine_problem(report: Any, store: Any, max_quarantined: float | None) -> str | None:
     """Why this ingest's quarantine fails the run (all its lines, or more than ``max_quarantined``), or None."""
     from ..empty_work import quarantine_problem as problem
@@ -180,11 +187,12 @@ def require_rounds(report: Any, store: Any = None) -> None:
 
 def ingest_with_progress(paths: Sequence[str | Path], store: Any, *, follow_symlinks: bool, show: bool,
                          max_line: int | None = None, workers: int | None = None, scheduler: str | None = None,
-                         profile: Any = None) -> Any:
+                         profile: Any = None, dedup_memory: float | None = None) -> Any:
     """Ingest ``paths`` into ``store``, with a bar of each file's bytes and rounds per second on a
     terminal; the ingest report. ``workers`` (None: the machine's cores) or a Dask ``scheduler``
-    parse the files (docs/scaling.md); ``profile`` (an import profile) reads them through it."""
+    parse the files (docs/scaling.md); ``profile`` (an import profile) reads them through it;
+    ``dedup_memory`` as in :func:`auditkit.ingest.sources.ingest_paths`."""
     from ..ingest.sources import MAX_LINE, ingest_paths
 
     return ingest_paths(paths, store, follow_symlinks=follow_symlinks, progress=show, max_line=max_line or MAX_LINE,
-                        workers=workers, scheduler=scheduler, profile=profile)
+                        workers=workers, scheduler=scheduler, profile=profile, dedup_memory=dedup_memory)

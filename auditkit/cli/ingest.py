@@ -10,6 +10,7 @@ from .common import (
     DEFAULT_LOCK_TIMEOUT,
     EXIT_CLEAN,
     EXIT_ERROR,
+    add_dedup_memory,
     add_engine,
     add_lock_timeout,
     add_max_quarantined,
@@ -39,6 +40,7 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
     add_engine(s, "the machine's cores; one process for less than 128 MiB of logs",
                "parse the logs (files, and byte ranges of a big plain file)")
     add_max_quarantined(s)
+    add_dedup_memory(s)
     s.set_defaults(func=run)
 
 
@@ -54,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     with store.lock(timeout=args.lock_timeout, command="ingest"):
         report = ingest_with_progress(args.paths, store, follow_symlinks=args.follow_symlinks, show=not args.quiet,
                                       max_line=args.max_line_bytes, workers=args.workers, scheduler=args.scheduler,
-                                      profile=profile)
+                                      profile=profile, dedup_memory=args.dedup_memory)
         require_logs(report, args.paths)
         if not args.quiet:
             print(report.summary())

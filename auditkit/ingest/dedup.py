@@ -95,19 +95,22 @@ class SeenRounds:
     """Round ids already stored (the store's index) or met earlier in this run.
 
     ``always_load``: hold the store's hashes whatever its size (live mode, which looks up one line
-    at a time); otherwise they are ``streamed`` in a store of more than :data:`LOAD_LIMIT` rounds or a
-    run of at most :data:`STREAM_SOURCES` ``sources``, else held.
+    at a time); otherwise they are ``streamed`` in a store of more than ``memory`` MiB of them (8 bytes
+    a round; None: :data:`LOAD_LIMIT` rounds) or a run of at most :data:`STREAM_SOURCES` ``sources``,
+    else held.
     """
 
-    def __init__(self, store: Store, always_load: bool = False, sources: int | None = None):
+    def __init__(self, store: Store, always_load: bool = False, sources: int | None = None,
+                 memory: float | None = None):
         self.store = store
         self.current: list[str] = []  # index files of this hash version
         self.legacy: list[str] = []   # older ones: BLAKE2b id hashes, line hashes of the JSON text
         for rel in store.index_files(repair=True):  # an ingest holds the lock: a damaged index is rebuilt
             (self.current if store.index_version(rel) == VERSION else self.legacy).append(rel)
         self.rounds = store.count()
+        self.limit = LOAD_LIMIT if memory is None else int(memory * 2**20) // 8  # rounds whose hashes may be held
         self.streamed = bool(not always_load and (self.current or self.legacy)  # an empty store: nothing to stream
-                             and (self.rounds > LOAD_LIMIT or (sources or 0) <= STREAM_SOURCES))
+                             and (self.rounds > self.limit or (sources or 0) <= STREAM_SOURCES))
         self.stored = np.empty(0, np.uint64)
         self.stored_in = np.empty(0, np.int32)  # the index file of each held hash (its place in current)
         if not self.streamed:
@@ -168,15 +171,15 @@ class SeenRounds:
 
     def probe(self, first_block: np.ndarray) -> None:
         """A source's first block of id hashes: when it repeats stored rounds and the store's hashes fit,
-        hold them from now on (a file grown since it was ingested: read once, not twice). Above
-        :data:`LOAD_LIMIT` there is nothing to gain, so the store is not read for it."""
-        if self.streamed and self.rounds <= LOAD_LIMIT and len(self.in_store(np.unique(first_block))[0]):
+        hold them from now on (a file grown since it was ingested: read once, not twice). Above the
+        limit there is nothing to gain, so the store is not read for it."""
+        if self.streamed and self.rounds <= self.limit and len(self.in_store(np.unique(first_block))[0]):
             self.hold()
 
     def hold(self) -> None:
-        """Hold the store's hashes from now on if they fit (:data:`LOAD_LIMIT`): a source that repeats
-        stored rounds is then read once, not twice."""
-        if self.streamed and self.rounds <= LOAD_LIMIT:
+        """Hold the store's hashes from now on if they fit (the limit): a source that repeats stored
+        rounds is then read once, not twice."""
+        if self.streamed and self.rounds <= self.limit:
             self.stored, self.stored_in = self._hashes(0, self.current, self.legacy)
             self.streamed = False
 

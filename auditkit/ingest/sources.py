@@ -593,7 +593,8 @@ class _FileProgress:
 def ingest_paths(paths: Iterable[str | Path], store: Store, *, exclude: Iterable[Path] = (),
                  follow_symlinks: bool = False, on_file: Callable[[Path], None] | None = None,
                  progress: bool = False, bulk: bool = True, max_line: int = MAX_LINE,
-                 workers: int | None = 1, scheduler: Any = None, profile: Any = None) -> IngestReport:
+                 workers: int | None = 1, scheduler: Any = None, profile: Any = None,
+                 dedup_memory: float | None = None) -> IngestReport:
     """Ingest every log under ``paths`` whose content the store has not seen; ``on_file`` is
     called after each file. Symbolic links out of the input folders are followed only with
     ``follow_symlinks``; special files are skipped with a warning. ``progress`` shows a bar of
@@ -608,13 +609,14 @@ def ingest_paths(paths: Iterable[str | Path], store: Store, *, exclude: Iterable
     (:mod:`auditkit.ingest.parallel`).
 
     ``profile`` (an import profile) reads every file named, and every file of a folder, through
-    it, in this process."""
+    it, in this process. ``dedup_memory``: MiB for holding the store's round-id hashes (None: the
+    default, :data:`auditkit.ingest.dedup.LOAD_LIMIT` rounds), past which they are streamed."""
     paths = list(paths)
     report = IngestReport()
     if profile is not None:
         skip = tuple(Path(x).resolve() for x in exclude)
         files = [f for f in _profile_files(paths, profile) if not any(f.resolve().is_relative_to(x) for x in skip)]
-        _ingest_files(files, store, report, None, on_file, progress, bulk, max_line, profile)
+        _ingest_files(files, store, report, None, on_file, progress, bulk, max_line, profile, dedup_memory)
         return report
     for orphan in orphan_companions(paths):  # nothing to attach its rows to: say so, read nothing
         why = "CSV companion file without its main file (X.csv); not read"
@@ -630,12 +632,12 @@ def ingest_paths(paths: Iterable[str | Path], store: Store, *, exclude: Iterable
     rounds = [p for p in files if not (is_csv(p) and not is_round_csv(p))]
     workers = 1 if scheduler is not None else _workers(rounds, workers)
     if scheduler is None and workers <= 1:
-        _ingest_files(files, store, report, None, on_file, progress, bulk, max_line)
+        _ingest_files(files, store, report, None, on_file, progress, bulk, max_line, dedup_memory=dedup_memory)
         return report
     from .parallel import ParallelIngest
 
     with ParallelIngest(rounds, store, workers=workers, scheduler=scheduler, bulk=bulk, max_line=max_line) as par:
-        _ingest_files(files, store, report, par, on_file, progress, bulk, max_line)
+        _ingest_files(files, store, report, par, on_file, progress, bulk, max_line, dedup_memory=dedup_memory)
     return report
 
 
@@ -662,7 +664,7 @@ def _workers(paths: list[Path], workers: int | None) -> int:
 
 def _ingest_files(files: list[Path], store: Store, report: IngestReport, par: Any,
                   on_file: Callable[[Path], None] | None, progress: bool, bulk: bool, max_line: int,
-                  profile: Any = None) -> None:
+                  profile: Any = None, dedup_memory: float | None = None) -> None:
     """Ingest ``files`` in order, one entry each in ``report``; ``par``: a :class:`ParallelIngest`
     parsing them ahead, or None (this process reads each)."""
     seen: SeenRounds | None = None
@@ -674,7 +676,7 @@ def _ingest_files(files: list[Path], store: Store, report: IngestReport, par: An
             entry["status"] = f"skipped: {why}"
             log.warning("skip %s: %s", path, why)
         else:
-            seen = seen or SeenRounds(store, sources=len(files))
+            seen = seen or SeenRounds(store, sources=len(files), memory=dedup_memory)
             bar = _FileProgress(path, progress)
             try:
                 rec, new = par.ingest(path, seen, bar) if par is not None else \
