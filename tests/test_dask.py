@@ -224,7 +224,8 @@ def test_shoes_crossing_midnight_on_workers_and_on_dask(midnight_store, cluster)
 
 def test_ingest_on_dask_gives_the_serial_store(tmp_path, cluster, monkeypatch):
     """Files and byte ranges of 64 KiB parsed by the cluster's workers (which see the files at the same
-    paths), committed in order by the client: the store of one process, row for row."""
+    paths), committed in order by the client: the store of one process, row for row, with the store's
+    hashes held and streamed."""
     from test_parallel_ingest import _assert_same, _ingest, make_inputs
 
     from auditkit.ingest import parallel
@@ -239,3 +240,8 @@ def test_ingest_on_dask_gives_the_serial_store(tmp_path, cluster, monkeypatch):
     _assert_same(serial[0], on_dask[0], serial[1], on_dask[1])
     by_address = _ingest(tmp_path / "address", inputs, scheduler=client.scheduler.address)
     _assert_same(serial[0], by_address[0], serial[1], by_address[1])
+    from auditkit.ingest import dedup
+
+    monkeypatch.setattr(dedup, "LOAD_LIMIT", 0)  # the store's hashes streamed: a source sharing some read again
+    streamed = _ingest(tmp_path / "streamed", inputs, scheduler=client)
+    _assert_same(serial[0], streamed[0], serial[1], streamed[1])
