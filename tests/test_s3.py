@@ -106,18 +106,22 @@ def test_ingest_validate_and_report_round_trip(uri, tmp_path):
     assert (tmp_path / "report-s3.csv").read_bytes() == (tmp_path / "report-local.csv").read_bytes()
 
 
-def test_workers_write_the_parts_of_an_s3_store(uri, tmp_path, monkeypatch):
+@pytest.mark.parametrize("streamed", [False, True])
+def test_workers_write_the_parts_of_an_s3_store(uri, tmp_path, monkeypatch, streamed):
     """Byte ranges of 64 KiB parsed by two worker processes, each writing its rows as parts straight into
-    the bucket (the client commits): the store of one process on a local disk, row for row."""
+    the bucket (the client commits): the store of one process on a local disk, row for row; also with
+    the store's hashes streamed from the bucket (a source sharing some read again)."""
     from test_parallel_ingest import MAX_LINE, _assert_same, _ingest, make_inputs
 
-    from auditkit.ingest import parallel
+    from auditkit.ingest import dedup, parallel
 
     (tmp_path / "inputs").mkdir()
     inputs = make_inputs(tmp_path / "inputs")
     serial = _ingest(tmp_path / "serial", inputs, workers=1)
     monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 16)
     monkeypatch.setattr(parallel, "BLOCK_BYTES", 1 << 16)
+    if streamed:
+        monkeypatch.setattr(dedup, "LOAD_LIMIT", 0)
     store = Store(uri)
     earlier, folder = inputs
     ingest_paths([earlier], store, max_line=MAX_LINE)
