@@ -11,6 +11,7 @@ import tracemalloc
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -219,3 +220,37 @@ def test_dedup_memory_of_the_command_line_and_of_a_job_reaches_the_check(tmp_pat
     assert main(["-q", "run", str(job)]) in (0, 1)
     assert overlaps == [400, 500]
     assert Store(store).count() == 600
+
+
+def test_a_grown_export_read_through_its_profile_is_read_again_as_held(tmp_path, overlaps, monkeypatch):  # noqa: F811
+    """A vendor export (an import profile's CSV, round ids made from its columns) grown since it was
+    ingested: with the store's hashes streamed it is found sharing rounds and read again through the
+    profile, and gives the store of the held check."""
+    from auditkit.ingest.profiles import load_profile
+
+    sample = Path(__file__).resolve().parents[1] / "sample_data" / "exports"
+    profile = load_profile(sample / "baccarat_rounds.toml")
+    lines = (sample / "baccarat_rounds.csv").read_text().splitlines(keepends=True)
+    runs = {}
+    for route in ("held", "streamed"):
+        monkeypatch.setattr(dedup, "STREAM_SOURCES", 0 if route == "held" else 2)
+        monkeypatch.setattr(dedup, "LOAD_LIMIT", 10**9 if route == "held" else 0)
+        export = tmp_path / route / "baccarat_rounds.csv"
+        export.parent.mkdir()
+        store = Store(tmp_path / route / "store")
+        export.write_text("".join(lines[:2001]))
+        ingest_paths([export], store, profile=profile)
+        export.write_text("".join(lines))
+        runs[route] = store, ingest_paths([export], store, profile=profile)
+    (held, h), (streamed, s) = runs["held"], runs["streamed"]
+    assert overlaps == [2000]
+    (rec,) = s.sources
+    assert rec.already_stored == 2000 and rec.stored == len(lines) - 2001 and rec.balanced
+    assert [(r.stored, r.already_stored, r.quarantined) for r in h.sources] == [(rec.stored, 2000, rec.quarantined)]
+    assert held.count() == streamed.count() == len(lines) - 1
+    key = ["round_id", "source_line"]
+    for game in held.games():
+        for day in held.dates(game):
+            a, b = (st.read(game, day).to_pandas().drop(columns="source_file").sort_values(key, ignore_index=True)
+                    for st in (held, streamed))
+            pd.testing.assert_frame_equal(a, b)
