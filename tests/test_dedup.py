@@ -103,10 +103,14 @@ def test_in_store_finds_exactly_the_stored_ids_and_their_files(tmp_path, monkeyp
     assert seen.stored_in.tolist() == [file_of[int(h)] for h in stored]
 
 
-def test_a_stored_round_is_looked_up_in_its_own_index_file_only(tmp_path, monkeypatch):
-    """A file grown since it was ingested, into a store of three sources: every lookup of its stored
-    rounds reads the index file of its first ingest, not the other two."""
+@pytest.mark.parametrize("lines_after", [100, 10**6])
+def test_a_stored_round_is_looked_up_in_its_own_index_file_only(tmp_path, monkeypatch, lines_after):
+    """A file grown since it was ingested, into a store of three sources, with two of its rounds changed.
+    Repeating more stored rounds in a block than ``LINES_AFTER``, its 998 unchanged ones are known by
+    their content hashes, read from no index; else they are looked up too. Every lookup reads the index
+    file of its first ingest only, not the other two."""
     monkeypatch.setattr("auditkit.store.ROW_GROUP", 100)  # row groups of 100 rounds in each index
+    monkeypatch.setattr(dedup, "LINES_AFTER", lines_after)
     store = Store(tmp_path / "store")
     records = _records("baccarat", 1_500, seed=8)
     for k in range(2):
@@ -117,8 +121,9 @@ def test_a_stored_round_is_looked_up_in_its_own_index_file_only(tmp_path, monkey
     ingest_paths([tmp_path / "other0.jsonl", log, tmp_path / "other1.jsonl"], store, workers=1)
     (day,) = [r for r in store.manifest() if r.path.endswith("day.jsonl")]
     day_index = f"_index/{day.sha256[:16]}.parquet"
-    with open(log, "ab") as fh:
-        fh.write(b"\n".join(_lines(records[1_000:])) + b"\n")
+    changed = [dict(r, outcome="tie" if r["outcome"] != "tie" else "banker") for r in (records[10], records[700])]
+    log.write_bytes(b"\n".join(_lines(records[:10] + changed[:1] + records[11:700] + changed[1:] + records[701:]))
+                    + b"\n")
     read: list[tuple[str, int]] = []
     real = Store.index_rows
 
@@ -129,8 +134,12 @@ def test_a_stored_round_is_looked_up_in_its_own_index_file_only(tmp_path, monkey
 
     monkeypatch.setattr(Store, "index_rows", spy)
     grown = ingest_paths([log], store, workers=1).sources[0]
-    assert (grown.stored, grown.already_stored) == (500, 1_000)
-    assert read and {rel for rel, _n in read} == {day_index} and sum(n for _rel, n in read) == 1_000
+    assert (grown.stored, grown.already_stored, grown.quarantined) == (500, 998, 2)
+    assert read and {rel for rel, _n in read} == {day_index}
+    assert sum(n for _rel, n in read) == (2 if lines_after == 100 else 1_000)
+    reasons = store.quarantine()["reason"]
+    assert sorted(reasons.str.extract(r"first stored from (.*) line (\d+)\)").itertuples(index=False)) == \
+        [(str(log), "11"), (str(log), "701")]
     index = store.read_index([day_index])
     assert pq.ParquetFile(store.root / day_index).metadata.num_row_groups == 10
     some = pa.array(index["id_hash"].to_numpy()[[3, 450, 999]])

@@ -121,8 +121,9 @@ def add_max_quarantined(parser: argparse.ArgumentParser) -> None:
 def add_dedup_memory(parser: argparse.ArgumentParser) -> None:
     """The ``--dedup-memory MIB`` option (the memory for holding the store's round-id hashes)."""
     parser.add_argument("--dedup-memory", type=number({"min": 0}), metavar="MIB",
-                        help="memory for holding the store's round-id hashes (8 bytes a round) in the duplicate "
-                             "check; a larger store streams them past each file (docs/scaling.md) (default: 256)")
+                        help="memory for holding the store's round-id hashes (up to 20 bytes a round) in the "
+                             "duplicate check; a larger store streams them past each file (docs/scaling.md) "
+                             "(default: 256)")
 
 
 def quarantine_problem(report: Any, store: Any, max_quarantined: float | None) -> str | None:

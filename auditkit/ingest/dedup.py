@@ -8,8 +8,8 @@ first one's, else a duplicate with other content. Index files written before
 these hashes are read too: their round ids hashed again, and the row hash of a
 round they name read back from its stored part when another line has its id.
 
-Memory is about 24 bytes per round met in the run, plus 8 per round of the store
-when its hashes are held. They are not held in a store of more than
+Memory is about 24 bytes per round met in the run, plus 12 per round of the store
+when its hashes are held (20 once a source repeats many stored rounds). They are not held in a store of more than
 :data:`LOAD_LIMIT` rounds, nor for a run of at most :data:`STREAM_SOURCES`
 sources (streaming them past a source twice costs about what loading them does):
 each source is read checking its ids against the run only, and at its commit
@@ -35,12 +35,18 @@ from .hashing import VERSION, content_columns, id_hashes, row_hashes
 __all__ = ["SeenRounds", "StoredOverlap", "NEW", "ALREADY", "DIFFERENT", "LOAD_LIMIT", "duplicate_reason"]
 
 NEW, ALREADY, DIFFERENT = 0, 1, 2
-LOAD_LIMIT = 32_000_000
-"""Stored rounds up to which an ingest may hold their id hashes in memory (8 bytes each, 256 MiB;
-about twice that while they are loaded); above it they are streamed past each source's new ids."""
+HELD_BYTES = 20
+"""Memory per held stored round, at most: its id hash and the number of its index file, and once a
+source repeats many stored rounds its content hash (a repeat is then known without the index)."""
+LINES_AFTER = 1_000
+"""Stored rounds repeated in one block from which the stored content hashes are loaded (a file grown
+since it was ingested); fewer are looked up in the index."""
+LOAD_LIMIT = (256 << 20) // HELD_BYTES
+"""Stored rounds up to which an ingest may hold their hashes in memory (256 MiB; about twice that
+while they are loaded); above it they are streamed past each source's new ids."""
 STREAM_SOURCES = 2
 """Sources in a run up to which the store's hashes are streamed past each, not held (the two passes
-over them per source together cost about what loading them does; 8 bytes a stored round less)."""
+over them per source together cost about what loading them does, in none of the memory)."""
 LEGACY, SEVERAL = -1, -2  # where a held hash is: an older index file; several files (or a hash collision)
 _CHUNK_CAP = 1_000_000  # runs are merged up to this many ids (bounds the merge's transient copies)
 
@@ -95,9 +101,9 @@ class SeenRounds:
     """Round ids already stored (the store's index) or met earlier in this run.
 
     ``always_load``: hold the store's hashes whatever its size (live mode, which looks up one line
-    at a time); otherwise they are ``streamed`` in a store of more than ``memory`` MiB of them (8 bytes
-    a round; None: :data:`LOAD_LIMIT` rounds) or a run of at most :data:`STREAM_SOURCES` ``sources``,
-    else held.
+    at a time); otherwise they are ``streamed`` in a store of more than ``memory`` MiB of them
+    (:data:`HELD_BYTES` a round; None: :data:`LOAD_LIMIT` rounds) or a run of at most
+    :data:`STREAM_SOURCES` ``sources``, else held.
     """
 
     def __init__(self, store: Store, always_load: bool = False, sources: int | None = None,
@@ -108,33 +114,42 @@ class SeenRounds:
         for rel in store.index_files(repair=True):  # an ingest holds the lock: a damaged index is rebuilt
             (self.current if store.index_version(rel) == VERSION else self.legacy).append(rel)
         self.rounds = store.count()
-        self.limit = LOAD_LIMIT if memory is None else int(memory * 2**20) // 8  # rounds whose hashes may be held
+        self.limit = LOAD_LIMIT if memory is None else int(memory * 2**20) // HELD_BYTES  # rounds that may be held
         self.streamed = bool(not always_load and (self.current or self.legacy)  # an empty store: nothing to stream
                              and (self.rounds > self.limit or (sources or 0) <= STREAM_SOURCES))
         self.stored = np.empty(0, np.uint64)
         self.stored_in = np.empty(0, np.int32)  # the index file of each held hash (its place in current)
+        self.stored_line: np.ndarray | None = None  # its content hash, once loaded (LINES_AFTER)
+        self.subset = False  # True while holding a source's shared hashes only (no content hashes then)
         if not self.streamed:
-            self.stored, self.stored_in = self._hashes(0, self.current, self.legacy)
+            self.stored, self.stored_in, _ = self._hashes(0, self.current, self.legacy)
         self.files: list[str] = []
         self.run = _Runs()
 
-    def _hashes(self, offset: int, current: list[str], legacy: list[str], held: tuple[np.ndarray, np.ndarray] = ()
-                ) -> tuple[np.ndarray, np.ndarray]:
+    def _hashes(self, offset: int, current: list[str], legacy: list[str], held: tuple = (), lines: bool = False
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """The id hashes of some index files (``current`` numbered from ``offset``) and those ``held``,
-        sorted and unique, with the index file of each (:data:`LEGACY`, :data:`SEVERAL`)."""
-        hashes, where = list(held[:1]), list(held[1:])
+        sorted and unique, with the index file of each (:data:`LEGACY`, :data:`SEVERAL`) and, with
+        ``lines``, its content hash (an older file's is not comparable: its place says so)."""
+        columns = ["id_hash", "line_hash"] if lines else ["id_hash"]
+        hashes, where, line = list(held[:1]), list(held[1:2]), list(held[2:3] if lines else ())
         for k, rel in enumerate(current, offset):
-            hashes.append(self.store.read_index([rel], ["id_hash"])["id_hash"].to_numpy())
+            table = self.store.read_index([rel], columns)
+            hashes.append(table["id_hash"].to_numpy())
             where.append(np.full(len(hashes[-1]), k, np.int32))
+            if lines:
+                line.append(table["line_hash"].to_numpy())
         if legacy:  # their ids are kept: hash them again
             hashes.append(id_hashes(self.store.read_index(legacy, ["round_id"])["round_id"]))
             where.append(np.full(len(hashes[-1]), LEGACY, np.int32))
+            if lines:
+                line.append(np.zeros(len(hashes[-1]), np.uint64))
         if not hashes:
-            return np.empty(0, np.uint64), np.empty(0, np.int32)
+            return np.empty(0, np.uint64), np.empty(0, np.int32), np.empty(0, np.uint64) if lines else None
         unique, first, counts = np.unique(np.concatenate(hashes), return_index=True, return_counts=True)
         where_first = np.concatenate(where)[first]
         where_first[counts > 1] = SEVERAL
-        return unique, where_first
+        return unique, where_first, np.concatenate(line)[first] if lines else None
 
     def refresh(self) -> int:
         """Add the index files committed since this was built (by another writer, under the store's
@@ -146,8 +161,9 @@ class SeenRounds:
         current = [rel for rel in new if self.store.index_version(rel) == VERSION]
         legacy = [rel for rel in new if rel not in current]
         if not self.streamed:
-            self.stored, self.stored_in = self._hashes(len(self.current), current, legacy,
-                                                       (self.stored, self.stored_in))
+            self.stored, self.stored_in, self.stored_line = self._hashes(
+                len(self.current), current, legacy, (self.stored, self.stored_in, self.stored_line),
+                lines=self.stored_line is not None)
         self.current += current
         self.legacy += legacy
         return len(new)
@@ -180,19 +196,20 @@ class SeenRounds:
         """Hold the store's hashes from now on if they fit (the limit): a source that repeats stored
         rounds is then read once, not twice."""
         if self.streamed and self.rounds <= self.limit:
-            self.stored, self.stored_in = self._hashes(0, self.current, self.legacy)
+            self.stored, self.stored_in, _ = self._hashes(0, self.current, self.legacy)
             self.streamed = False
 
     @contextlib.contextmanager
     def holding(self, found: tuple[np.ndarray, np.ndarray]) -> Iterator[None]:
         """Check against these stored hashes, held (:meth:`in_store`'s answer, while its source is read
         again): as if the store's hashes were held, since the source's other ids are not in it."""
-        saved = self.stored, self.stored_in, self.streamed
-        (self.stored, self.stored_in), self.streamed = found, False
+        saved = self.stored, self.stored_in, self.stored_line, self.streamed
+        (self.stored, self.stored_in), self.stored_line, self.streamed, self.subset = found, None, False, True
         try:
             yield
         finally:
-            self.stored, self.stored_in, self.streamed = saved
+            self.stored, self.stored_in, self.stored_line, self.streamed = saved
+            self.subset = False
 
     def mark(self) -> tuple[list, int]:
         """The run as it stands, to go back to (:meth:`rollback`) when a source is read again."""
@@ -275,6 +292,17 @@ class SeenRounds:
         pos = np.searchsorted(self.stored, id_hash[heads])
         maybe = ~found & (pos < len(self.stored))
         maybe[maybe] = self.stored[pos[maybe]] == id_hash[heads[maybe]]
+        if self.stored_line is None and not self.subset and maybe.sum() >= LINES_AFTER:
+            self.stored, self.stored_in, self.stored_line = self._hashes(0, self.current, self.legacy, lines=True)
+        if maybe.any() and self.stored_line is not None:
+            # a repeat of a stored round, alone in the block: its content hash (which covers its id) is the
+            # stored one's, so it is already stored, read from no index (its origin is asked of a duplicate
+            # with other content only)
+            sure = np.flatnonzero(maybe)
+            p = pos[sure]
+            sure = sure[(self.stored_in[p] >= 0) & (self.stored_line[p] == line_hash[heads[sure]])
+                        & (np.bincount(group)[sure] == 1)]
+            found[sure], maybe[sure] = True, False
         if maybe.any():
             cands = np.flatnonzero(maybe)
             cand_ids = round_ids.take(pa.array(heads[cands]))
