@@ -440,12 +440,18 @@ class SourceWriter:
     def adopt(self, entries: list[dict[str, Any]]) -> None:
         """Take the parts a worker wrote for the blocks of one byte range, just added (:func:`write_parts`),
         into the source: a part holding rows not to be stored (duplicates found here) is written again
-        without them (a file grown since it was ingested, say: its old rounds are already stored)."""
+        without them (a file grown since it was ingested, say: its old rounds are already stored), and
+        when no row of the range is to be stored its parts are deleted unread."""
         drop = pa.array(np.concatenate(self.not_stored), pa.int64()) if self.not_stored else None
         self.not_stored = []  # the lines of this range only: the next range's parts hold none of them
+        none_kept = drop is not None and len(drop) == sum(int(e["rows"]) for e in entries)  # not read, then
         for entry in entries:
             rel, rows = entry["path"], int(entry["rows"])
             game, day = partition_of(rel)  # type: ignore[misc]
+            if none_kept:
+                self.store.drop_written(self.sha, rel)
+                self.parts.games.setdefault(game, 0)
+                continue
             if drop is not None:
                 table = self.store.read_part(rel)
                 keep = pc.invert(pc.is_in(table["source_line"], value_set=drop))
