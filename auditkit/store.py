@@ -201,8 +201,9 @@ def write_parquet_atomic(table: pa.Table, path: Path) -> Path:
 class ParquetStream:
     """A Parquet file of a store written table by table, visible only whole: on a local store into a
     temporary sibling renamed into place by :meth:`close`; on object storage into a local temporary
-    file (memory stays bounded however many rows), uploaded in one piece by :meth:`close`. :meth:`abort` leaves nothing (a killed process leaves only a
-    ``.tmp`` file, removed later). ``dictionary``: the columns dictionary-encoded (True: all)."""
+    file (memory stays bounded however many rows), uploaded in one piece by :meth:`close`.
+    :meth:`abort` leaves nothing (a killed process leaves only a ``.tmp`` file, removed later).
+    ``dictionary``: the columns dictionary-encoded (True: all)."""
 
     def __init__(self, files: _LocalFiles | _ObjectFiles, rel: str, schema: pa.Schema,
                  on_close: Any = None, dictionary: bool | list[str] = True):

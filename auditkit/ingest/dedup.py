@@ -171,7 +171,8 @@ class SeenRounds:
     def in_store(self, hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Those of ``hashes`` (sorted, unique) that the store's index holds, with the index file of each,
         its hashes read a batch at a time (memory: ``hashes`` and one batch, whatever the store's size)."""
-        where = np.full(len(hashes), np.iinfo(np.int32).max, np.int32)  # max: not found
+        absent = np.iinfo(np.int32).max  # the place of a hash not found (yet)
+        where = np.full(len(hashes), absent, np.int32)
         if not len(hashes):
             return hashes, where
         files = [(k, [rel], "id_hash") for k, rel in enumerate(self.current)]
@@ -181,8 +182,8 @@ class SeenRounds:
                 got = np.sort(got.to_numpy() if column == "id_hash" else id_hashes(got))  # 9x faster searched
                 pos = np.minimum(np.searchsorted(hashes, got), len(hashes) - 1)
                 pos = pos[hashes[pos] == got]
-                where[pos] = np.where(where[pos] == np.iinfo(np.int32).max, k, SEVERAL)
-        found = where != np.iinfo(np.int32).max
+                where[pos] = np.where(where[pos] == absent, k, SEVERAL)
+        found = where != absent
         return hashes[found], where[found]
 
     def probe(self, first_block: np.ndarray) -> None:

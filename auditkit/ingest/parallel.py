@@ -40,9 +40,9 @@ from .sources import (
     InputError,
     _blocks,
     hash_block,
-    ingest_source,
     is_csv,
     open_known,
+    read_again,
     recognise,
     source_sha256,
     write_parts,
@@ -315,9 +315,7 @@ class ParallelIngest:
         try:
             return writer.commit(), True
         except StoredOverlap as overlap:  # rare (a source repeating stored rounds): read again here
-            with seen.holding(overlap.found):
-                return ingest_source(path, self.store, seen, bulk=self.bulk, max_line=self.max_line,
-                                     progress=progress)
+            return read_again(overlap, path, writer, self.bulk, self.max_line, None, progress), True
 
     def _drop(self, src: _Source) -> None:
         """Forget the tasks of a source not to be committed (parsed ahead before its turn), and delete the

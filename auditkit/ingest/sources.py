@@ -38,7 +38,8 @@ from .readers import reader_for
 __all__ = ["IngestReport", "SeenRounds", "discover", "orphan_companions", "ingest_paths", "ingest_source",
            "source_sha256", "quick_key", "recognise", "identify", "QUICK_BYTES", "is_csv", "InputError", "Block",
            "hash_block", "SourceWriter", "open_known",
-           "MAX_LINE", "SUFFIXES", "RAW_LIMIT", "REASON_LIMIT", "cut", "quarantine_entry", "write_parts"]
+           "MAX_LINE", "SUFFIXES", "RAW_LIMIT", "REASON_LIMIT", "cut", "quarantine_entry", "write_parts",
+           "read_again"]
 
 log = logging.getLogger("auditkit.ingest")
 PART_ROWS = 2 * ROW_GROUP  # rounds per part file of one (game, day, source) at most
@@ -448,24 +449,21 @@ class SourceWriter:
         for entry in entries:
             rel, rows = entry["path"], int(entry["rows"])
             game, day = partition_of(rel)  # type: ignore[misc]
-            if none_kept:
-                self.store.drop_written(self.sha, rel)
-                self.parts.games.setdefault(game, 0)
-                continue
-            if drop is not None:
+            kept = None  # the rows to write again, when some of the part's are not to be stored
+            if drop is not None and not none_kept:
                 table = self.store.read_part(rel)
                 keep = pc.invert(pc.is_in(table["source_line"], value_set=drop))
-                if not pc.all(keep).as_py():
-                    self.store.drop_written(self.sha, rel)
-                    table = table.filter(keep)
-                    if table.num_rows:
-                        self.store.write_rounds(game, day, table, self.sha)
-                        self.parts.adopt(game, day, table.num_rows)
-                    else:  # every row of it already stored: the game was met, as one process counts it
-                        self.parts.games.setdefault(game, 0)
-                    continue
-            self.store.adopt(self.sha, [entry])
-            self.parts.adopt(game, day, rows)
+                kept = None if pc.all(keep).as_py() else table.filter(keep)
+            if drop is None or (not none_kept and kept is None):  # every row of it to be stored
+                self.store.adopt(self.sha, [entry])
+                self.parts.adopt(game, day, rows)
+                continue
+            self.store.drop_written(self.sha, rel)
+            if kept is not None and kept.num_rows:
+                self.store.write_rounds(game, day, kept, self.sha)
+                self.parts.adopt(game, day, kept.num_rows)
+            else:  # every row of it already stored: the game was met, as one process counts it
+                self.parts.games.setdefault(game, 0)
 
     def abort(self) -> None:
         self.index.abort()
@@ -542,10 +540,18 @@ def ingest_source(path: Path, store: Store, seen: SeenRounds | None = None, *, d
         return rec, False
     try:
         return _read_into(writer, path, bulk, max_line, profile, progress), True
-    except StoredOverlap as overlap:  # a store too large to hold its hashes: again, checking those it shares
-        with seen.holding(overlap.found):
-            writer = open_known(path, store, seen, sha, size, display, fmt, quick)[1]
-            return _read_into(writer, path, bulk, max_line, profile, progress), True  # type: ignore[arg-type]
+    except StoredOverlap as overlap:  # the store's hashes streamed: again, checking those it shares
+        return read_again(overlap, path, writer, bulk, max_line, profile, progress), True
+
+
+def read_again(overlap: StoredOverlap, path: Path, writer: SourceWriter, bulk: bool, max_line: int, profile: Any,
+               progress: Callable[[int, int], None] | None) -> SourceRecord:
+    """Read ``path``, whose ``writer`` raised ``overlap``, again in this process holding the store's hashes
+    it shares, and commit it (its hash, name and format as they were: the file is not identified again)."""
+    seen, rec = writer.seen, writer.rec
+    with seen.holding(overlap.found):
+        again = open_known(path, writer.store, seen, rec.sha256, rec.size, writer.name, rec.format, rec.quick)[1]
+        return _read_into(again, path, bulk, max_line, profile, progress)  # type: ignore[arg-type]
 
 
 def _read_into(writer: SourceWriter, path: Path, bulk: bool, max_line: int, profile: Any,
