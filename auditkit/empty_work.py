@@ -4,7 +4,8 @@ A run whose round lines were all quarantined, or more of them than
 ``max_quarantined`` allows, could not do its job: :func:`quarantine_problem`
 says so (the commands exit 2). A filter that matches no round of the store
 is not an error but is said (:func:`no_match`): a report filtered to a
-dealer who does not exist is empty, not clean.
+dealer who does not exist is empty, not clean. Nor are logs that hold no round
+at all (an empty export): :func:`no_rounds` says so.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["quarantine_problem", "common_reasons", "no_match"]
+__all__ = ["quarantine_problem", "common_reasons", "no_match", "no_rounds"]
 
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 _LINE = re.compile(r"\bline \d+")
@@ -32,8 +33,9 @@ def common_reasons(reasons: Iterable[str], top: int = 3) -> list[tuple[str, int]
 
 
 def round_lines(sources: Sequence[Any]) -> int:
-    """Lines of these sources that were rounds to check (not blank, a header, or a companion row)."""
-    return sum(s.lines_read - s.blank - s.attached for s in sources)
+    """Lines of these sources that were rounds to check (not blank, a header, or a companion row): those
+    stored, already stored or quarantined (a simulated source's rounds, stored without lines, count)."""
+    return sum(s.stored + s.already_stored + s.quarantined for s in sources)
 
 
 def quarantine_problem(sources: Sequence[Any], reasons: Iterable[str] | None,
@@ -54,6 +56,17 @@ def quarantine_problem(sources: Sequence[Any], reasons: Iterable[str] | None,
         return None
     common = common_reasons(reasons if reasons is not None else [])
     return head + ("; most common: " + "; ".join(f"{n} x {r}" for r, n in common) if common else "")
+
+
+def no_rounds(sources: Sequence[Any], outcome: str = "nothing was checked") -> str | None:
+    """The warning of sources read that hold no round line at all (each empty, blank lines or a header
+    only), ending with the ``outcome``, or None: nothing was there to check, which is no clean result."""
+    if not sources or round_lines(sources):
+        return None
+    said = ", ".join(f"{s.path} ({f'{s.lines_read} line(s), none a round' if s.lines_read else 'empty'})"
+                     for s in sources[:3])
+    more = f" and {len(sources) - 3} more" if len(sources) > 3 else ""
+    return f"no round in the logs read: {said}{more}; {outcome}"
 
 
 def no_match(filters: dict[str, Any]) -> str:

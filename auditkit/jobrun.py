@@ -23,6 +23,7 @@ from datetime import date as Date
 from pathlib import Path
 from typing import Any
 
+from .empty_work import no_match, no_rounds, quarantine_problem, round_lines
 from .job import FAIL_ON, GLOB_CHARS, Job, JobError, check_engine, expand_inputs, log
 from .status import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, SEVERITY_RANK
 
@@ -268,11 +269,12 @@ def choose(run: Run) -> None:
     run.recovered = [r for r in run.pending if r.sha256 not in new_shas]
     for r in run.recovered:
         log.warning("validating %s: ingested by an earlier run that did not finish", r.path)
+    if (empty := no_rounds(run.pending, "nothing new to check")) is not None:  # an empty export is not clean
+        run.warnings.append(empty)
+        log.warning("%s", empty)
     wanted = set(run.job.games) if run.job.games else None
     touched = {tuple(p.split("/", 1)) for r in run.pending for p in r.partitions}
     if wanted is not None and touched and not {(g, d) for g, d in touched if g in wanted}:
-        from .empty_work import no_match
-
         run.warnings.append(no_match({"games =": sorted(wanted)}))  # new rounds, none of the job's games
         log.warning("%s", run.warnings[-1])
     run.touched = {(g, d) for g, d in touched if wanted is None or g in wanted}  # type: ignore[misc]
@@ -336,14 +338,13 @@ def publish(run: Run, partial: Path, names: dict[str, str], counts: dict[str, in
     ``<output>/<local date>/<run id>`` once whole, then the sources it validated recorded as the job's
     state (a crash before that redoes them next run)."""
     from . import __version__
-    from .empty_work import quarantine_problem
 
     job, findings = run.job, run.findings
     final = partial.parent / run.run_id
     rendered = _render_notebooks(job, run.store, run.parts, partial) if job.notebooks and run.parts else []
     ranks = findings["severity"].map(SEVERITY_RANK).fillna(3)
     failing = int((ranks >= FAIL_ON[run.fail_on]).sum())
-    status = "nothing new" if not run.pending else ("findings" if len(findings) else "clean")
+    status = "nothing new" if not round_lines(run.pending) else ("findings" if len(findings) else "clean")
     exit_code = EXIT_FINDINGS if failing else EXIT_CLEAN
     q = run.store.quarantine()
     new_shas = {r.sha256 for r in run.new}

@@ -153,3 +153,43 @@ def test_a_job_whose_games_match_none_of_the_new_rounds_warns(tmp_path, capsys):
     assert main(["run", str(_job(tmp_path, 'games = ["blackjack"]\n'))]) == 0
     assert "warning: no rounds match games = ['blackjack']" in capsys.readouterr().out
     assert json.loads(next((tmp_path / "o").rglob("run.json")).read_text())["warnings"]
+
+
+# ---- logs that hold no round at all (an empty export): exit 0 as the contract says, but never silently clean --
+def _empty_logs(folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "empty.jsonl").write_text("")
+    (folder / "blank.jsonl").write_text("\n \n")
+    (folder / "header.csv").write_text("round_id,game,table_id,started_at\n")
+    return folder
+
+
+def test_validate_or_ingest_of_logs_holding_no_round_warns_that_nothing_was_checked(tmp_path, capsys):
+    logs = _empty_logs(tmp_path / "logs")
+    assert main(["validate", str(logs), "--out", str(tmp_path / "r.csv")]) == 0
+    out, err = capsys.readouterr()
+    said = "no round in the logs read: "
+    assert f"auditkit: warning: {said}" in err and f"warning: {said}" in out and "nothing was checked" in err
+    for name, what in [("empty.jsonl", "empty"), ("blank.jsonl", "2 line(s), none a round"),
+                       ("header.csv", "1 line(s), none a round")]:
+        assert f"{name} ({what})" in err
+    assert main(["ingest", "--store", str(tmp_path / "s"), str(logs)]) == 0
+    assert "no round in the logs read" in capsys.readouterr().err
+    assert main(["validate", str(tmp_path / "s"), "--out", str(tmp_path / "r2.csv")]) == 0
+    assert "auditkit: warning: no rounds in the store: nothing was checked" in capsys.readouterr().err
+
+
+def test_logs_with_rounds_or_a_store_with_rounds_do_not_warn(tmp_path, store, capsys):
+    logs = _empty_logs(tmp_path / "logs")
+    shutil.copy(ROOT / "sample_data" / "logs" / "baccarat.jsonl", logs)
+    assert main(["validate", str(logs), "--out", str(tmp_path / "r.csv")]) == 1
+    assert main(["validate", str(store), "--out", str(tmp_path / "r2.csv")]) == 1
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_a_job_whose_new_files_hold_no_round_is_nothing_new_with_a_warning(tmp_path, capsys):
+    _empty_logs(tmp_path / "logs")
+    assert main(["run", str(_job(tmp_path))]) == 0
+    assert "warning: no round in the logs read" in capsys.readouterr().out
+    record = json.loads(next((tmp_path / "o").rglob("run.json")).read_text())
+    assert record["status"] == "nothing new" and "nothing new to check" in record["warnings"][0]

@@ -45,6 +45,7 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..empty_work import no_rounds
     from ..report import write_csv
     from ..store import Store
     from .validate import check_engine
@@ -66,6 +67,9 @@ def run(args: argparse.Namespace) -> int:
             write_csv(q[q["sha256"].isin({s.sha256 for s in report.sources})], args.quarantine_report)
         require_rounds(report, store)
         problem = quarantine_problem(report, store, args.max_quarantined)
+        empty = no_rounds(report.sources, "nothing stored")
+    if empty:
+        print(f"auditkit: warning: {empty}", file=sys.stderr)
     if problem:  # stored as read; the run still could not do its job
         print(f"auditkit: error: {problem}", file=sys.stderr)
         return EXIT_ERROR

@@ -125,6 +125,20 @@ def check_engine(args: argparse.Namespace) -> None:
         raise UsageError("--scheduler is for --engine dask, not --engine local")
 
 
+def _nothing_checked(args: argparse.Namespace, store, checked: int, report) -> str | None:
+    """The warning of a run that checked no round, or None: logs holding none (``report``: the one-shot's
+    ingest), a store holding none, or a store with rounds of none of the ``--game`` games."""
+    from ..empty_work import no_match, no_rounds
+
+    if checked:
+        return None
+    if report is not None and (empty := no_rounds(report.sources)):
+        return empty
+    if not (report.total("stored") if report is not None else store.count()):  # the one-shot's store is gone
+        return f"{no_match({})}: nothing was checked"
+    return no_match({"--game": " --game ".join(args.game)}) if args.game else None
+
+
 def run(args: argparse.Namespace) -> int:
     from ..paytables import load_config
     from ..report import Outputs, format_summary, write_csv, write_outputs
@@ -140,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
     problem = None
     tally = Tally()
     quarantine = None
+    report = None
     if len(args.paths) == 1 and Store.is_store(args.paths[0]):
         store = Store(args.paths[0])
         with store.lock(args.lock_timeout, shared=True, command="validate"):
@@ -160,11 +175,8 @@ def run(args: argparse.Namespace) -> int:
             require_rounds(report, store)
             findings, checked = _check(store, config, args, show, tally)
     coverage = tally.table()
-    unmatched = None
-    if not checked and args.game and store.count():  # a store with rounds, none of these games
-        from ..empty_work import no_match
-
-        unmatched = no_match({"--game": " --game ".join(args.game)})
+    unmatched = _nothing_checked(args, store, checked, report)
+    if unmatched:
         print(f"auditkit: warning: {unmatched}", file=sys.stderr)
     if quarantine is None and args.xlsx:
         quarantine = store.quarantine()
