@@ -257,7 +257,15 @@ def is_uri(root: str | Path) -> bool:
     return isinstance(root, str) and bool(_URI.match(root)) and not root.startswith("file://")
 
 
-class _LocalFiles:
+class _Files:
+    """Where a store's files are (a folder, an object store, memory): what they share."""
+
+    def stream(self, rel: str, schema: pa.Schema, on_close: Any, dictionary: bool | list[str] = True) -> Any:
+        """A file written table by table, visible whole at its ``close`` (:class:`ParquetStream`)."""
+        return ParquetStream(self, rel, schema, on_close, dictionary)  # type: ignore[arg-type]
+
+
+class _LocalFiles(_Files):
     """A store in a local folder: each file written to a temporary sibling, fsynced and renamed."""
 
     remote = False
@@ -325,7 +333,7 @@ class _LocalFiles:
         return self.root / LOCK_NAME
 
 
-class _ObjectFiles:
+class _ObjectFiles(_Files):
     """A store on object storage (S3 and the like, through a pyarrow file system): no rename, so
     every file is encoded in memory (or spooled to a local file) and uploaded whole, once (see the
     module docstring)."""
@@ -446,6 +454,129 @@ class _ObjectFiles:
         return folder / f"{hashlib.sha256(self.uri.split('?', 1)[0].encode()).hexdigest()[:16]}.lock"
 
 
+class _HeldStream:
+    """An index or quarantine of an in-memory store, written table by table: kept as a table (not
+    encoded) at :meth:`close`, as :class:`ParquetStream` publishes its file."""
+
+    def __init__(self, files: _MemoryFiles, rel: str, schema: pa.Schema, on_close: Any):
+        self.files, self.rel, self.schema, self.on_close = files, rel, schema, on_close
+        self.tables: list[pa.Table] = []
+        self.rows = 0
+
+    def write(self, table: pa.Table) -> None:
+        self.tables.append(table.select(self.schema.names).cast(self.schema))
+        self.rows += table.num_rows
+
+    def close(self) -> None:
+        table = pa.concat_tables(self.tables) if self.tables else self.schema.empty_table()
+        size, sha = self.files.write_parquet(self.rel, table)
+        if self.on_close is not None:
+            self.on_close(self.rel, self.rows, size, sha)
+
+    def abort(self) -> None:
+        self.tables = []
+
+
+class _MemoryFiles(_Files):
+    """A store held in this process's memory, for a one-shot validation that reads its rounds back once:
+    each Parquet file (a part, an index, a quarantine) is kept as the Arrow table written, never encoded
+    nor decoded, up to ``limit`` bytes of them; past that, files go to ``spill`` (a folder) as Parquet.
+    A file's size is its size in memory, wherever it is; its SHA-256 is not recorded (no bytes were
+    written). Never sent to a worker: it is this process's."""
+
+    remote = True  # no folder of its own: nothing renamed into place
+    fs = None
+
+    def __init__(self, limit: int, spill: Path):
+        self.limit, self.held, self.spill = limit, 0, spill
+        self.tables: dict[str, pa.Table] = {}
+        self.spilled: dict[str, tuple[Path, int]] = {}  # rel -> (its Parquet file in spill, its size in memory)
+        self.blobs: dict[str, bytes] = {}  # the other files (manifest entries)
+
+    def __reduce__(self) -> Any:
+        raise TypeError("an in-memory store is read in its own process only")
+
+    def path(self, rel: str) -> str:
+        return f"memory:{rel}"
+
+    def _names(self) -> list[str]:
+        return [*self.tables, *self.spilled, *self.blobs]
+
+    def files(self, pattern: str) -> list[str]:
+        import fnmatch
+
+        want = pattern.split("/")
+        return [rel for rel in self._names() if len(rel.split("/")) == len(want) and all(
+            fnmatch.fnmatchcase(a, b) for a, b in zip(rel.split("/"), want, strict=True))]
+
+    def children(self, rel: str) -> list[str]:
+        prefix = rel.rstrip("/") + "/"
+        return sorted({name[len(prefix):].split("/", 1)[0] for name in self._names() if name.startswith(prefix)})
+
+    def is_dir(self, rel: str) -> bool:
+        return bool(self.children(rel))
+
+    def exists(self, rel: str) -> bool:
+        return rel in self.tables or rel in self.spilled or rel in self.blobs or self.is_dir(rel)
+
+    def read_bytes(self, rel: str) -> bytes:
+        if rel not in self.blobs:
+            raise FileNotFoundError(2, "No such file", self.path(rel))
+        return self.blobs[rel]
+
+    def write_bytes(self, rel: str, data: bytes) -> None:
+        self.blobs[rel] = bytes(data)
+
+    def stream(self, rel: str, schema: pa.Schema, on_close: Any, dictionary: bool | list[str] = True) -> Any:
+        return _HeldStream(self, rel, schema, on_close)
+
+    def write_parquet(self, rel: str, table: pa.Table) -> tuple[int, str]:
+        """Keep a file's table: (its size in memory, no hash)."""
+        size = table.nbytes
+        if self.held + size <= self.limit:
+            self.tables[rel], self.held = table, self.held + size
+        else:
+            path = self.spill / f"{len(self.spilled)}.parquet"
+            pq.write_table(table, path, compression="zstd", row_group_size=ROW_GROUP)
+            self.spilled[rel] = (path, size)
+        return size, ""
+
+    def sizes(self, folder: str) -> dict[str, int]:
+        prefix = folder.rstrip("/") + "/"
+        out = {rel: t.nbytes for rel, t in self.tables.items() if rel.startswith(prefix)}
+        out.update((rel, size) for rel, (_p, size) in self.spilled.items() if rel.startswith(prefix))
+        return out
+
+    def delete(self, rel: str) -> None:
+        table = self.tables.pop(rel, None)
+        if table is not None:
+            self.held -= table.nbytes
+        spilled = self.spilled.pop(rel, None)
+        if spilled is not None:
+            spilled[0].unlink(missing_ok=True)
+        self.blobs.pop(rel, None)
+
+    def _dataset(self, rel: str, schema: pa.Schema | None) -> ds.Dataset:
+        if rel in self.spilled:
+            return ds.dataset(self.spilled[rel][0], schema=schema, format="parquet")
+        if rel not in self.tables:
+            raise FileNotFoundError(2, "No such file", self.path(rel))
+        table = self.tables[rel]
+        return ds.InMemoryDataset(table if schema is None else table.select(schema.names).cast(schema))
+
+    def dataset(self, rels: list[str], schema: pa.Schema | None) -> ds.Dataset:
+        if len(rels) == 1:
+            return self._dataset(rels[0], schema)
+        return ds.dataset([self._dataset(r, schema) for r in rels]) if rels else \
+            ds.InMemoryDataset(schema.empty_table())  # type: ignore[union-attr]
+
+    def num_rows(self, rel: str) -> int:
+        return self._dataset(rel, None).count_rows()
+
+    def lock_file(self) -> Path:
+        return self.spill / LOCK_NAME
+
+
 class Store:
     """A folder (or an object-store prefix) of hive-partitioned Parquet rounds, findings, manifest and
     quarantine.
@@ -459,13 +590,21 @@ class Store:
     def __init__(self, root: str | Path, filesystem: Any = None):
         if filesystem is not None or is_uri(root):
             self.root: Path | str = str(root)  # the URI as given (with its query of options)
-            self._files: _LocalFiles | _ObjectFiles = _ObjectFiles.open(str(root), filesystem)
+            self._files: _LocalFiles | _ObjectFiles | _MemoryFiles = _ObjectFiles.open(str(root), filesystem)
         else:
             if isinstance(root, str) and root.startswith("file://"):
                 root = root[len("file://"):]
             self.root = Path(root)
             self._files = _LocalFiles(self.root)
         self._written: dict[str, list[dict[str, Any]]] = {}  # sha16 -> files written, recorded at commit
+
+    @classmethod
+    def in_memory(cls, limit: int, spill: Path) -> Store:
+        """A store held in this process's memory, its files up to ``limit`` bytes, the rest written to the
+        folder ``spill``: what a one-shot validation writes and reads back once, mostly never encoded."""
+        store = cls.__new__(cls)
+        store.root, store._files, store._written = "memory:", _MemoryFiles(limit, Path(spill)), {}
+        return store
 
     def __getstate__(self) -> dict[str, Any]:
         """What a pickled copy (a worker's) carries: not the files this object wrote and has not committed
@@ -796,10 +935,10 @@ class Store:
         rel = f"_index/{sha256[:16]}.parquet"
         self._record_file(rel, table.num_rows, *self._files.write_parquet(rel, table.cast(_index_schema())))
 
-    def index_stream(self, sha256: str) -> ParquetStream:
+    def index_stream(self, sha256: str) -> ParquetStream | _HeldStream:
         """The round-id index of a source, written as a stream (bounded memory)."""
-        return ParquetStream(self._files, f"_index/{sha256[:16]}.parquet", _index_schema(), self._record_file,
-                             dictionary=["source_file"])  # the ids and hashes are unique: half the CPU, 28% smaller
+        return self._files.stream(f"_index/{sha256[:16]}.parquet", _index_schema(), self._record_file,
+                                  dictionary=["source_file"])  # the ids and hashes are unique: half the CPU, 28% smaller
 
     def _committed_files(self, folder: str) -> list[str]:
         """The files under ``folder`` (``_index``, ``_quarantine``) that the committed sources' manifest
@@ -850,7 +989,8 @@ class Store:
 
         out = [INDEX.empty_table()]
         for fragment in self._files.dataset([rel], INDEX).get_fragments():
-            for group in fragment.split_by_row_group():
+            groups = fragment.split_by_row_group() if hasattr(fragment, "split_by_row_group") else [fragment]
+            for group in groups:  # (a table held in memory: one)
                 if pc.any(pc.is_in(group.to_table(columns=["id_hash"])["id_hash"], value_set=hashes)).as_py():
                     out.append(group.to_table(filter=pc.field("id_hash").isin(hashes)))
         return pa.concat_tables(out)
@@ -886,9 +1026,9 @@ class Store:
         rel = f"_quarantine/{sha256[:16]}.parquet"
         self._record_file(rel, table.num_rows, *self._files.write_parquet(rel, table.cast(QUARANTINE)))
 
-    def quarantine_stream(self, sha256: str) -> ParquetStream:
+    def quarantine_stream(self, sha256: str) -> ParquetStream | _HeldStream:
         """The quarantine of a source, written as a stream."""
-        return ParquetStream(self._files, f"_quarantine/{sha256[:16]}.parquet", QUARANTINE, self._record_file)
+        return self._files.stream(f"_quarantine/{sha256[:16]}.parquet", QUARANTINE, self._record_file)
 
     def quarantine(self) -> pd.DataFrame:
         """Every quarantined line of every committed source."""

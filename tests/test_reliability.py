@@ -524,29 +524,36 @@ def test_stale_temporary_files_of_outputs_and_store_are_removed_at_start(tmp_pat
 
 KILLED = r'''
 import os, signal, sys
+import auditkit.cli.validate
 import auditkit.validate
 from auditkit.cli import main
 
 def die(*a, **k):
     os.kill(os.getpid(), signal.SIGKILL)
 
+auditkit.cli.validate.HOLD_BYTES = 0  # a store held in memory spills every part to the folder
 auditkit.validate.collect = die
-sys.exit(main(sys.argv[1:]))
+if __name__ == "__main__":  # not in the workers, which import this module
+    sys.exit(main(sys.argv[1:]))
 '''
 
 
-def test_the_temporary_store_of_a_killed_validate_is_removed_by_the_next_run(tmp_path):
+@pytest.mark.parametrize("workers", ["1", "2"])  # the store held in memory (and spilled), or a folder
+def test_the_temporary_store_of_a_killed_validate_is_removed_by_the_next_run(tmp_path, workers):
     write_log(tmp_path / "logs" / "a.jsonl", [clean_round()])
     tmpdir = tmp_path / "tmpdir"
     tmpdir.mkdir()
     env = {**ENV, "TMPDIR": str(tmpdir)}
     script = tmp_path / "killed.py"
     script.write_text(KILLED)
-    argv = ["validate", str(tmp_path / "logs"), "--out", str(tmp_path / "r.csv")]
+    argv = ["validate", str(tmp_path / "logs"), "--out", str(tmp_path / "r.csv"), "--workers", workers]
     proc = subprocess.run([sys.executable, str(script), *argv], env=env, capture_output=True, timeout=120)
     assert proc.returncode == -signal.SIGKILL
     (left,) = tmpdir.iterdir()
-    assert (left / "_manifest").is_dir()  # the killed run's store, with what it ingested
+    if workers == "1":
+        assert list(left.glob("*.parquet"))  # the killed run's spilled parts
+    else:
+        assert (left / "_manifest").is_dir()  # the killed run's store, with what it ingested
     proc = subprocess.run([sys.executable, "-m", "auditkit", *argv], env=env, capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr

@@ -35,6 +35,9 @@ from .common import (
 
 log = logging.getLogger("auditkit")
 TEMP_STORE = re.compile(r"^auditkit-validate-(\d+)-")  # the one-shot route's store in $TMPDIR: creator pid
+HOLD_BYTES = 512 << 20
+"""Bytes of rounds (as Arrow tables) that the one-shot route holds in memory when it runs in this process
+only (:func:`in_this_process`); those past it go to its temporary store's folder as Parquet."""
 
 
 def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
@@ -97,7 +100,23 @@ def temporary_store() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def _check(store, config, args: argparse.Namespace, show: bool, tally=None):
+def in_this_process(args: argparse.Namespace, profile) -> bool:
+    """Whether the one-shot route runs in this process only (one worker asked for, or none asked for and
+    logs too small for more: :func:`auditkit.ingest.parallel.default_ingest_workers`): its store is then
+    held in memory (:meth:`auditkit.store.Store.in_memory`), since no worker has to read it."""
+    if args.scheduler is not None or (args.workers or 1) > 1:
+        return False
+    if args.workers == 1:
+        return True
+    from ..ingest.parallel import default_ingest_workers
+    from ..ingest.sources import discover, profile_files
+
+    files = profile_files(args.paths, profile) if profile is not None else \
+        discover(args.paths, (), follow_symlinks=args.follow_symlinks)
+    return default_ingest_workers(files, None) == 1
+
+
+def _check(store, config, args: argparse.Namespace, show: bool, tally=None, workers: int | None = None):
     """(findings, rounds checked) of a store, with a progress bar on a terminal; ``tally`` gets the coverage."""
     from ..progress import on_terminal, progress_bar
     from ..validate import collect
@@ -105,7 +124,7 @@ def _check(store, config, args: argparse.Namespace, show: bool, tally=None):
     bar = progress_bar(store.count() if show and on_terminal() else None, "validate", " rounds", show)
     try:
         return collect(store, config, games=args.game or None, citations=args.citation or None,
-                       workers=args.workers, scheduler=args.scheduler,
+                       workers=workers or args.workers, scheduler=args.scheduler,
                        progress=bar.update if bar is not None else None, tally=tally)
     finally:
         if bar is not None:
@@ -160,10 +179,12 @@ def run(args: argparse.Namespace) -> int:
         with store.lock(args.lock_timeout, shared=True, command="validate"):
             findings, checked = _check(store, config, args, show, tally)
     else:
-        with temporary_store() as tmp:
-            store = Store(tmp)
+        held = in_this_process(args, profile)
+        with temporary_store() as tmp:  # a held store spills to it past HOLD_BYTES
+            store = Store.in_memory(HOLD_BYTES, spill=tmp) if held else Store(tmp)
+            workers = 1 if held else args.workers
             report = ingest_with_progress(args.paths, store, follow_symlinks=args.follow_symlinks, show=show,
-                                          workers=args.workers, scheduler=args.scheduler, profile=profile)
+                                          workers=workers, scheduler=args.scheduler, profile=profile)
             require_logs(report, args.paths)
             if not args.quiet:
                 print(report.summary(), file=sys.stderr)
@@ -173,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
             problem = quarantine_problem(report, store, args.max_quarantined)
             quarantine = store.quarantine() if args.xlsx else None  # the temporary store goes with the block
             require_rounds(report, store)
-            findings, checked = _check(store, config, args, show, tally)
+            findings, checked = _check(store, config, args, show, tally, workers)
     coverage = tally.table()
     unmatched = _nothing_checked(args, store, checked, report)
     if unmatched:

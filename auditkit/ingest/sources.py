@@ -35,7 +35,7 @@ from .hashing import content_columns, id_hashes, row_hashes
 from .jsonl import MAX_LINE, RAW_KEPT
 from .readers import reader_for
 
-__all__ = ["IngestReport", "SeenRounds", "discover", "orphan_companions", "ingest_paths", "ingest_source",
+__all__ = ["IngestReport", "SeenRounds", "discover", "profile_files", "orphan_companions", "ingest_paths", "ingest_source",
            "source_sha256", "quick_key", "recognise", "identify", "QUICK_BYTES", "is_csv", "InputError", "Block",
            "hash_block", "SourceWriter", "open_known",
            "MAX_LINE", "SUFFIXES", "RAW_LIMIT", "REASON_LIMIT", "cut", "quarantine_entry", "write_parts",
@@ -627,7 +627,7 @@ def ingest_paths(paths: Iterable[str | Path], store: Store, *, exclude: Iterable
     report = IngestReport()
     if profile is not None:
         skip = tuple(Path(x).resolve() for x in exclude)
-        files = [f for f in _profile_files(paths, profile) if not any(f.resolve().is_relative_to(x) for x in skip)]
+        files = [f for f in profile_files(paths, profile) if not any(f.resolve().is_relative_to(x) for x in skip)]
         _ingest_files(files, store, report, None, on_file, progress, bulk, max_line, profile, dedup_memory)
         return report
     for orphan in orphan_companions(paths):  # nothing to attach its rows to: say so, read nothing
@@ -653,7 +653,7 @@ def ingest_paths(paths: Iterable[str | Path], store: Store, *, exclude: Iterable
     return report
 
 
-def _profile_files(paths: list[str | Path], profile: Any) -> list[Path]:
+def profile_files(paths: list[str | Path], profile: Any) -> list[Path]:
     """The files read through a profile: those named, and those of the folders (hidden names skipped)."""
     out: list[Path] = []
     for raw in paths:

@@ -1,0 +1,142 @@
+"""The one-shot route's store held in memory (``Store.in_memory``): the same store, index, quarantine,
+accounting and findings as a folder, whether its files are held, partly spilled to its folder or all
+spilled; held files never encoded; its memory bounded by its limit; the route taken only when the
+one-shot runs in one process."""
+
+from __future__ import annotations
+
+import argparse
+import pickle
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+from test_parallel_ingest import MAX_LINE, _assert_same, make_inputs
+
+from auditkit.cli import main
+from auditkit.cli import validate as validate_cli
+from auditkit.ingest import parallel
+from auditkit.ingest.sources import ingest_paths
+from auditkit.store import Store
+from auditkit.validate import default_workers
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    return make_inputs(tmp_path_factory.mktemp("inputs"))
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory, inputs):
+    earlier, logs = inputs
+    store = Store(tmp_path_factory.mktemp("folder") / "store")
+    ingest_paths([earlier], store, max_line=MAX_LINE)
+    return store, ingest_paths([logs], store, max_line=MAX_LINE)
+
+
+@pytest.mark.parametrize("limit", [1 << 30, 200_000, 0])
+def test_a_store_in_memory_is_the_folders_held_spilled_or_both(tmp_path, inputs, folder, limit, monkeypatch):
+    """Every case of the parallel-ingest inputs (duplicates within a file, across files and against the
+    rounds stored before, same and other content, bad, blank and long lines, gzip, CSV with companions,
+    a copied file): the folder's store, whether every file is held, some are spilled or all are."""
+    writes = []
+    real = pa.parquet.write_table
+    monkeypatch.setattr(pa.parquet, "write_table", lambda *a, **k: writes.append(a[1]) or real(*a, **k))
+    earlier, logs = inputs
+    store = Store.in_memory(limit, tmp_path)
+    ingest_paths([earlier], store, max_line=MAX_LINE)
+    report = ingest_paths([logs], store, max_line=MAX_LINE)
+    _assert_same(folder[0], store, folder[1], report)
+    files = store._files
+    assert files.held <= limit
+    spilled = sorted(tmp_path.glob("*.parquet"))
+    assert len(spilled) == len(files.spilled) and len(writes) == len(spilled)  # only spilled files are encoded
+    if limit == 1 << 30:
+        assert not spilled and files.held > 0
+    elif limit == 0:
+        assert not any(t.num_rows for t in files.tables.values()) and spilled  # an empty file takes 0 bytes
+    else:
+        assert files.tables and spilled
+
+
+def test_a_store_in_memory_is_its_own_processes(tmp_path):
+    store = Store.in_memory(1 << 20, tmp_path)
+    with pytest.raises(TypeError, match="in its own process"):
+        pickle.dumps(store)
+
+
+def test_a_store_in_memory_lists_deletes_and_sizes_its_files(tmp_path):
+    files = Store.in_memory(100, tmp_path)._files
+    small = pa.table({"x": pa.array([1, 2, 3], pa.int64())})  # 24 bytes
+    big = pa.table({"x": pa.array(range(100), pa.int64())})    # 800 bytes: past the limit
+    assert files.write_parquet("rounds/game=g/date=d/part-a.parquet", small) == (24, "")
+    assert files.write_parquet("rounds/game=g/date=d/part-b.parquet", big) == (800, "")
+    files.write_bytes("_manifest/m.json", b"{}")
+    assert files.held == 24 and list(files.spilled) == ["rounds/game=g/date=d/part-b.parquet"]
+    assert sorted(files.files("rounds/game=*/date=*/part-*.parquet")) == [
+        "rounds/game=g/date=d/part-a.parquet", "rounds/game=g/date=d/part-b.parquet"]
+    assert files.files("_manifest/*.json") == ["_manifest/m.json"] and not files.files("_index/*.parquet")
+    assert files.children("rounds") == ["game=g"] and files.is_dir("rounds/game=g") and not files.is_dir("x")
+    assert files.sizes("rounds") == {"rounds/game=g/date=d/part-a.parquet": 24,
+                                     "rounds/game=g/date=d/part-b.parquet": 800}
+    both = files.dataset(sorted(files.sizes("rounds")), small.schema).to_table()
+    assert both["x"].to_pylist() == [1, 2, 3, *range(100)]
+    assert files.num_rows("rounds/game=g/date=d/part-b.parquet") == 100
+    for rel in list(files.sizes("rounds")):
+        files.delete(rel)
+    assert files.held == 0 and not list(tmp_path.glob("*.parquet")) and not files.exists("rounds")
+    with pytest.raises(FileNotFoundError):
+        files.read_bytes("_manifest/x.json")
+
+
+def _args(paths: list[Path], workers: int | None = None, scheduler: str | None = None) -> argparse.Namespace:
+    return argparse.Namespace(paths=[str(p) for p in paths], workers=workers, scheduler=scheduler,
+                              follow_symlinks=False)
+
+
+def test_the_one_shot_holds_its_store_only_when_it_runs_in_one_process(tmp_path, monkeypatch):
+    logs = ROOT / "sample_data" / "logs"
+    assert validate_cli.in_this_process(_args([logs], 1), None)
+    assert validate_cli.in_this_process(_args([logs]), None)  # small: one process by default
+    assert not validate_cli.in_this_process(_args([logs], 2), None)
+    assert not validate_cli.in_this_process(_args([logs], None, "tcp://127.0.0.1:8786"), None)
+    monkeypatch.setattr(parallel, "AUTO_MIN_BYTES", 1)  # as if the logs were large: the machine's cores
+    assert validate_cli.in_this_process(_args([logs]), None) == (default_workers() == 1)
+    assert validate_cli.in_this_process(_args([logs], 1), None)
+
+
+@pytest.mark.parametrize("hold", [512 << 20, 100_000])
+def test_the_one_shot_held_or_spilled_reports_what_the_folder_route_does(tmp_path, inputs, monkeypatch, hold):
+    """``validate LOGS`` in one process (its store held, then partly spilled) and on two workers (a
+    folder): the same findings (CSV and Parquet), summaries, coverage and quarantine report."""
+    _earlier, logs = inputs
+    stores = []
+    real = Store.in_memory
+    monkeypatch.setattr(Store, "in_memory", lambda *a, **k: stores.append(real(*a, **k)) or stores[-1])
+    monkeypatch.setattr(validate_cli, "HOLD_BYTES", hold)
+    out = {}
+    for workers in ("1", "2"):
+        folder = tmp_path / workers
+        assert main(["-q", "validate", str(logs), "--out", str(folder / "f.csv"), "--workers", workers,
+                     "--summaries", str(folder), "--quarantine-report", str(folder / "q.csv"),
+                     "--parquet", str(folder / "f.parquet"), "--no-progress"]) == 1
+        out[workers] = {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+    assert len(stores) == 1  # the one-process run only
+    files = stores[0]._files
+    assert files.held <= hold and (bool(files.spilled) == (hold < 512 << 20))
+    assert out["1"].keys() == out["2"].keys() and len(out["1"]) > 5
+    for name in out["1"]:
+        assert out["1"][name] == out["2"][name], name
+    assert pd.read_csv(tmp_path / "1" / "q.csv")["reason"].str.contains("duplicate round_id").any()
+
+
+def test_the_one_shot_leaves_no_folder_behind(tmp_path, monkeypatch):
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    logs = tmp_path / "logs"
+    shutil.copytree(ROOT / "sample_data" / "logs", logs)
+    assert main(["-q", "validate", str(logs), "--out", str(tmp_path / "f.csv")]) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.csv", "logs"]
