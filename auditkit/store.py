@@ -490,6 +490,7 @@ class _MemoryFiles(_Files):
     def __init__(self, limit: int, spill: Path):
         self.limit, self.held, self.spill = limit, 0, spill
         self.tables: dict[str, pa.Table] = {}
+        self.schemas: dict[str, pa.Schema] = {}  # each held table's schema as written
         self.spilled: dict[str, tuple[Path, int]] = {}  # rel -> (its Parquet file in spill, its size in memory)
         self.blobs: dict[str, bytes] = {}  # the other files (manifest entries)
 
@@ -531,10 +532,19 @@ class _MemoryFiles(_Files):
         return _HeldStream(self, rel, schema, on_close)
 
     def write_parquet(self, rel: str, table: pa.Table) -> tuple[int, str]:
-        """Keep a file's table: (its size in memory, no hash)."""
-        size = table.nbytes
+        """Keep a file's table, its source file (the same name on every row) dictionary-encoded: (its
+        size in memory, no hash)."""
+        held = table
+        at = table.schema.get_field_index("source_file")
+        if at >= 0 and pa.types.is_string(table.schema.field(at).type):
+            import pyarrow.compute as pc
+
+            field = table.schema.field(at)
+            held = table.set_column(at, field.with_type(pa.dictionary(pa.int32(), pa.string())),
+                                    pc.dictionary_encode(table.column(at)))
+        size = held.nbytes
         if self.held + size <= self.limit:
-            self.tables[rel], self.held = table, self.held + size
+            self.tables[rel], self.schemas[rel], self.held = held, table.schema, self.held + size
         else:
             path = self.spill / f"{len(self.spilled)}.parquet"
             pq.write_table(table, path, compression="zstd", row_group_size=ROW_GROUP)
@@ -551,6 +561,7 @@ class _MemoryFiles(_Files):
         table = self.tables.pop(rel, None)
         if table is not None:
             self.held -= table.nbytes
+            del self.schemas[rel]
         spilled = self.spilled.pop(rel, None)
         if spilled is not None:
             spilled[0].unlink(missing_ok=True)
@@ -561,8 +572,8 @@ class _MemoryFiles(_Files):
             return ds.dataset(self.spilled[rel][0], schema=schema, format="parquet")
         if rel not in self.tables:
             raise FileNotFoundError(2, "No such file", self.path(rel))
-        table = self.tables[rel]
-        return ds.InMemoryDataset(table if schema is None else table.select(schema.names).cast(schema))
+        schema = schema or self.schemas[rel]
+        return ds.InMemoryDataset(self.tables[rel].select(schema.names).cast(schema))
 
     def dataset(self, rels: list[str], schema: pa.Schema | None) -> ds.Dataset:
         if len(rels) == 1:
