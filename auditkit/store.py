@@ -455,26 +455,52 @@ class _ObjectFiles(_Files):
 
 
 class _HeldStream:
-    """An index or quarantine of an in-memory store, written table by table: kept as a table (not
-    encoded) at :meth:`close`, as :class:`ParquetStream` publishes its file."""
+    """An index or quarantine of an in-memory store, written table by table and kept as one table (not
+    encoded) at :meth:`close`, as :class:`ParquetStream` publishes its file. Its tables count against
+    the store's limit as they come; past it, they go on into a Parquet file of the spill folder."""
 
     def __init__(self, files: _MemoryFiles, rel: str, schema: pa.Schema, on_close: Any):
         self.files, self.rel, self.schema, self.on_close = files, rel, schema, on_close
         self.tables: list[pa.Table] = []
-        self.rows = 0
+        self.rows = self.bytes = 0
+        self.spill: tuple[Path, pq.ParquetWriter] | None = None
 
     def write(self, table: pa.Table) -> None:
-        self.tables.append(table.select(self.schema.names).cast(self.schema))
+        table = table.select(self.schema.names).cast(self.schema)
         self.rows += table.num_rows
+        self.bytes += table.nbytes
+        if self.spill is None and self.files.held + table.nbytes > self.files.limit:
+            path = self.files.spill_path()
+            self.spill = (path, pq.ParquetWriter(path, self.schema, compression="zstd"))
+            for held in self.tables:
+                self.spill[1].write_table(held, row_group_size=ROW_GROUP)
+            self.files.held -= sum(t.nbytes for t in self.tables)
+            self.tables = []
+        if self.spill is not None:
+            self.spill[1].write_table(table, row_group_size=ROW_GROUP)
+        else:
+            self.tables.append(table)
+            self.files.held += table.nbytes  # counted while it waits for close
 
     def close(self) -> None:
-        table = pa.concat_tables(self.tables) if self.tables else self.schema.empty_table()
-        size, sha = self.files.write_parquet(self.rel, table)
+        if self.spill is not None:
+            self.spill[1].close()
+            self.files.spilled[self.rel] = (self.spill[0], self.bytes)
+            size = self.bytes
+        else:
+            self.files.held -= sum(t.nbytes for t in self.tables)
+            table = pa.concat_tables(self.tables) if self.tables else self.schema.empty_table()
+            size, _sha = self.files.write_parquet(self.rel, table)
         if self.on_close is not None:
-            self.on_close(self.rel, self.rows, size, sha)
+            self.on_close(self.rel, self.rows, size, "")
 
     def abort(self) -> None:
+        self.files.held -= sum(t.nbytes for t in self.tables)
         self.tables = []
+        if self.spill is not None:
+            self.spill[1].close()
+            self.spill[0].unlink(missing_ok=True)
+            self.spill = None
 
 
 class _MemoryFiles(_Files):
@@ -546,10 +572,14 @@ class _MemoryFiles(_Files):
         if self.held + size <= self.limit:
             self.tables[rel], self.schemas[rel], self.held = held, table.schema, self.held + size
         else:
-            path = self.spill / f"{len(self.spilled)}.parquet"
+            path = self.spill_path()
             pq.write_table(table, path, compression="zstd", row_group_size=ROW_GROUP)
             self.spilled[rel] = (path, size)
         return size, ""
+
+    def spill_path(self) -> Path:
+        """A new file of the spill folder."""
+        return self.spill / f"{uuid.uuid4().hex}.parquet"
 
     def sizes(self, folder: str) -> dict[str, int]:
         prefix = folder.rstrip("/") + "/"

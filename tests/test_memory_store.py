@@ -43,9 +43,16 @@ def test_a_store_in_memory_is_the_folders_held_spilled_or_both(tmp_path, inputs,
     """Every case of the parallel-ingest inputs (duplicates within a file, across files and against the
     rounds stored before, same and other content, bad, blank and long lines, gzip, CSV with companions,
     a copied file): the folder's store, whether every file is held, some are spilled or all are."""
-    writes = []
+    writes = []  # every Parquet file encoded, whole or as a stream
     real = pa.parquet.write_table
     monkeypatch.setattr(pa.parquet, "write_table", lambda *a, **k: writes.append(a[1]) or real(*a, **k))
+
+    class Writer(pa.parquet.ParquetWriter):
+        def __init__(self, where, *a, **k):
+            writes.append(where)
+            super().__init__(where, *a, **k)
+
+    monkeypatch.setattr(pa.parquet, "ParquetWriter", Writer)
     earlier, logs = inputs
     store = Store.in_memory(limit, tmp_path)
     ingest_paths([earlier], store, max_line=MAX_LINE)
@@ -140,3 +147,32 @@ def test_the_one_shot_leaves_no_folder_behind(tmp_path, monkeypatch):
     shutil.copytree(ROOT / "sample_data" / "logs", logs)
     assert main(["-q", "validate", str(logs), "--out", str(tmp_path / "f.csv")]) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.csv", "logs"]
+
+
+@pytest.mark.parametrize("abort", [False, True])
+def test_a_stream_in_memory_goes_on_into_the_spill_folder_past_the_limit(tmp_path, abort):
+    """An index or quarantine written table by table counts against the limit as it comes: past it, what
+    it held and the rest go into one Parquet file (a quarantine of millions of lines stays bounded)."""
+    files = Store.in_memory(10_000, tmp_path)._files
+    schema = pa.schema([("source_file", pa.string()), ("line", pa.int64())])
+    closed = []
+    stream = files.stream("_quarantine/q.parquet", schema, lambda *a: closed.append(a))
+    written = []
+    for k in range(40):  # 100 rows of 13 bytes and 100 of 8 each: about 2 KB a table
+        table = pa.table({"source_file": ["logs/a.jsonl"] * 100, "line": range(k * 100, k * 100 + 100)}, schema)
+        stream.write(table)
+        written.append(table)
+        assert files.held <= files.limit
+    assert list(tmp_path.glob("*.parquet"))
+    if abort:
+        stream.abort()
+        assert files.held == 0 and not list(tmp_path.glob("*.parquet")) and not closed
+        return
+    stream.close()
+    assert files.held == 0 and list(files.spilled) == ["_quarantine/q.parquet"]
+    assert files.dataset(["_quarantine/q.parquet"], schema).to_table().equals(pa.concat_tables(written))
+    assert closed == [("_quarantine/q.parquet", 4000, sum(t.nbytes for t in written), "")]
+    small = files.stream("_index/i.parquet", schema, None)  # under the limit: held, as one table
+    small.write(written[0])
+    small.close()
+    assert "_index/i.parquet" in files.tables and 0 < files.held <= files.limit
