@@ -612,7 +612,7 @@ class _MemoryFiles(_Files):
             ds.InMemoryDataset(schema.empty_table())  # type: ignore[union-attr]
 
     def num_rows(self, rel: str) -> int:
-        return self._dataset(rel, None).count_rows()
+        return self.tables[rel].num_rows if rel in self.tables else self._dataset(rel, None).count_rows()
 
     def lock_file(self) -> Path:
         return self.spill / LOCK_NAME
