@@ -313,8 +313,7 @@ def write(run: Run) -> tuple[Path, dict[str, str], dict[str, int], Any]:
     partial = run.job.output / day / f".{run.run_id}.partial"
     partial.mkdir(parents=True)
     coverage = run.tally.table()
-    q = run.store.quarantine()
-    q = q[q["sha256"].isin({r.sha256 for r in run.pending})]
+    q = run.store.quarantine({r.sha256 for r in run.pending})
     counts = _review_counts(run.store, run.findings, run.pending)
     if why := cannot_draw():
         log.warning("no report.html: %s", why)
@@ -346,9 +345,8 @@ def publish(run: Run, partial: Path, names: dict[str, str], counts: dict[str, in
     failing = int((ranks >= FAIL_ON[run.fail_on]).sum())
     status = "nothing new" if not round_lines(run.pending) else ("findings" if len(findings) else "clean")
     exit_code = EXIT_FINDINGS if failing else EXIT_CLEAN
-    q = run.store.quarantine()
-    new_shas = {r.sha256 for r in run.new}
-    problem = quarantine_problem(run.new, q.loc[q["sha256"].isin(new_shas), "reason"], job.max_quarantined)
+    problem = quarantine_problem(run.new, run.store.quarantine_reasons({r.sha256 for r in run.new}),
+                                 job.max_quarantined)
     if problem:  # the reports are written; the run still could not do its job
         log.error("%s", problem)
         status, exit_code = "quarantined", EXIT_ERROR

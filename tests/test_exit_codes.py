@@ -193,3 +193,42 @@ def test_a_job_whose_new_files_hold_no_round_is_nothing_new_with_a_warning(tmp_p
     assert "warning: no round in the logs read" in capsys.readouterr().out
     record = json.loads(next((tmp_path / "o").rglob("run.json")).read_text())
     assert record["status"] == "nothing new" and "nothing new to check" in record["warnings"][0]
+
+
+# ---- a run reads the quarantine of its own sources only, whatever the store's ----------------------------
+def _bad_log(path: Path, tag: str, bad: int) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    good = (ROOT / "sample_data" / "logs" / "baccarat.jsonl").read_text().splitlines()[:50]
+    path.write_text("\n".join([line.replace('"BAC-', f'"{tag}-BAC-') for line in good]
+                              + [f"{{not json {tag} {k}" for k in range(bad)]) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("command", ["ingest", "run"])
+def test_a_run_reads_the_quarantine_of_its_own_sources_only(tmp_path, capsys, monkeypatch, command):
+    """The store's older quarantine (here 300 lines of another file) is not read by the next run: its
+    reasons, its report and its failure come from the run's own files, in memory of its own size."""
+    from auditkit import store as store_module
+
+    _bad_log(tmp_path / "logs" / "old.jsonl", "OLD", 300)
+    job = _job(tmp_path, "max_quarantined = 0.1\n")
+    argv = {"ingest": ["ingest", str(tmp_path / "logs"), "--store", str(tmp_path / "s"), "--max-quarantined", "0.1",
+                       "--quarantine-report", str(tmp_path / "q.csv")], "run": ["run", str(job)]}[command]
+    assert main(argv) == 2  # 300 of 350 lines
+    (tmp_path / "logs" / "old.jsonl").unlink()
+    _bad_log(tmp_path / "logs" / "new.jsonl", "NEW", 20)
+    read: list[str] = []
+    real = store_module._LocalFiles.dataset
+    monkeypatch.setattr(store_module._LocalFiles, "dataset", lambda self, rels, schema: read.extend(rels) or
+                        real(self, rels, schema))
+    capsys.readouterr()
+    assert main(argv) == 2  # 20 of 70 lines: past 10%
+    err = capsys.readouterr().err
+    assert "20 of 70 line(s) quarantined (28.6%), more than max_quarantined = 0.1" in err
+    assert "most common: 20 x not valid JSON" in err and "OLD" not in err
+    quarantine_read = {rel for rel in read if rel.startswith("_quarantine/")}
+    assert len(quarantine_read) == 1  # the new file's, never the old one's
+    report = tmp_path / "q.csv" if command == "ingest" else \
+        max((tmp_path / "o").rglob("quarantine.csv"), key=lambda p: p.stat().st_mtime)  # the second run's
+    lines = pd.read_csv(report)
+    assert len(lines) == 20 and lines["raw"].str.contains("NEW").all()

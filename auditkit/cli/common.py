@@ -102,8 +102,7 @@ def report_quarantine(report: Any, store: Any) -> None:
     n = report.total("quarantined")
     if not n:
         return
-    q = store.quarantine()
-    q = q[q["sha256"].isin({s.sha256 for s in report.sources})]
+    q = store.quarantine({s.sha256 for s in report.sources}, ["source_file", "line", "reason"], limit=20)
     print(f"auditkit: {n} line(s) quarantined", file=sys.stderr)
     for r in q.head(20).itertuples(index=False):
         print(f"  {r.source_file}:{r.line}: {r.reason}", file=sys.stderr)
@@ -132,9 +131,7 @@ def quarantine_problem(report: Any, store: Any, max_quarantined: float | None) -
 
     if not report.total("quarantined"):
         return None
-    q = store.quarantine()
-    reasons = q.loc[q["sha256"].isin({s.sha256 for s in report.sources}), "reason"]
-    return problem(report.sources, reasons, max_quarantined)
+    return problem(report.sources, store.quarantine_reasons({s.sha256 for s in report.sources}), max_quarantined)
 
 
 def prepare_outputs(paths: Sequence[str | Path | None], html: str | Path | None = None) -> None:

@@ -63,8 +63,7 @@ def run(args: argparse.Namespace) -> int:
             print(report.summary())
         report_quarantine(report, store)
         if args.quarantine_report:
-            q = store.quarantine()
-            write_csv(q[q["sha256"].isin({s.sha256 for s in report.sources})], args.quarantine_report)
+            write_csv(store.quarantine({s.sha256 for s in report.sources}), args.quarantine_report)
         require_rounds(report, store)
         problem = quarantine_problem(report, store, args.max_quarantined)
         empty = no_rounds(report.sources, "nothing stored")
