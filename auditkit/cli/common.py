@@ -104,7 +104,7 @@ def report_quarantine(report: Any, store: Any) -> None:
         return
     q = store.quarantine({s.sha256 for s in report.sources}, ["source_file", "line", "reason"], limit=20)
     print(f"auditkit: {n} line(s) quarantined", file=sys.stderr)
-    for r in q.head(20).itertuples(index=False):
+    for r in q.itertuples(index=False):
         print(f"  {r.source_file}:{r.line}: {r.reason}", file=sys.stderr)
     if n > 20:
         print(f"  ... and {n - 20} more (see the quarantine report)", file=sys.stderr)
