@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,12 +51,14 @@ def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def write_csv(frame: pd.DataFrame, path: str | Path) -> Path:
-    """Write a frame as spreadsheet-safe UTF-8 CSV, atomically (a header alone when empty)."""
+def write_csv(frame: pd.DataFrame | Iterable[pd.DataFrame], path: str | Path) -> Path:
+    """Write a frame as spreadsheet-safe UTF-8 CSV, atomically (a header alone when empty); or frames one
+    after another (a large table a batch at a time, in bounded memory), the first giving the header."""
     path = Path(path)
-    with atomic_path(path) as tmp:
-        # CRLF rows (RFC 4180, what spreadsheets expect); it also makes every Python quote a cell with a bare CR
-        spreadsheet_safe(frame).to_csv(tmp, index=False, float_format="%.2f", lineterminator="\r\n")
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", newline="") as fh:
+        for k, part in enumerate([frame] if isinstance(frame, pd.DataFrame) else frame):
+            # CRLF rows (RFC 4180, what spreadsheets expect); it also makes every Python quote a cell with a bare CR
+            spreadsheet_safe(part).to_csv(fh, index=False, header=k == 0, float_format="%.2f", lineterminator="\r\n")
     return path
 
 

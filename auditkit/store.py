@@ -1084,12 +1084,25 @@ class Store:
         table = data.to_table(columns=columns) if limit is None else data.head(limit, columns=columns)
         return table.to_pandas()
 
+    def quarantine_frames(self, sources: Iterable[str] | None = None, columns: list[str] | None = None
+                          ) -> Iterator[pd.DataFrame]:
+        """:meth:`quarantine` a batch of lines at a time (a report of millions in bounded memory); the
+        first frame always comes, empty when no line was quarantined."""
+        files = self._committed_files("_quarantine", None if sources is None else set(sources))
+        empty = True
+        for batch in self._files.dataset(files, QUARANTINE).to_batches(columns=columns, batch_size=ROW_GROUP) \
+                if files else ():
+            if batch.num_rows or empty:
+                yield batch.to_pandas()
+                empty = False
+        if empty:
+            table = QUARANTINE.empty_table()
+            yield (table.select(columns) if columns else table).to_pandas()
+
     def quarantine_reasons(self, sources: Iterable[str]) -> Iterator[str]:
         """The reason of each line quarantined from these sources (SHA-256s), read a batch at a time."""
-        files = self._committed_files("_quarantine", set(sources))
-        for batch in self._files.dataset(files, QUARANTINE).to_batches(columns=["reason"], batch_size=ROW_GROUP) \
-                if files else ():
-            yield from batch.column(0).to_pylist()
+        for frame in self.quarantine_frames(sources, ["reason"]):
+            yield from frame["reason"]
 
     # ---- findings -----------------------------------------------------------------------
     def write_findings(self, game: str, date: str, findings: pd.DataFrame) -> Path | str:

@@ -209,3 +209,27 @@ def test_score_compares_findings_with_the_truth(tmp_path, capsys):
         assert main(["score", str(tmp_path / "f.csv"), *truth]) == 1
     last = capsys.readouterr().out.splitlines()[-1].split()
     assert last[0] == "total" and last[-1] == "1"
+
+
+def test_the_quarantine_report_is_written_a_batch_at_a_time_as_one_frame_would_be(tmp_path, monkeypatch):
+    """A quarantine of millions of lines is written in bounded memory: a batch at a time (here 7 lines),
+    the header once, the same bytes as the whole frame, spreadsheet-safe in every batch."""
+    from auditkit import store as store_module
+    from auditkit.report import write_csv
+    from auditkit.store import Store
+
+    log = tmp_path / "bad.jsonl"
+    log.write_text("".join(f"=cmd|{k}\n" if k % 5 == 0 else f'{{"round_id": "Q{k}", "x": 1.5}}\n'
+                           for k in range(40)))
+    store = Store(tmp_path / "s")
+    assert main(["ingest", str(log), "--store", str(store.root), "--quarantine-report", str(tmp_path / "q.csv"),
+                 "-q"]) == 2
+    whole = write_csv(store.quarantine(), tmp_path / "whole.csv").read_bytes()
+    monkeypatch.setattr(store_module, "ROW_GROUP", 7)
+    frames = list(store.quarantine_frames())
+    assert [len(f) for f in frames] == [7, 7, 7, 7, 7, 5]
+    assert write_csv(iter(frames), tmp_path / "batches.csv").read_bytes() == whole
+    assert (tmp_path / "q.csv").read_bytes() == whole and whole.count(b"source_file,line,round_id") == 1
+    assert whole.count(b"'=cmd|") == 8
+    assert write_csv(Store(tmp_path / "empty").quarantine_frames(), tmp_path / "e.csv").read_bytes() == \
+        b"source_file,line,round_id,reason,raw,sha256\r\n"  # a header alone

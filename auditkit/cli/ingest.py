@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
             print(report.summary())
         report_quarantine(report, store)
         if args.quarantine_report:
-            write_csv(store.quarantine({s.sha256 for s in report.sources}), args.quarantine_report)
+            write_csv(store.quarantine_frames({s.sha256 for s in report.sources}), args.quarantine_report)
         require_rounds(report, store)
         problem = quarantine_problem(report, store, args.max_quarantined)
         empty = no_rounds(report.sources, "nothing stored")

@@ -190,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
                 print(report.summary(), file=sys.stderr)
             report_quarantine(report, store)
             if args.quarantine_report:
-                write_csv(store.quarantine(), args.quarantine_report)
+                write_csv(store.quarantine_frames(), args.quarantine_report)
             problem = quarantine_problem(report, store, args.max_quarantined)
             quarantine = store.quarantine() if args.xlsx else None  # the temporary store goes with the block
             require_rounds(report, store)
