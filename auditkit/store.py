@@ -160,6 +160,14 @@ def _index_schema() -> pa.Schema:
 
     return INDEX.with_metadata({VERSION_KEY: VERSION})
 GLOB_CHARS = set("*?[")
+
+
+def _glob_matches(rel: str, pattern: str) -> bool:
+    """Whether a relative path matches a glob whose ``*`` stays within one path component."""
+    import fnmatch
+
+    parts, want = rel.split("/"), pattern.split("/")
+    return len(parts) == len(want) and all(fnmatch.fnmatchcase(a, b) for a, b in zip(parts, want, strict=True))
 INDEX = pa.schema([("id_hash", pa.uint64()), ("line_hash", pa.uint64()), ("round_id", pa.string()),
                    ("source_file", pa.string()), ("source_line", pa.int64())])
 
@@ -366,8 +374,6 @@ class _ObjectFiles(_Files):
 
     def files(self, pattern: str) -> list[str]:
         """Relative paths of the objects matching a glob, from one listing under its literal prefix."""
-        import fnmatch
-
         import pyarrow.fs as pafs
 
         want = pattern.split("/")
@@ -382,9 +388,8 @@ class _ObjectFiles(_Files):
             path = info.path.lstrip("/")
             if info.type != pafs.FileType.File or not path.startswith(base):
                 continue
-            rel = path[len(base):].split("/")
-            if len(rel) == len(want) and all(fnmatch.fnmatchcase(a, b) for a, b in zip(rel, want, strict=True)):
-                out.append("/".join(rel))
+            if _glob_matches(rel := path[len(base):], pattern):
+                out.append(rel)
         return out
 
     def children(self, rel: str) -> list[str]:
@@ -461,9 +466,14 @@ class _HeldStream:
 
     def __init__(self, files: _MemoryFiles, rel: str, schema: pa.Schema, on_close: Any):
         self.files, self.rel, self.schema, self.on_close = files, rel, schema, on_close
-        self.tables: list[pa.Table] = []
+        self.tables: list[pa.Table] = []  # held while it waits for close, counted in the store's held bytes
         self.rows = self.bytes = 0
         self.spill: tuple[Path, pq.ParquetWriter] | None = None
+
+    def _release(self) -> None:
+        """Forget the tables held, and their bytes in the store's count."""
+        self.files.held -= sum(t.nbytes for t in self.tables)
+        self.tables = []
 
     def write(self, table: pa.Table) -> None:
         table = table.select(self.schema.names).cast(self.schema)
@@ -474,13 +484,12 @@ class _HeldStream:
             self.spill = (path, pq.ParquetWriter(path, self.schema, compression="zstd"))
             for held in self.tables:
                 self.spill[1].write_table(held, row_group_size=ROW_GROUP)
-            self.files.held -= sum(t.nbytes for t in self.tables)
-            self.tables = []
+            self._release()
         if self.spill is not None:
             self.spill[1].write_table(table, row_group_size=ROW_GROUP)
         else:
             self.tables.append(table)
-            self.files.held += table.nbytes  # counted while it waits for close
+            self.files.held += table.nbytes
 
     def close(self) -> None:
         if self.spill is not None:
@@ -488,15 +497,14 @@ class _HeldStream:
             self.files.spilled[self.rel] = (self.spill[0], self.bytes)
             size = self.bytes
         else:
-            self.files.held -= sum(t.nbytes for t in self.tables)
             table = pa.concat_tables(self.tables) if self.tables else self.schema.empty_table()
+            self._release()
             size, _sha = self.files.write_parquet(self.rel, table)
         if self.on_close is not None:
             self.on_close(self.rel, self.rows, size, "")
 
     def abort(self) -> None:
-        self.files.held -= sum(t.nbytes for t in self.tables)
-        self.tables = []
+        self._release()
         if self.spill is not None:
             self.spill[1].close()
             self.spill[0].unlink(missing_ok=True)
@@ -530,11 +538,7 @@ class _MemoryFiles(_Files):
         return [*self.tables, *self.spilled, *self.blobs]
 
     def files(self, pattern: str) -> list[str]:
-        import fnmatch
-
-        want = pattern.split("/")
-        return [rel for rel in self._names() if len(rel.split("/")) == len(want) and all(
-            fnmatch.fnmatchcase(a, b) for a, b in zip(rel.split("/"), want, strict=True))]
+        return [rel for rel in self._names() if _glob_matches(rel, pattern)]
 
     def children(self, rel: str) -> list[str]:
         prefix = rel.rstrip("/") + "/"
@@ -1076,28 +1080,26 @@ class Store:
         """The quarantined lines of the committed sources, in the order written: of every one, or of those
         whose SHA-256 is in ``sources`` (a run's own: its files alone are read, whatever the store's
         size); only ``columns``, and the first ``limit`` lines, when given."""
+        data = self._quarantine_data(sources)
+        return (data.to_table(columns=columns) if limit is None else data.head(limit, columns=columns)).to_pandas()
+
+    def _quarantine_data(self, sources: Iterable[str] | None) -> ds.Dataset:
+        """The quarantine files of the committed sources (of ``sources`` only, when given), as one dataset."""
         files = self._committed_files("_quarantine", None if sources is None else set(sources))
-        if not files:
-            empty = QUARANTINE.empty_table()
-            return (empty.select(columns) if columns else empty).to_pandas()
-        data = self._files.dataset(files, QUARANTINE)
-        table = data.to_table(columns=columns) if limit is None else data.head(limit, columns=columns)
-        return table.to_pandas()
+        return self._files.dataset(files, QUARANTINE) if files else ds.InMemoryDataset(QUARANTINE.empty_table())
 
     def quarantine_frames(self, sources: Iterable[str] | None = None, columns: list[str] | None = None
                           ) -> Iterator[pd.DataFrame]:
         """:meth:`quarantine` a batch of lines at a time (a report of millions in bounded memory); the
         first frame always comes, empty when no line was quarantined."""
-        files = self._committed_files("_quarantine", None if sources is None else set(sources))
+        data = self._quarantine_data(sources)
         empty = True
-        for batch in self._files.dataset(files, QUARANTINE).to_batches(columns=columns, batch_size=ROW_GROUP) \
-                if files else ():
-            if batch.num_rows or empty:
+        for batch in data.to_batches(columns=columns, batch_size=ROW_GROUP):
+            if batch.num_rows:
                 yield batch.to_pandas()
                 empty = False
         if empty:
-            table = QUARANTINE.empty_table()
-            yield (table.select(columns) if columns else table).to_pandas()
+            yield data.head(0, columns=columns).to_pandas()
 
     def quarantine_reasons(self, sources: Iterable[str]) -> Iterator[str]:
         """The reason of each line quarantined from these sources (SHA-256s), read a batch at a time."""
