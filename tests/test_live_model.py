@@ -10,6 +10,7 @@ import os
 import random
 import shutil
 import signal
+import time
 from collections import Counter
 
 import pytest
@@ -160,3 +161,58 @@ def test_kills_rotations_and_truncations_keep_every_output_exactly_once(tmp_path
     store = Store(tmp_path / "store")
     ids = [rid for g in store.games() for d in store.dates(g) for rid in store.read(g, d, ["round_id"])["round_id"].to_pylist()]
     assert len(ids) == len(set(ids)) == sum(len(v) for v in data.values()), "\n".join(story)
+
+
+def test_a_shoe_closed_in_the_poll_that_checks_it_reports_its_findings_once(tmp_path):
+    """Issue 41 item 0: a poll holding a shoe's last rounds and the next shoe's first at the same table
+    closed the old shoe (forgetting its reported findings) before checking it: its findings on rounds of
+    earlier polls were reported again. Seven lines a poll: many shoe changes fall inside a poll."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    data = streams("baccarat", tables=3, seed=7, fault_rate=0.15, pool=900)
+    w = Watcher([str(logs)], out=tmp_path / "f.jsonl", stderr=open(os.devnull, "w"), poll=0.0)  # noqa: SIM115
+    w.open()
+    try:
+        for i in range(0, max(map(len, data.values())), 7):
+            for tid, lines in data.items():
+                if lines[i:i + 7]:
+                    with open(logs / f"{tid}.jsonl", "a", encoding="utf-8") as fh:
+                        fh.write("".join(x + "\n" for x in lines[i:i + 7]))
+            while w.poll_once():
+                pass
+    finally:
+        w.close()
+    live = keys(emitted(tmp_path / "f.jsonl"))
+    assert {k[1] for k in live} & {"baccarat.integrity_shoe"}  # the shoe rule found something across polls
+    assert [k for k, n in live.items() if n > 1] == []
+    assert live == nightly([logs])
+
+
+def test_writers_at_1000_rounds_a_second_across_20_files_each_finding_once(tmp_path):
+    """Issue 41 item 0 as reported: a writer appends simulated rounds to 20 table logs at 1,000 rounds a
+    second while a watcher follows them (polls every 0.1 s); every finding once, the same as validate."""
+    import threading
+
+    from auditkit.simulate.follow import follow
+
+    logs = tmp_path / "logs"
+    written = []
+    writer = threading.Thread(target=lambda: written.append(
+        follow("baccarat", logs, rate=1000.0, tables=20, seconds=5.0, seed=7, fault_rate=0.1)))
+    w = Watcher([str(logs)], out=tmp_path / "f.jsonl", stderr=open(os.devnull, "w"), poll=0.1)  # noqa: SIM115
+    w.open()
+    writer.start()
+    try:
+        while writer.is_alive():
+            w.poll_once()
+            time.sleep(0.1)
+        while w.poll_once():
+            pass
+    finally:
+        writer.join()
+        w.close()
+    live = keys(emitted(tmp_path / "f.jsonl"))
+    assert written[0] >= 3000 and w.stats["rounds"] == written[0]
+    assert {k[1] for k in live} & {"baccarat.integrity_shoe"}
+    assert [k for k, n in live.items() if n > 1] == []
+    assert live == nightly([logs])

@@ -162,16 +162,17 @@ class OpenShoes:
             groups.setdefault(key, []).append(i)
         now = time.monotonic()
         parts, emit = [], []
-        for key, rows in groups.items():
+        closed: list[pa.Table] = []  # rounds of the shoes closed in this poll: their findings forgotten after
+        for key, rows in groups.items():  # the check below (it may hold them, reported in earlier polls)
             prior = self.current.get(key[0])
             if prior is not None and prior != key:  # a new shoe at the table closes the last one
-                self._drop(prior)
+                closed += self._drop(prior)
             self.current[key[0]] = key
             new = narrow.take(pa.array(rows))
             old = self.shoes.get(key)
             shoe = pa.concat_tables([old, new]).combine_chunks() if old is not None else new
             if shoe.num_rows > self.max_rounds:
-                self._forget(shoe.slice(0, shoe.num_rows - self.max_rounds))
+                closed.append(shoe.slice(0, shoe.num_rows - self.max_rounds))
                 shoe = shoe.slice(shoe.num_rows - self.max_rounds)
             self.seen.pop(key, None)  # to the end: the most recently dealt
             self.shoes[key], self.seen[key] = shoe, now
@@ -180,27 +181,32 @@ class OpenShoes:
             flags[-len(rows):] = True
             emit.append(flags)
         while len(self.shoes) > self.max_shoes:
-            self._drop(next(iter(self.seen)))
+            closed += self._drop(next(iter(self.seen)))
         both = pa.concat_tables(parts)
-        return check_shoes(both, self.game, config, self.rules, emit=np.concatenate(emit), tally=tally,
-                           emitted=self.emitted)
+        found = check_shoes(both, self.game, config, self.rules, emit=np.concatenate(emit), tally=tally,
+                            emitted=self.emitted)
+        for rounds in closed:
+            self._forget(rounds)
+        return found
 
     def expire(self, now: float | None = None) -> int:
         """Drop shoes idle for longer than ``idle`` seconds; returns how many."""
         now = time.monotonic() if now is None else now
         n = 0
         while self.seen and now - next(iter(self.seen.values())) > self.idle:
-            self._drop(next(iter(self.seen)))
+            for rounds in self._drop(next(iter(self.seen))):
+                self._forget(rounds)
             n += 1
         return n
 
-    def _drop(self, key: tuple[str, str | None]) -> None:
+    def _drop(self, key: tuple[str, str | None]) -> list[pa.Table]:
+        """Close the shoe ``key``; its rounds (none, or one table), whose findings the caller forgets
+        once no check of this poll can hold them."""
         shoe = self.shoes.pop(key, None)
-        if shoe is not None:
-            self._forget(shoe)
         self.seen.pop(key, None)
         if self.current.get(key[0]) == key:
             del self.current[key[0]]
+        return [] if shoe is None else [shoe]
 
     def _forget(self, rounds: pa.Table) -> None:
         """Forget the reported findings of ``rounds`` (rounds no longer held)."""
