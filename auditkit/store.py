@@ -656,13 +656,16 @@ class Store:
         (a worker reports its own: :meth:`written`), nor the writer's quick-key lookup."""
         state = dict(self.__dict__)
         state["_written"] = {}
-        state.pop("_quick_cache", None)
+        for name in ("_quick_cache", "_sole", "_leftovers"):  # a worker writes parts only
+            state.pop(name, None)
         return state
 
     _pinned: frozenset[str] | None = None  # the committed sources of a read view (see pinned)
     _layout_cache: Any = None              # its Layout (see layout)
     _layout_key: frozenset[str] = frozenset()
-    _quick_cache: tuple[frozenset[str], dict[str, SourceRecord]] | None = None  # see source_by_quick_key
+    _quick_cache: dict[str, SourceRecord] | None = None  # quick key -> entry: see source_by_quick_key
+    _sole = False                                  # the store's only writer: see sole_writer
+    _leftovers: dict[str, list[str]] | None = None  # then: sha16 -> files of earlier runs, listed once
 
     def pinned(self) -> Store:
         """A read view of this store as it is now: the committed sources listed once, then reused by
@@ -772,7 +775,8 @@ class Store:
                           .encode(), 0)
                 if sweep:
                     self.remove_stale_temps(taken)
-            yield taken
+            with contextlib.nullcontext() if shared else self.sole_writer():
+                yield taken
             if not shared:
                 os.ftruncate(fd, 0)
         finally:
@@ -843,15 +847,14 @@ class Store:
 
     def source_by_quick_key(self, key: str) -> SourceRecord | None:
         """The manifest entry of the source whose quick key (:func:`auditkit.ingest.sources.quick_key`) is
-        ``key``, if one was ingested. A key met before is answered without listing the manifest (a nightly
-        run over many files ingested before lists it once, not once a file: a request per thousand entries
-        on object storage); the entries are read again when the listing has changed."""
-        if self._quick_cache is not None and key in self._quick_cache[1]:
-            return self._quick_cache[1][key]
-        listing = frozenset(self._files.files("_manifest/*.json"))
-        if self._quick_cache is None or self._quick_cache[0] != listing:
-            self._quick_cache = (listing, {r.quick: r for r in self.manifest() if r.quick})
-        return self._quick_cache[1].get(key)
+        ``key``, if one was ingested. The manifest is read once per store object (a command's), at its
+        first lookup; the entries this object commits are added as it commits them. So an ingest of N
+        files reads it once, not once a file (N² entries read). An entry another process committed since
+        is not known by its quick key: its file is then hashed whole and found by its SHA-256
+        (:meth:`source`), never taken for new."""
+        if self._quick_cache is None:
+            self._quick_cache = {r.quick: r for r in self.manifest() if r.quick}
+        return self._quick_cache.get(key)
 
     def _committed(self) -> set[str] | frozenset[str]:
         if self._pinned is not None:
@@ -867,24 +870,59 @@ class Store:
         self._files.write_bytes(f"_manifest/{safe_component(record.sha256)}.json",
                                 json.dumps(record.__dict__, indent=1, sort_keys=True).encode("utf-8"))
         if self._quick_cache is not None and record.quick:  # known by its quick key from now on, unlisted
-            self._quick_cache[1][record.quick] = record
+            self._quick_cache[record.quick] = record
 
     def discard_uncommitted(self, sha256: str) -> int:
-        """Remove parts, index and quarantine a crashed ingest of this source left behind."""
+        """Remove parts, index and quarantine a crashed ingest of this source left behind (and those this
+        object wrote for it and did not commit); the number of parts removed."""
         prefix = sha256[:16]
-        self._written.pop(prefix, None)
+        own = [f["path"] for f in self._written.pop(prefix, [])]
         n = 0
-        for rel in self._files.files(f"rounds/game=*/date=*/part-{prefix}-*.parquet"):
+        for rel in dict.fromkeys([*own, *self._uncommitted(sha256)]):
             self._files.delete(rel)
-            n += 1
+            n += rel.startswith("rounds/") and rel.endswith(".parquet")
         for rel in (f"_index/{prefix}.parquet", f"_quarantine/{prefix}.parquet"):
             self._files.delete(rel)
-        if not self.remote:  # an object store has no temporary files
-            for pattern in (f"rounds/game=*/date=*/.part-{prefix}-*.tmp", f"_index/.{prefix}.*.tmp",
-                            f"_quarantine/.{prefix}.*.tmp", f"_manifest/.{sha256}.*.tmp"):
-                for rel in self._files.files(pattern):  # only this source's: another writer's are left alone
-                    self._files.delete(rel)
         return n
+
+    def _uncommitted(self, sha256: str) -> list[str]:
+        """The files earlier runs wrote for a source not committed (parts, index, quarantine, temporary
+        files): from the listing taken once while this object is the store's sole writer, else listed."""
+        prefix = sha256[:16]
+        if self._sole:
+            if self._leftovers is None:
+                self._leftovers = self._list_leftovers()
+            return self._leftovers.pop(prefix, [])
+        patterns = [f"rounds/game=*/date=*/part-{prefix}-*.parquet"]
+        if not self.remote:  # an object store has no temporary files
+            patterns += [f"rounds/game=*/date=*/.part-{prefix}-*.tmp", f"_index/.{prefix}.*.tmp",
+                         f"_quarantine/.{prefix}.*.tmp", f"_manifest/.{sha256}.*.tmp"]
+        return [rel for pattern in patterns for rel in self._files.files(pattern)]  # only this source's
+
+    @contextlib.contextmanager
+    def sole_writer(self) -> Iterator[Store]:
+        """Within the block this object is the store's only writer (it holds the exclusive lock, or the
+        store is private to the run): the files earlier runs left uncommitted are listed once, at the
+        first :meth:`discard_uncommitted`, not once a source (a glob of every partition each time)."""
+        if self._sole:  # already (a lock taken inside another block)
+            yield self
+            return
+        self._sole, self._leftovers = True, None
+        try:
+            yield self
+        finally:
+            self._sole, self._leftovers = False, None
+
+    def _list_leftovers(self) -> dict[str, list[str]]:
+        """sha16 -> the part, index, quarantine and temporary files under its prefix, from one listing."""
+        out: dict[str, list[str]] = {}
+        patterns = ["rounds/game=*/date=*/*", "_index/*", "_quarantine/*"] + ([] if self.remote else ["_manifest/.*.tmp"])
+        for pattern in patterns:
+            for rel in self._files.files(pattern):
+                name = rel.rsplit("/", 1)[1].lstrip(".").removeprefix("part-")
+                if rel.startswith("_manifest/") or rel.endswith((".parquet", ".tmp")):
+                    out.setdefault(name[:16], []).append(rel)
+        return out
 
     def written(self, sha256: str) -> list[dict[str, Any]]:
         """The entries of the files this store object wrote for a source and has not committed, taken

@@ -352,4 +352,57 @@ def test_a_quick_key_met_before_is_answered_without_listing_the_manifest(tmp_pat
     monkeypatch.setattr(store._files, "files", lambda pattern: listings.append(pattern) or real(pattern))
     assert all(store.source_by_quick_key(k) is not None for k in keys)
     assert listings == []
-    assert store.source_by_quick_key("not a key") is None and "_manifest/*.json" in listings  # a miss looks again
+    assert store.source_by_quick_key("not a key") is None and listings == []  # a miss too: read once (issue 41)
+    other = Store(tmp_path / "store")  # another command: reads the manifest once, at its first lookup
+    assert other.source_by_quick_key(keys[0]).sha256 == store.source_by_quick_key(keys[0]).sha256
+
+
+def _counted(store: Store, monkeypatch) -> dict[str, int]:
+    """Counts of the store's listings and of the manifest entries it reads."""
+    counts = {"listings": 0, "entries read": 0}
+    files, entry = store._files.files, store._source_record
+
+    def listing(pattern):
+        counts["listings"] += 1
+        return files(pattern)
+
+    def read(rel):
+        counts["entries read"] += 1
+        return entry(rel)
+
+    monkeypatch.setattr(store._files, "files", listing)
+    monkeypatch.setattr(store, "_source_record", read)
+    return counts
+
+
+def _small_logs(folder, n: int, first: int = 0) -> list:
+    folder.mkdir(exist_ok=True)
+    paths = []
+    for i in range(first, first + n):
+        p = folder / f"t{i:05d}.jsonl"
+        p.write_text(line(rec(round_id=f"M{i}-1")) + "\n" + line(rec(round_id=f"M{i}-2")) + "\n")
+        paths.append(p)
+    return paths
+
+
+@pytest.mark.parametrize("stored", [0, 30])
+def test_ingest_of_many_files_lists_the_store_and_reads_its_manifest_once(tmp_path, monkeypatch, stored):
+    """Issue 41 item 1: the manifest was read again for every file (its quick-key lookup) and every partition
+    listed for every file (the leftovers of a killed run): N files cost N² entry reads. Now the listings do
+    not grow with the files ingested, and each entry already in the store is read at most twice."""
+    store = Store(tmp_path / "store")
+    if stored:
+        ingest_paths(_small_logs(tmp_path / "before", stored), store)
+    runs = {}
+    for n, first in ((5, 1000), (40, 2000)):
+        command = Store(tmp_path / "store")  # a new command, as `auditkit ingest` under the lock
+        counts = _counted(command, monkeypatch)
+        with command.lock(5, command="ingest"):
+            report = ingest_paths(_small_logs(tmp_path / f"logs{n}", n, first), command)
+        assert len(report.sources) == n and report.total("stored") == 2 * n
+        runs[n] = counts
+    assert runs[40]["listings"] == runs[5]["listings"]
+    # each entry read at most twice a command (the quick keys, the duplicate index's files), whatever the files
+    assert runs[5]["entries read"] <= 2 * stored and runs[40]["entries read"] <= 2 * (stored + 5)
+    again = ingest_paths(_small_logs(tmp_path / "logs40", 40, 2000), Store(tmp_path / "store"))
+    assert not again.sources and len(again.skipped) == 40  # known by their quick keys

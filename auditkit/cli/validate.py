@@ -180,8 +180,9 @@ def run(args: argparse.Namespace) -> int:
             findings, checked = _check(store, config, args, show, tally)
     else:
         held = in_this_process(args, profile)
-        with temporary_store() as tmp:  # a held store spills to it past HOLD_BYTES
+        with temporary_store() as tmp, contextlib.ExitStack() as stack:  # a held store spills to tmp past HOLD_BYTES
             store = Store.in_memory(HOLD_BYTES, spill=tmp) if held else Store(tmp)
+            stack.enter_context(store.sole_writer())  # private to this run
             workers = 1 if held else args.workers
             report = ingest_with_progress(args.paths, store, follow_symlinks=args.follow_symlinks, show=show,
                                           workers=workers, scheduler=args.scheduler, profile=profile)
