@@ -228,3 +228,70 @@ def test_model_kills_and_rotations_give_what_validate_gives(tmp_path, seed):
     assert max(keys(live).values(), default=1) == 1
     assert keys(live) == nightly(files)
     assert len(_one_header(tmp_path / "f.csv")) == len(live)
+
+
+def _many_logs(folder: Path, files: int, per_file: int = 2) -> int:
+    """``files`` small logs of simulated rounds (each table's rounds in order, ``per_file`` a file)."""
+    folder.mkdir()
+    chunks = [(tid, k, lines[k:k + per_file])
+              for tid, lines in streams("baccarat", tables=4, seed=5, pool=2 * files * per_file).items()
+              for k in range(0, len(lines) - per_file + 1, per_file)][:files]
+    assert len(chunks) == files
+    for tid, k, lines in chunks:
+        append(folder / f"{tid}-{k // per_file:05d}.jsonl", lines)
+    return files * per_file
+
+
+def test_watch_of_more_files_than_the_open_files_limit(tmp_path):
+    """Issue 41 item 5: ``watch`` kept every followed file open and exited 2 at the open-files limit
+    ("Too many open files", no finding). Now it holds a bounded set open (a quarter of the limit), opening
+    on demand: 600 files under a limit of 128, set in the child process, give what validate gives."""
+    import resource
+
+    logs = tmp_path / "logs"
+    rounds = _many_logs(logs, 600)
+    assert len(list(logs.iterdir())) == 600
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (128, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+
+    done = subprocess.run([sys.executable, "-m", "auditkit", "watch", str(logs), "--once", "--out",
+                           str(tmp_path / "f.jsonl"), "--no-stdout", "--poll", "0.05"],
+                          capture_output=True, text=True, timeout=300, preexec_fn=limit)
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    assert f"{rounds} round(s) checked" in done.stdout + done.stderr
+    assert keys(emitted(tmp_path / "f.jsonl")) == nightly([logs])
+
+
+def test_a_file_closed_as_least_recently_read_then_rotated_is_read_to_its_end(tmp_path):
+    """One file held open at a time: a closed file renamed away (logrotate) is found again by its inode in
+    its folder and read to its end; the new file under its name is read from its start."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    data = list(streams("baccarat", tables=3, seed=4, pool=400).values())
+    names = [logs / f"t{k}.jsonl" for k in range(3)]
+    for name, lines in zip(names, data, strict=True):
+        append(name, lines[:20])
+    w = watcher([logs], tmp_path)
+    w.open()
+    w.max_open = 1
+    try:
+        while w.poll_once():
+            pass
+        assert len(w._open) == 1 and sum(t.fh is not None for t in w.files.values()) == 1
+        append(names[0], data[0][20:40])  # t0 (closed) grows, then is rotated before the next poll
+        names[0].rename(logs / "t0.jsonl.1")
+        append(names[0], data[0][40:60])
+        for name, lines in zip(names[1:], data[1:], strict=True):
+            append(name, lines[20:60])
+        w.orphan_grace = 0.0
+        while w.poll_once():
+            pass
+    finally:
+        w.close()
+    assert w.stats["rounds"] == 180
+    every = tmp_path / "every"
+    every.mkdir()
+    for k, lines in enumerate(data):
+        append(every / f"t{k}.jsonl", lines[:60])
+    assert keys(emitted(tmp_path / "findings.jsonl")) == nightly([every])

@@ -8,6 +8,7 @@ import contextlib
 import gzip
 import hashlib
 import os
+import resource
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ READ_MIN = 16 << 10          #   logs reads ~3,000 rounds a poll, however many f
 SCAN = 1 << 20               # bytes read at a time while looking for the end of a line longer than max_line
 GZIP_LINES = 4_000           # lines of a gzip file validated per batch
 NAMES = 8                    # names a followed file is remembered under
+OPEN_FILES = 256             # followed files held open at most (a quarter of the open-files limit when lower)
 
 
 @dataclass
@@ -100,9 +102,24 @@ class Unread:
     reason: str
 
 
+def open_files_limit() -> int:
+    """How many followed files are held open at once: :data:`OPEN_FILES`, or a quarter of the process's
+    open-files limit when that is lower (the rest for the outputs, the store and the libraries)."""
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return OPEN_FILES if soft == resource.RLIM_INFINITY else max(4, min(OPEN_FILES, soft // 4))
+
+
 class Tail:
     """The reading half of :class:`~auditkit.live.watcher.Watcher` (a mixin: it uses the watcher's
-    files, paths, limits, ``_process`` and warnings)."""
+    files, paths, limits, ``_process`` and warnings).
+
+    Files are opened on demand: a file whose size is its read offset is not opened, and at most
+    :func:`open_files_limit` stay open, the least recently read closed first (opened again by its name,
+    or found by its inode in its folder once rotated away). So ``watch`` follows 20,000 files under the
+    usual limit of 1,024 open files."""
+
+    _open: dict[tuple[int, int], Tracked]  # the files held open, least recently read first
+    max_open: int
 
     def _listing(self) -> dict[tuple[int, int], tuple[Path, os.stat_result]]:
         found: dict[tuple[int, int], tuple[Path, os.stat_result]] = {}
@@ -165,7 +182,7 @@ class Tail:
             final = now - t.orphan_since >= self.orphan_grace or t.gzip
             more |= self._read(t, lines, share, final=bool(final))
             if final:
-                t.close()
+                self._close(t)
                 del self.files[key]
         new = [key for key in listing if key not in self.files]
         for key in new:
@@ -186,7 +203,7 @@ class Tail:
             if t.gzip:
                 self._read_gzip(t, st, now)
             elif t.gzip is False:
-                more |= self._read(t, lines, share)
+                more |= self._read(t, lines, share, size=st.st_size)
         if lines:
             self._process(lines)
         for shoes in self.shoes.values():
@@ -198,21 +215,24 @@ class Tail:
             self._out_pin = None
         return more
 
-    def _read(self, t: Tracked, lines: list[tuple[Tracked, int, Any]], limit: int, final: bool = False) -> bool:
-        """Append the complete new lines of a plain file, about ``limit`` bytes of them; True if more is waiting."""
+    def _read(self, t: Tracked, lines: list[tuple[Tracked, int, Any]], limit: int, final: bool = False,
+              size: int | None = None) -> bool:
+        """Append the complete new lines of a plain file, about ``limit`` bytes of them; True if more is waiting.
+        ``size``: the file's size as listed in this poll (a closed file of that size is not opened)."""
         if t.gzip:
             return False
+        if t.fh is None and size is not None and size == t.offset:
+            return False  # nothing new (a copytruncate back to the same size waits for the file to grow)
         try:
-            if t.fh is None:
-                fh = open(t.path, "rb")  # noqa: SIM115 (kept open: a rotated file is read to its end)
-                st = os.fstat(fh.fileno())
-                if (st.st_dev, st.st_ino) != t.key:  # the name now holds another file
-                    fh.close()
-                    return False
-                t.fh = fh
+            if t.fh is None and not self._reopen(t):
+                return False
             size = os.fstat(t.fh.fileno()).st_size
         except OSError:
             return False
+        self._open.pop(t.key, None)  # the most recently read, the last closed
+        self._open[t.key] = t
+        while len(self._open) > self.max_open:
+            self._open.pop(next(iter(self._open))).close()
         if size < t.offset or (t.head_len and size >= t.head_len and _head_hash(t.fh, t.head_len) != t.head
                                and t.offset <= size):
             copy = self._read_copy(t, lines)
@@ -244,6 +264,28 @@ class Tail:
             t.head_len = min(t.offset, HEAD)
             t.head = _head_hash(t.fh, t.head_len)
         return t.offset < size and cut > 0
+
+    def _reopen(self, t: Tracked) -> bool:
+        """Open ``t`` under its name, or (rotated away since it was closed) the name its inode has now in
+        its folder; False when it is gone."""
+        for path in (t.path, None):
+            path = path or self._locate(t)
+            if path is None:
+                return False
+            try:
+                fh = open(path, "rb")  # noqa: SIM115 (kept open until closed as the least recently read)
+            except OSError:
+                continue
+            st = os.fstat(fh.fileno())
+            if (st.st_dev, st.st_ino) == t.key:
+                t.fh, t.path = fh, path
+                return True
+            fh.close()  # the name now holds another file
+        return False
+
+    def _close(self, t: Tracked) -> None:
+        self._open.pop(t.key, None)
+        t.close()
 
     def _read_copy(self, t: Tracked, lines: list[tuple[Tracked, int, Any]]) -> Path | None:
         """After a copytruncate: find the copy of ``t`` in its folder (a name starting with its name, e.g.

@@ -35,7 +35,7 @@ from .checkpoint import CHECKPOINT_VERSION, Checkpoints
 from .commit import LOCK_TIMEOUT, Commits, Pending
 from .outputs import COLUMNS, Outputs
 from .rounds import OpenShoes, PollTimes, RecentRounds
-from .tail import Tail, Tracked, Unread
+from .tail import Tail, Tracked, Unread, open_files_limit
 
 log = logging.getLogger("auditkit.live")
 
@@ -69,6 +69,8 @@ class Watcher(Tail, Outputs, Commits, Checkpoints):
         self._too_long = too_long_reason(max_line)  # ingest's reason
         self.on_emit = emit
         self.files: dict[tuple[int, int], Tracked] = {}
+        self._open: dict[tuple[int, int], Tracked] = {}  # the files held open (Tail)
+        self.max_open = open_files_limit()
         self.recent = RecentRounds(recent)
         self.shoes: dict[str, OpenShoes] = {}
         self.rules: dict[str, tuple[list, list]] = {}
@@ -139,7 +141,7 @@ class Watcher(Tail, Outputs, Commits, Checkpoints):
                 self._writer.join()
                 self._writer = None
         for t in self.files.values():
-            t.close()
+            self._close(t)
         for fh in (self._out_fh, self._csv_fh):
             if fh is not None:
                 fh.close()
