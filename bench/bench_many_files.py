@@ -1,0 +1,123 @@
+"""Benchmark: many small logs against the same rounds as one log (ingest, validate, ``watch --once``).
+
+    python bench/bench_many_files.py --files 1000 5000 20000 --rounds-per-file 5
+
+A casino sends a file per table per day. For each count of files, simulates
+``files * rounds-per-file`` baccarat rounds once and writes them twice: as that
+many small logs (each table's rounds in order, ``rounds-per-file`` a file) and
+as one log. Then runs, each in its own process, ``auditkit ingest`` of each into
+a new store, ``auditkit validate`` of each store and ``auditkit watch --once`` of
+each (the many files with the open-files limit lowered to 1,024, as systemd and
+most shells set it). Prints CPU seconds (user + system of the command),
+wall seconds and peak RSS of each, the per-file cost beyond the one log's
+(``(cpu_many - cpu_one) / files``) and the ratio. Run by hand; not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+NOFILE = 1024  # the usual soft limit of open files
+
+
+def _write_logs(root: Path, files: int, per_file: int, seed: int) -> int:
+    """``files`` small logs under ``root/many`` and the same rounds as ``root/one.jsonl``; the rounds."""
+    from auditkit.ingest.jsonl import records_from_table
+    from auditkit.simulate import simulate
+
+    table, _truth = simulate("baccarat", files * per_file, seed=seed, fault_rate=0.01)
+    by_table: dict[str, list[str]] = {}
+    for rec in records_from_table(table, "baccarat"):
+        by_table.setdefault(rec["table_id"], []).append(json.dumps(rec, separators=(",", ":")))
+    many = root / "many"
+    many.mkdir()
+    n = 0
+    with open(root / "one.jsonl", "w", encoding="utf-8") as one:
+        for tid, lines in by_table.items():
+            one.write("".join(x + "\n" for x in lines))
+            for k in range(0, len(lines), per_file):
+                (many / f"{tid}-{k // per_file:06d}.jsonl").write_text("".join(x + "\n" for x in lines[k:k + per_file]),
+                                                                       "utf-8")
+                n += 1
+    return n
+
+
+def _limit_files() -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(NOFILE, hard), hard))
+
+
+def _run(args: list[str], limit: bool = False) -> tuple[float, float, float, int, str]:
+    """CPU seconds, wall seconds, peak RSS (MiB), exit status and the last stderr line of one command."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    t0 = time.perf_counter()
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([sys.executable, "-m", "auditkit", *args], stdout=subprocess.DEVNULL, stderr=err,
+                                env=env, preexec_fn=_limit_files if limit else None)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - t0
+        err.seek(0)
+        tail = err.read().decode("utf-8", "replace").strip().splitlines()
+    return usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss / 1024, proc.returncode, tail[-1] if tail else ""
+
+
+def _command(step: str, root: Path, src: Path, kind: str, w: list[str]) -> tuple[list[str], Path | None]:
+    """The command line of one step on ``src`` (the many logs or the one), and the findings file it writes."""
+    store = str(root / f"s-{kind}")
+    if step == "ingest":
+        return ["ingest", "-q", "--store", store, *w, str(src)], None
+    if step == "validate":
+        out = root / f"v-{kind}.csv"
+        return ["validate", "-q", "--no-progress", *w, "--out", str(out), store], out
+    out = root / f"w-{kind}.jsonl"
+    return ["watch", "-q", "--once", "--no-stdout", "--poll", "0.05", "--out", str(out), str(src)], out
+
+
+def _findings(path: Path) -> int:
+    if not path.exists():
+        return 0
+    with open(path, encoding="utf-8") as fh:
+        return max(sum(1 for _ in fh) - (1 if path.suffix == ".csv" else 0), 0)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--files", type=int, nargs="+", default=[1000, 5000, 20000])
+    ap.add_argument("--rounds-per-file", type=int, default=5)
+    ap.add_argument("--workers", type=int, default=1, help="ingest and validate workers (default 1: CPU comparable)")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--steps", nargs="+", choices=["ingest", "validate", "watch"], default=["ingest", "validate", "watch"],
+                    help="validate needs ingest (default: all three)")
+    args = ap.parse_args()
+    w = ["--workers", str(args.workers)]
+    print(f"{'files':>7} {'step':<9} {'CPU many':>9} {'CPU one':>8} {'ms/file':>8} {'ratio':>6} "
+          f"{'wall many':>9} {'wall one':>8} {'RSS many':>9} {'RSS one':>8}  findings many/one")
+    for files in args.files:
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            n = _write_logs(root, files, args.rounds_per_file, args.seed)
+            for step in args.steps:
+                got = {}
+                for kind, src in (("many", root / "many"), ("one", root / "one.jsonl")):
+                    cmd, out = _command(step, root, src, kind, w)
+                    cpu, wall, rss, code, last = _run(cmd, limit=(kind == "many"))
+                    if code not in (0, 1):
+                        sys.exit(f"{step} of {kind}: exit {code}: {last}")
+                    got[kind] = (cpu, wall, rss, _findings(out) if out else None)
+                (cm, wm, rm, fm), (co, wo, ro, fo) = got["many"], got["one"]
+                same = "" if fm is None else f"{fm}/{fo}" + ("" if fm == fo else " DIFFERENT")
+                print(f"{n:>7,} {step:<9} {cm:>9.1f} {co:>8.1f} {1000 * (cm - co) / n:>8.2f} {cm / max(co, 1e-9):>6.2f} "
+                      f"{wm:>9.1f} {wo:>8.1f} {rm:>8.0f}M {ro:>7.0f}M  {same}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
