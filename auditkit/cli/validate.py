@@ -195,6 +195,7 @@ def run(args: argparse.Namespace) -> int:
             problem = quarantine_problem(report, store, args.max_quarantined)
             quarantine = store.quarantine() if args.xlsx else None  # the temporary store goes with the block
             require_rounds(report, store)
+            store.compact()  # the small parts read as one a partition
             findings, checked = _check(store, config, args, show, tally, workers)
     coverage = tally.table()
     unmatched = _nothing_checked(args, store, checked, report)

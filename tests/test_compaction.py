@@ -1,0 +1,94 @@
+"""Small parts compacted (issue 41 item 1): a store of many small sources reads one part a partition,
+with the same rounds and findings as its small parts; a compacted part that is gone, damaged or not
+committed is never read, its small parts are."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from test_live import streams
+
+from auditkit import compaction
+from auditkit.ingest.sources import ingest_paths
+from auditkit.store import Store
+from auditkit.validate import collect
+
+
+def _logs(folder: Path, files: int, per_file: int = 3) -> Path:
+    """``files`` logs of ``per_file`` simulated rounds each (each table's rounds in order)."""
+    folder.mkdir()
+    chunks = [(tid, k, lines[k:k + per_file])
+              for tid, lines in streams("baccarat", tables=3, seed=9, fault_rate=0.15, pool=3 * files * per_file).items()
+              for k in range(0, len(lines) - per_file + 1, per_file)][:files]
+    for tid, k, lines in chunks:
+        (folder / f"{tid}-{k:05d}.jsonl").write_text("".join(x + "\n" for x in lines), "utf-8")
+    return folder
+
+
+def _found(store: Store) -> Counter:
+    findings, checked = collect(store)
+    return Counter((f["round_id"], f["rule_id"], round(float(f["discrepancy"]), 2))
+                   for f in findings.to_dict("records")), checked
+
+
+def _ingest(logs: Path, root: Path, locked: bool) -> Store:
+    store = Store(root)
+    if locked:  # as `auditkit ingest`: the store's sole writer
+        with store.lock(5, command="ingest"):
+            ingest_paths([logs], store)
+    else:
+        ingest_paths([logs], store)
+    return Store(root)
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("compaction")
+    logs = _logs(tmp / "logs", 40)
+    return _ingest(logs, tmp / "compacted", True), _ingest(logs, tmp / "plain", False)
+
+
+def test_many_small_sources_are_read_from_one_part_a_partition_with_the_same_findings(stores):
+    compacted, plain = stores
+    partitions = [(g, d) for g in compacted.games() for d in compacted.dates(g)]
+    assert partitions and all(len(compacted.parts(g, d)) == 1 for g, d in partitions)
+    assert all(compacted.parts(g, d)[0].name.startswith("compact-") for g, d in partitions)
+    assert sum(len(plain.parts(g, d)) for g, d in partitions) == 40
+    assert compacted.count() == plain.count() == 120
+    found, checked = _found(compacted)
+    assert checked == 120 and found and (found, checked) == _found(plain)
+
+
+def _copy(store: Store, to: Path) -> Store:
+    import shutil
+
+    shutil.copytree(store.root, to)
+    return Store(to)
+
+
+@pytest.mark.parametrize("damage", ["deleted", "other size", "record unreadable", "no record (a crash)"])
+def test_a_compacted_part_gone_damaged_or_uncommitted_is_not_read_its_parts_are(stores, tmp_path, damage):
+    compacted, plain = stores
+    store = _copy(compacted, tmp_path / "s")
+    part = next(iter(store.root.glob("rounds/*/*/compact-*.parquet")))
+    record = next(iter(store.root.glob(f"{compaction.FOLDER}/*.json")))
+    if damage == "deleted":
+        part.unlink()
+    elif damage == "other size":
+        part.write_bytes(part.read_bytes() + b"x")
+    elif damage == "record unreadable":
+        record.write_text("{not json")
+    else:
+        record.unlink()
+    store = Store(store.root)
+    g, d = next((g, d) for g in store.games() for d in store.dates(g))
+    assert not any(p.name.startswith("compact-") for p in store.parts(g, d))
+    assert store.count() == 120 and _found(store) == _found(plain)
+
+
+def test_fewer_small_parts_than_the_minimum_are_not_compacted(tmp_path):
+    store = _ingest(_logs(tmp_path / "logs", compaction.MIN_PARTS - 1), tmp_path / "s", True)
+    assert not list(store.root.glob("rounds/*/*/compact-*")) and not (store.root / compaction.FOLDER).exists()
+    assert store.count() == 3 * (compaction.MIN_PARTS - 1)
