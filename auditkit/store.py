@@ -435,7 +435,7 @@ class _ObjectFiles(_Files):
         import hashlib
 
         sink = pa.BufferOutputStream()
-        pq.write_table(table, sink, compression="zstd")  # encoded whole before a byte is uploaded
+        pq.write_table(table, sink, compression=compression_for(table))  # encoded whole before a byte is uploaded
         data = sink.getvalue().to_pybytes()
         self.write_bytes(rel, data)
         return len(data), hashlib.sha256(data).hexdigest()
