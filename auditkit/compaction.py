@@ -30,6 +30,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from .integrity import partition_of
+
 SMALL_ROWS = 10_000  # a part of fewer rows is small
 HELD_ROWS = 500_000  # rows of small parts held for compaction at most (then written)
 MIN_PARTS = 8        # small parts of one partition compacted together at least
@@ -40,14 +42,15 @@ FOLDER = "_compacted"
 class Compactor:
     """The small parts a sole writer wrote: by source until it commits, then by partition."""
 
-    pending: dict[str, list[tuple[str, pa.Table]]] = field(default_factory=dict)  # sha16 -> (rel, rows)
-    ready: dict[tuple[str, str], list[tuple[str, pa.Table]]] = field(default_factory=dict)
+    pending: dict[str, list[tuple[str, pa.Table | None]]] = field(default_factory=dict)  # sha16 -> (rel, rows)
+    ready: dict[tuple[str, str], list[tuple[str, pa.Table | None]]] = field(default_factory=dict)
     rows: int = 0
 
-    def written(self, sha16: str, rel: str, table: pa.Table) -> None:
-        if table.num_rows < SMALL_ROWS:
+    def written(self, sha16: str, rel: str, table: pa.Table | None, rows: int) -> None:
+        """A part written for a source: its rows in memory, or None (a worker's: read back if compacted)."""
+        if rows < SMALL_ROWS and partition_of(rel) is not None:
             self.pending.setdefault(sha16, []).append((rel, table))
-            self.rows += table.num_rows
+            self.rows += rows
 
     def dropped(self, sha16: str, rel: str | None = None) -> None:
         """A source's parts discarded (all of them, or ``rel``)."""
@@ -55,13 +58,11 @@ class Compactor:
         kept = [(r, t) for r, t in parts if rel is not None and r != rel]
         if kept:
             self.pending[sha16] = kept
-        self.rows -= sum(t.num_rows for _, t in parts) - sum(t.num_rows for _, t in kept)
+        self.rows -= sum(_rows(t) for _, t in parts) - sum(_rows(t) for _, t in kept)
 
     def committed(self, sha16: str, files: list[dict[str, Any]] | None) -> bool:
         """The source's small parts, committed, wait for their partition's compaction; True when the
         rows held are past :data:`HELD_ROWS` (time to write them)."""
-        from .integrity import partition_of
-
         listed = {f["path"] for f in files or []}
         for rel, table in self.pending.pop(sha16, []):
             key = partition_of(rel)
@@ -80,14 +81,20 @@ class Compactor:
                 continue
             name = uuid.uuid4().hex
             rel = f"{parts[0][0].rsplit('/', 1)[0]}/compact-{name}.parquet"
-            table = pa.concat_tables([t for _, t in parts])
+            tables = [t if t is not None else store.read_part(r) for r, t in parts]
+            counts = [t.num_rows for t in tables]
+            table = pa.concat_tables(tables)
             size, sha = store._files.write_parquet(rel, table)
             record = {"partition": [game, date], **file_entry(rel, table.num_rows, size, sha),
-                      "replaces": [{"path": r, "rows": t.num_rows} for r, t in parts]}
+                      "replaces": [{"path": r, "rows": n} for (r, _), n in zip(parts, counts, strict=True)]}
             store._files.write_bytes(f"{FOLDER}/{name}.json", json.dumps(record, indent=1).encode("utf-8"))
             n += 1
         self.pending, self.ready, self.rows = {}, {}, 0
         return n
+
+
+def _rows(table: pa.Table | None) -> int:
+    return 0 if table is None else table.num_rows
 
 
 def records(store: Any) -> list[dict[str, Any]]:

@@ -963,6 +963,9 @@ class Store:
         """Files written for a source by another store object (a worker's): listed in its manifest
         entry at :meth:`commit_source` as if written here."""
         self._written.setdefault(sha256[:16], []).extend(entries)
+        if self._compactor is not None:
+            for entry in entries:
+                self._compactor.written(sha256[:16], entry["path"], None, int(entry["rows"]))
 
     def drop_written(self, sha256: str, rel: str) -> None:
         """Delete one uncommitted file written for a source, and its entry."""
@@ -980,7 +983,7 @@ class Store:
         rel = f"{self._partition('rounds', game, date)}/{name}"
         self._record_file(rel, table.num_rows, *self._files.write_parquet(rel, table))
         if self._compactor is not None:
-            self._compactor.written(source_sha[:16], rel, table)
+            self._compactor.written(source_sha[:16], rel, table, table.num_rows)
         path = self._files.path(rel)
         return path if self.remote else Path(path)
 

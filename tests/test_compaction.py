@@ -92,3 +92,15 @@ def test_fewer_small_parts_than_the_minimum_are_not_compacted(tmp_path):
     store = _ingest(_logs(tmp_path / "logs", compaction.MIN_PARTS - 1), tmp_path / "s", True)
     assert not list(store.root.glob("rounds/*/*/compact-*")) and not (store.root / compaction.FOLDER).exists()
     assert store.count() == 3 * (compaction.MIN_PARTS - 1)
+
+
+def test_parts_written_by_ingest_workers_are_compacted_too(stores, tmp_path):
+    """The parts a worker process wrote (adopted by the committing process) are read back and compacted."""
+    _compacted, plain = stores
+    store = Store(tmp_path / "s")
+    with store.lock(5, command="ingest"):
+        report = ingest_paths([_logs(tmp_path / "logs", 40)], store, workers=2)
+    assert len(report.sources) == 40
+    store = Store(tmp_path / "s")
+    assert all(len(store.parts(g, d)) == 1 for g in store.games() for d in store.dates(g))
+    assert store.count() == 120 and _found(store) == _found(plain)
