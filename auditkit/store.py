@@ -6,6 +6,8 @@ Layout under the store root::
     findings/game=<game>/date=<yyyy-mm-dd>/findings.parquet    findings of that partition
     _manifest/<sha256>.json                                   one record per ingested source file
     _quarantine/<sha256>.parquet                              its bad lines
+    rounds/game=<game>/date=<yyyy-mm-dd>/compact-<id>.parquet  small parts of many sources, read as one
+    _compacted/<id>.json                                      which parts it replaces (auditkit.compaction)
 
 The root is a local folder, or an object-store URI (``s3://bucket/prefix``,
 through pyarrow's file systems; any pyarrow or fsspec file system with
