@@ -1,195 +1,414 @@
 """A draft profile from an export's header and a sample of its values (``auditkit profile suggest``).
 
-It guesses each column's field from its name and its values (card notation, time format, money,
-vocabularies), and writes ``# TODO:`` where it could not decide; docs/profiles.md says what to edit.
+Each column gets a role from its name and values together (:mod:`.roles`); the game is recognised
+from the roles of all the columns; each role becomes the field the game records it as. What the
+sample cannot decide (the time zone, a separator that may be a decimal one) is a ``TODO:`` value the
+profile refuses until it is answered; what it could not place is a ``# TODO:`` comment.
+docs/profiles.md ("profile suggest") lists what a user must still decide.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
 import pyarrow as pa
 
+from .draft import TODO, Draft
 from .mapping import ROW
-from .roles import pattern_lines, role_column, role_fields, round_key
-from .sniff import MONEY, cells, exact_target, guess_target, norm, notation_of, time_of, toml_text
+from .notation import BOOL_WORDS
+from .roles import Column, classify, recognise_game, role_column, vocabulary
+from .sniff import has_offset, money_format, norm
 
-__all__ = ["suggest_profile", "SAMPLE"]
+__all__ = ["suggest_profile", "SAMPLE", "Suggestion"]
 
 SAMPLE = 500  # rows looked at
+ROUND_ROLES = {"round_id": "round_id", "table": "table_id", "dealer": "dealer_id", "shoe": "shoe_id",
+               "round_seq": "round_seq", "status": "status", "table_min": "table_min", "table_max": "table_max",
+               "announced_player": "announced.player", "announced_banker": "announced.banker",
+               "deal_order": "deal_order", "cut_card": "cut_card", "first_position": "first_position",
+               "cards_remaining": "cards_remaining", "dice": "dice"}
+HAND_ROLES = {"position": "position", "initial_stake": "initial_wager", "decision": "decision", "ante": "ante",
+              "play": "play", "pair_plus": "pair_plus", "net_ante": "net_ante", "net_play": "net_play",
+              "net_pair_plus": "net_pair_plus", "ante_bonus": "ante_bonus", "hand_no": "hand"}
+FLAGS = ("doubled", "split", "surrendered")
+MONEY_ROLES = {"stake", "net", "payout", "bankroll_before", "bankroll_after", "commission", "initial_stake", "ante",
+               "play", "pair_plus", "net_ante", "net_play", "net_pair_plus", "ante_bonus", "table_min", "table_max"}
+WORDS = {"outcome": ("player", "banker", "tie"), "side": ("player", "banker", "tie"), "decision": ("play", "fold"),
+         "status": ("completed", "void", "dead")}
 
 
-def suggest_profile(table: pa.Table, file_name: str, source_lines: Sequence[str] = ()) -> str:
-    """The draft profile's TOML text for a source's rows (string columns and ``__row``)."""
-    cols = [c for c in table.column_names if c != ROW]
+class Suggestion:
+    """The draft of one export: :attr:`draft` (its TOML by ``text()``), the round key, the game."""
+
+    def __init__(self, draft: Draft, key: list[str], game: str | None) -> None:
+        self.draft, self.key, self.game = draft, key, game
+
+    def text(self) -> str:
+        return self.draft.text()
+
+
+def suggest_profile(table: pa.Table, file_name: str, source: dict | None = None) -> Suggestion:
+    """The draft profile of a source's rows (string columns and ``__row``); ``source`` its ``[source]``."""
     head = table.slice(0, SAMPLE)
-    out = [f"# Draft profile for {file_name}, written by `auditkit profile suggest` from its header and",
-           f"# the first {min(SAMPLE, table.num_rows)} rows. Check every line; docs/profiles.md documents each key.",
-           "profile = 1", f"name = {toml_text(norm(file_name.rsplit('.', 1)[0]) or 'export')}", "", *source_lines, ""]
-    fields: list[str] = []
-    todo: list[str] = []
-    values_tables: list[str] = []
-    notation: str | None = None
-    times: tuple[str, str | None] | None = None
-    used: set[str] = set()
-    item_list = None
-    roles = role_column(head, cols)
-    skip: set[str] = set()
-    game: str | None = None
-    card_lines: list[str] = []
-    if roles:  # rows of several kinds (a dealer's, a player's, a side bet's): each field from its rows
-        fields, values_tables, skip, notation, game = role_fields(head, cols, *roles)
-        used |= {f.split(" =", 1)[0].strip('"') for f in fields}
-        item_list = "hands"
-        if notation == "pattern":
-            card_lines = pattern_lines([v for c in skip for v in cells(
-                [x for x in head[c].to_pylist() if x is not None and x.strip()])[1]])
-    key = round_key(head, cols, bool(roles))
-    time_named = any(guess_target(c) == "started_at" for c in cols)
-    groups: dict[str, list[str]] = {}
-    for c in cols:
-        m = re.match(r"^(p|b|player|banker)_?(card_?)?\d$", norm(c))
-        if m:
-            groups.setdefault("player_cards" if m[1].startswith("p") else "banker_cards", []).append(c)
-    for target, members in groups.items():
-        cards = [v.strip() for c in members for v in head[c].to_pylist() if v is not None and v.strip()]
-        found = notation_of(cards, members[0])
-        if found:
-            notation = notation or found
-            fields.append(f"{target} = {{columns = [{', '.join(toml_text(c) for c in members)}]}}")
-            used.add(target)
-    grouped = {c for members in groups.values() for c in members if any(f.startswith(
-        ("player_cards", "banker_cards")) for f in fields)}
-    for c in cols:
-        if c in grouped or c in skip:
-            continue
-        vals = [v for v in head[c].to_pylist() if v is not None and v.strip()]
-        target = "round_id" if c == key else guess_target(c)
-        if target == "round_id" and key is not None and c != key:  # a row's own id when rows share a round
-            todo.append(f"# TODO: column {toml_text(c)} numbers the rows, not the rounds ({toml_text(key)} does): "
-                        "leave it out or map it")
-            continue
-        if target is None and not time_named and "started_at" not in used and all(":" in v for v in vals) \
-                and (t := time_of(vals)) and t[0] in ("iso", "strftime"):
-            target = "started_at"  # a column of dates and times of day, when no column is named as one
-        distinct = list(dict.fromkeys(vals))
-        if not vals:
-            todo.append(f"# TODO: column {toml_text(c)} is empty in the sample: map it or leave it out")
-            continue
-        exact = exact_target(c)
-        vocabulary = exact in ("outcome", "wagers.bet") and not set(distinct) <= {"player", "banker", "tie"}
-        if exact == "dice" and (m := re.fullmatch(r"\d(\D+)\d\1\d", vals[0].strip())):
-            fields.append(f"dice = {{column = {toml_text(c)}, split = {toml_text(m[1])}}}")  # 4-2-6
-            used.add(exact)
-            continue
-        if exact and exact not in used and not exact.endswith(("cards", ".high", ".low")) and exact != "started_at" \
-                and not vocabulary:
-            fields.append(f"{exact} = {toml_text(c)}")
-            used.add(exact)
-            if exact.startswith("hands."):
-                item_list = "hands"
-            continue
-        how, cards = cells(vals)
-        card_notation = notation_of(cards, c) if target in (None, "player_cards", "banker_cards", "dealer_cards",
-                                                        "cards") else None
-        if card_notation and target in (None, "cards"):
-            n = norm(c)
-            target = next((f"{side}_cards" for side in ("player", "banker", "dealer") if side in n), "cards")
-        if target in ("player_cards", "banker_cards", "dealer_cards", "cards") and card_notation:
-            notation = notation or card_notation
-            spec = {"json": "json = true", None: ""}.get(how, f"split = {toml_text(how or ' ')}")
-            name = "hands.cards" if target == "cards" else target
-            if target == "cards":
-                item_list = "hands"
-            if name in used:
-                todo.append(f"# TODO: column {toml_text(c)} holds cards too ({', '.join(distinct[:3])}): which?")
-                continue
-            fields.append(f"{name} = {{column = {toml_text(c)}{', ' + spec if spec else ''}}}")
-            used.add(name)
-            continue
-        if target == "started_at" and (t := time_of(vals)):
-            times = times or t
-            fields.append(f"started_at = {toml_text(c)}")
-            used.add(target)
-            continue
-        if target in ("seat", "bet", "amount", "net"):
-            lst = "wagers" if target in ("bet", "amount") or item_list != "hands" else "hands"
-            name = f"{lst}.{'wager' if lst == 'hands' and target == 'amount' else target}"
-            if name in used:
-                todo.append(f"# TODO: column {toml_text(c)} looks like {name} too: which?")
-                continue
-            if target == "bet" and len(distinct) <= 12:
-                table_name = "bet"
-                values_tables.append(_vocabulary(table_name, distinct, ("player", "banker", "tie")))
-                fields.append(f"{name} = {{column = {toml_text(c)}, values = \"{table_name}\"}}")
+    columns = [classify(c, head[c].to_pylist()) for c in table.column_names if c != ROW]
+    draft = Draft([f"Draft profile for {file_name}, written by `auditkit profile suggest` from its header and",
+                   f"the first {min(SAMPLE, table.num_rows)} rows. Check every line; docs/profiles.md documents "
+                   "each key and lists what a draft leaves to decide."])
+    stem = norm(file_name.rsplit(".", 1)[0]) or "export"
+    draft.section(None)
+    draft.set("profile", 1)
+    draft.set("name", stem)
+    if source:
+        draft.section("source")
+        for k, v in source.items():
+            draft.set(k, v)
+    kinds = role_column(columns)
+    roles = [c.role for c in columns if c.role]
+    game, tied = recognise_game(roles, kinds is not None)
+    key = _round_key(columns, kinds is not None)
+    build = _Fields(draft, columns, game, kinds, key)
+    build.game_field(tied)
+    build.columns()
+    _grain(draft, build, key)
+    draft.sections.setdefault("fields", [])
+    draft.sections["fields"] = build.fields.sections["fields"]
+    _cards(draft, columns)
+    _times(draft, columns, build.used)
+    _money(draft, columns)
+    for name, table_ in build.tables.items():
+        draft.section(f"values.{name}")
+        for k, v in table_.items():
+            if isinstance(v, str) and v.startswith(TODO):
+                draft.note(f"TODO: {k!r} = ? ({v[len(TODO):]})")
             else:
-                fields.append(f"{name} = {toml_text(c)}")
-            used.add(name)
-            continue
-        if target == "outcome" and len(distinct) <= 12:
-            values_tables.append(_vocabulary("outcome", distinct, ("player", "banker", "tie")))
-            fields.append(f'outcome = {{column = {toml_text(c)}, values = "outcome"}}')
-            used.add(target)
-            continue
-        if target and target not in used and target not in ("cards",):
-            fields.append(f"{target} = {toml_text(c)}")
-            used.add(target)
-            if target == "shoe_id" and all(v.strip().isdigit() for v in vals):
-                todo.append(f"# TODO: {toml_text(c)} numbers shoes (1, 2...) and restarts: make shoe_id name each shoe "
-                            f"once, e.g. {{template = \"{{Table}}-{{Day}}-S{{{c}:02d}}\"}}")
-            continue
-        sample = ", ".join(distinct[:6])
-        kind = "amounts" if all(MONEY.match(v.strip()) for v in vals) else f"{len(distinct)} distinct values"
-        todo.append(f"# TODO: column {toml_text(c)} ({kind}; e.g. {sample[:80]}): map it to a field or leave it out")
-    blackjack = any(re.search(r"doubl|split|surrend|insurance", norm(c)) for c in cols)
-    if "game" not in used and game:
-        fields.insert(0, f"game = {{const = {toml_text(game)}}}  # TODO: check the game")
-    elif "game" not in used and blackjack:
-        fields.insert(0, 'game = {const = "blackjack"}  # TODO: check the game')
-    elif "game" not in used and "player_cards" in used:
-        fields.insert(0, 'game = {const = "baccarat"}  # TODO: or mini_baccarat')
-    elif "game" not in used:
-        fields.insert(0, '# TODO: the game: a constant (baccarat, blackjack, three_card_poker, pai_gow_poker...) '
-                      'or a column with a [values] table\ngame = {const = "baccarat"}')
-    if "table_id" not in used:
-        fields.insert(1, '# TODO: the table id: a column, or a constant naming the table\ntable_id = {const = "TABLE-1"}')
-    grain = ["[grain]"]
-    if any(f.startswith(("wagers.", "hands.")) for f in used) and "round_id" in used:
-        key = key or next(c for c in cols if guess_target(c) == "round_id")
-        grain += [f'rows = "{"hand" if item_list == "hands" else "wager"}"', f"round = [{toml_text(key)}]",
-                  "# TODO: check the grain: one row per round, hand, wager or card, and the columns that group rows"]
-    else:
-        grain += ['rows = "round"', "# TODO: if several rows make one round, say which columns group them: "
-                  "round = [\"...\"]"]
-    out += grain + ["", "[fields]", *fields, *todo, ""]
-    out += ["[cards]", *(card_lines or [f'notation = "{notation}"' if notation else
-            '# TODO: the card notation was not recognised: a preset or a pattern\nnotation = "auditkit"']), ""]
-    out.append("[times]")
-    if times is None:
-        out += ["# TODO: no time column recognised: map started_at and give its format, or say there are none",
-                'kind = "none"', 'start_date = 2025-01-01', 'zone = "America/Indiana/Indianapolis"']
-    else:
-        out.append(f'kind = "{times[0]}"')
-        if times[1]:
-            out.append(f"format = {toml_text(times[1])}")
-        out.append('zone = "America/Indiana/Indianapolis"  # TODO: the zone the times were written in')
-    out += ["", "[money]", 'currency = ["$"]', 'thousands = ","', "parentheses = true", ""]
-    out += values_tables
-    return "\n".join(out) + "\n"
+                draft.set(k, v)
+    return Suggestion(draft, key, game)
 
 
-def _vocabulary(name: str, distinct: list[str], targets: tuple[str, ...]) -> str:
-    lines = [f"[values.{name}]"]
-    undecided = False
-    for v in distinct:
-        low = v.strip().lower()
-        guess = next((t for t in targets if t in low or low == t[0]), None)
-        if guess is None:
-            undecided = True
-            lines.append(f"# TODO: {toml_text(v)} = \"?\"")
-        else:
-            lines.append(f"{toml_text(v)} = {toml_text(guess)}")
-    if undecided:
-        lines.insert(1, "# TODO: values it could not map")
-    return "\n".join(lines) + "\n"
+def _round_key(columns: list[Column], shared: bool) -> list[str]:
+    """The column naming each row's round when rows share rounds: a round id or a game counter whose
+    values repeat in the sample (one unique to each row numbers rows)."""
+    for role in ("round_id", "round_counter"):
+        for c in columns:
+            if c.role == role and len(c.distinct) < len(c.values):
+                return [c.name]
+    if not shared:
+        counters = [c for c in columns if c.role == "round_counter"]
+        if counters and not any(c.role == "round_id" for c in columns):
+            return [counters[0].name]
+    return []
+
+
+class _Fields:
+    """The ``[fields]`` of the draft, each role placed where the game records it."""
+
+    def __init__(self, draft: Draft, columns: list[Column], game: str | None,
+                 kinds: tuple[str, dict[str, list[str]]] | None, key: list[str]) -> None:
+        self.columns_, self.game, self.kinds, self.key = columns, game, kinds, key
+        vocab = vocabulary()
+        self.vocab = vocab.get(game or "", set().union(*vocab.values()))
+        from ... import games
+
+        self.flattened = games.get(game).csv_flattened if game else ()
+        self.fields = Draft([]).section("fields")
+        self.used: set[str] = set()
+        self.tables: dict[str, dict] = {}
+        self.items = "hands" if any(t.startswith("hands.") for t in self.vocab) else "wagers"
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def put(self, target: str, spec: object, comment: str | None = None) -> bool:
+        if target in self.used:
+            self.fields.note(f"TODO: {comment or ''} another column maps to {target} too: which?".replace("  ", " "))
+            return False
+        self.used.add(target)
+        self.fields.set(target, spec, comment, dotted=not target.startswith(("dealer.", "announced.")))
+        return True
+
+    def when(self, kind: str) -> dict | None:
+        if not self.kinds or not self.kinds[1][kind]:
+            return None
+        role, values = self.kinds[0], self.kinds[1][kind]
+        return {"column": role, "equals": values[0]} if len(values) == 1 else {"column": role, "in": values}
+
+    def spec(self, col: Column, kind: str | None = None, **more: object) -> object:
+        spec: dict = {"column": col.name, **more}
+        if col.how == "json":
+            spec["json"] = True
+        elif col.how is not None and col.role and col.role.startswith("cards:"):
+            spec["split"] = col.how
+        w = self.when(kind) if kind else None
+        if w:
+            spec["when"] = w
+        return col.name if list(spec) == ["column"] else spec
+
+    def known(self, target: str) -> bool:
+        flat = target.replace("dealer.", "dealer_").replace("announced.", "announced_")
+        return flat in self.vocab or target in ("round_id", "table_id", "dealer_id", "shoe_id", "round_seq",
+                                                "status", "game", "started_at") or target.startswith("wagers.")
+
+    def vocabulary_table(self, col: Column, role: str) -> str | None:
+        targets = WORDS[role]
+        distinct = col.distinct
+        if {v.lower() for v in distinct} <= set(targets) or role == "side" and "outcome" not in self.vocab:
+            return None  # the game's own words (a blackjack's side bets: insurance, even_money)
+        table: dict[str, str] = {}
+        for v in distinct[:24]:
+            low = v.lower()
+            guess = next((t for t in targets if t in low or low == t[0] or low.startswith(t[:4])), None)
+            table[v] = guess if guess else f"{TODO}one of {', '.join(targets)}"
+        self.tables[role] = table
+        return role
+
+    # -- the fields ------------------------------------------------------------------------------
+    def game_field(self, tied: list[str]) -> None:
+        from ... import games
+
+        named = next((c for c in self.columns_ if c.role == "game"), None)
+        if named is not None:
+            table: dict[str, str] = {}
+            if set(named.distinct) <= set(games.names()):
+                self.put("game", named.name)
+                return
+            for v in named.distinct:
+                found = next((g.name for g in games.games() for n in (*g.names, g.title)
+                              if norm(n) == norm(v)), None)
+                table[v] = found or f"{TODO}one of {', '.join(games.names())}"
+            self.tables["game"] = table
+            self.put("game", {"column": named.name, "values": "game"})
+            return
+        if self.game is None:
+            self.fields.note(f"TODO: the game: no column says it (one of {', '.join(games.names())})")
+            self.put("game", f"{TODO}the game")
+            return
+        others = [g for g in tied if g != self.game]
+        aliases = games.get(self.game).aliases
+        comment = (f"TODO: the columns fit {', '.join(others)} as well" if others else
+                   f"or {', '.join(aliases)}" if aliases else "from the columns' roles")
+        self.put("game", {"const": self.game}, comment)
+
+    def columns(self) -> None:
+        cols = self.columns_
+        kinds = self.kinds
+        role_col = kinds[0] if kinds else None
+        groups: dict[str, list[Column]] = {}
+        for c in cols:  # cards one a column (P1, P2, P3): one field of several columns
+            if c.role and c.role.startswith("cards:") and c.how is None and c.name[-1:].isdigit():
+                groups.setdefault(c.role, []).append(c)
+        for role, members in groups.items():
+            if len(members) > 1:
+                self.put(self.card_target(role), {"columns": [m.name for m in members]})
+        grouped = {m.name for members in groups.values() if len(members) > 1 for m in members}
+        before = next((c for c in cols if c.role == "bankroll_before"), None)
+        after = next((c for c in cols if c.role == "bankroll_after"), None)
+        stake = next((c for c in cols if c.role == "stake"), None)
+        seat = next((c for c in cols if c.role == "seat"), None)
+        for c in cols:
+            if c.name in grouped or c.name == role_col:
+                continue
+            if not c.values:
+                self.fields.note(f"TODO: column {c.name!r} is empty in the sample: map it or leave it out")
+                continue
+            self.column(c, before, after)
+        if stake is not None and seat is None:
+            target = f"{self.items}.seat"
+            self.put(target, {"const": 1}, "TODO: the export records no seat: every wager drafted at seat 1")
+
+    def card_target(self, role: str, kind: str = "player") -> str:
+        side = role.split(":", 1)[1]
+        dealer = "dealer.cards" if "dealer" in self.flattened else "dealer_cards"
+        if side == "banker":
+            return "banker_cards" if "banker_cards" in self.vocab else dealer
+        if side == "player":
+            return "player_cards" if "player_cards" in self.vocab else "hands.cards"
+        if side == "dealer":
+            return dealer
+        if side in ("dealer_high", "dealer_low"):
+            return f"dealer.{side[7:]}"
+        if kind == "dealer":
+            return dealer if side == "hand" else f"dealer.{side}"
+        return f"hands.{'cards' if side == 'hand' else side}"
+
+    def column(self, c: Column, before: Column | None, after: Column | None) -> None:
+        role = c.role
+        item = self.items
+        if role is None or role == "game":
+            if role is None:
+                sample = ", ".join(c.distinct[:5])[:80]
+                self.fields.note(f"TODO: column {c.name!r} ({len(c.distinct)} distinct values; e.g. {sample}): "
+                                 "map it to a field or leave it out")
+            return
+        if role == "compound":
+            self.fields.note(f"TODO: column {c.name!r} holds several fields in one cell ({c.values[0]!r}): "
+                             "cut it with a pattern of named groups (docs/profiles.md)")
+            return
+        if role.startswith("cards:"):
+            if self.kinds and role in ("cards:hand", "cards:player", "cards:high", "cards:low"):
+                self.put(self.card_target(role, "player"), self.spec(c, "player"))
+                self.put(self.card_target(role, "dealer"), self.spec(c, "dealer"))
+            else:
+                self.put(self.card_target(role), self.spec(c))
+            return
+        if role == "time":
+            self.put("started_at", c.name)
+            return
+        if role == "round_id":
+            if self.key and c.name not in self.key:
+                self.fields.note(f"TODO: column {c.name!r} numbers the rows, not the rounds ({self.key[0]!r} does): "
+                                 "leave it out or map it")
+                return
+            self.put("round_id", c.name)
+            return
+        if role == "round_counter":
+            if c.name not in self.key:
+                self.fields.note(f"TODO: column {c.name!r} counts games (1, 2...): the round key with it?")
+            return
+        if role in ("outcome", "status"):
+            if not self.known(role):
+                self.fields.note(f"TODO: column {c.name!r} ({', '.join(c.distinct[:4])}): the {self.game} record "
+                                 f"has no {role}; map it or leave it out")
+                return
+            table = self.vocabulary_table(c, role)
+            self.put(role, {"column": c.name, "values": table} if table else c.name)
+            return
+        if role in ROUND_ROLES:
+            target = ROUND_ROLES[role]
+            if not self.known(target):
+                if role == "round_seq" or (role == "shoe" and "shoe_id" in self.used):
+                    return
+                self.fields.note(f"TODO: column {c.name!r}: the {self.game} record has no {target}")
+                return
+            if role == "dice":
+                m = re.fullmatch(r"\d(\D+)\d\1\d", c.values[0])
+                self.put("dice", {"column": c.name, "split": m[1]} if m else self.spec(c))
+                return
+            self.put(target, c.name)
+            if role == "shoe" and all(v.isdigit() for v in c.values):
+                names = [x.name for x in self.columns_ if x.role == "table" or x.role is None and
+                         re.search(r"day|date", norm(x.name)) and all(v.isdigit() or "-" in v for v in x.values)]
+                example = "-".join("{" + n + "}" for n in [*names, c.name])  # columns of this export only
+                self.fields.note(f"TODO: {c.name!r} numbers shoes (1, 2...) and may restart: make shoe_id name each "
+                                 f"shoe once, e.g. shoe_id = {{template = \"{example}\"}}")
+            return
+        side = "side" if self.kinds and self.kinds[1]["side"] else None
+        if role in HAND_ROLES:
+            target = f"hands.{HAND_ROLES[role]}"
+            if role == "hand_no" and not self.known(target):
+                if "round_seq" not in self.used:
+                    self.put("round_seq", c.name)
+                return
+            if not self.known(target):
+                self.fields.note(f"TODO: column {c.name!r}: the {self.game} record has no {target}")
+                return
+            table = self.vocabulary_table(c, role) if role in WORDS else None
+            self.put(target, self.spec(c, "player", **({"values": table} if table else {})))
+            return
+        if role in FLAGS:
+            if not {v.lower() for v in c.values} <= set(BOOL_WORDS):
+                self.fields.note(f"TODO: column {c.name!r} ({', '.join(c.distinct[:4])}): a yes/no flag? "
+                                 "give it a [values] table")
+                return
+            self.tables["yn"] = {**self.tables.get("yn", {}), **{v: BOOL_WORDS[v.lower()] for v in c.distinct}}
+            self.put(f"hands.{role}", self.spec(c, "player", values="yn"))
+            return
+        if role == "seat":
+            self.put(f"{item}.seat", self.spec(c, "player"))
+            if side:
+                self.put("wagers.seat", self.spec(c, "side"))
+            return
+        if role == "stake":
+            target = f"{item}.{'wager' if item == 'hands' else 'amount'}"
+            self.put(target, self.spec(c, "player"))
+            if side:
+                self.put("wagers.amount", self.spec(c, "side"))
+            return
+        if role == "side":
+            table = self.vocabulary_table(c, role)
+            self.put("wagers.bet", self.spec(c, "side" if side else None,
+                                               **({"values": table} if table else {})))
+            return
+        if role in ("net", "payout"):
+            how = {"returned": c.name} if role == "payout" else {}
+            for target, kind in ((f"{item}.net", "player"), ("wagers.net", "side") if side else (None, None)):
+                if target is None:
+                    continue
+                spec = {**how, **({"when": self.when(kind)} if self.when(kind) else {})} if how else self.spec(c, kind)
+                self.put(target, spec)
+            return
+        if role in ("bankroll_before", "bankroll_after"):
+            if role == "bankroll_before" and before is not None and after is not None:
+                spec = {"bankroll_before": before.name, "bankroll_after": after.name}
+                if self.when("player"):
+                    spec["when"] = self.when("player")
+                self.put(f"{item}.net", spec)
+            elif before is None or after is None:
+                self.fields.note(f"TODO: column {c.name!r} is a bankroll without its other side (before/after)")
+            return
+        if role == "commission":
+            self.fields.note(f"TODO: column {c.name!r} is a commission: is the net written before or after it? "
+                             "map the net after commission")
+            return
+        self.fields.note(f"TODO: column {c.name!r} ({role}): map it or leave it out")
+
+
+def _grain(draft: Draft, build: _Fields, key: list[str]) -> None:
+    draft.section("grain")
+    items = any(t.startswith(("hands.", "wagers.")) for t in build.used)
+    if key and (items or build.kinds):
+        draft.set("rows", "hand" if build.items == "hands" else "wager")
+        draft.set("round", key, "the columns whose values together name a round")
+    elif key:
+        draft.set("rows", "round")
+        draft.set("round", key)
+    else:
+        draft.set("rows", "round", "TODO if several rows make one round: round = [the columns that group them]")
+    if not build.fields.has("table_id", "fields"):
+        build.fields.note("TODO: the table id: a column, or a constant naming the table")
+        build.fields.set("table_id", {"const": f"{TODO}the table"})
+
+
+def _cards(draft: Draft, columns: list[Column]) -> None:
+    draft.section("cards")
+    found = [c.cards for c in columns if c.cards is not None]
+    if not found:
+        draft.note("TODO: no card column recognised: name the notation (a preset or a pattern)")
+        draft.set("notation", "auditkit")
+        return
+    first = found[0]
+    if any(f.table() != first.table() for f in found[1:]):
+        draft.note("TODO: the card columns are written in different notations: check every card column")
+    for k, v in first.table().items():
+        draft.set(k, v)
+
+
+def _times(draft: Draft, columns: list[Column], used: set[str]) -> None:
+    draft.section("times")
+    col = next((c for c in columns if c.role == "time" and c.time), None)
+    zone = f"{TODO}the time zone the times were written in, e.g. America/Chicago (docs/profiles.md)"
+    if col is None or "started_at" not in used:
+        draft.note("TODO: no time column recognised: map started_at and give its format, or say there are none")
+        draft.set("kind", "none")
+        draft.set("start_date", f"{TODO}the date of the first round, YYYY-MM-DD")
+        draft.set("zone", zone)
+        return
+    kind, fmt = col.time  # type: ignore[misc]
+    draft.set("kind", kind)
+    if fmt:
+        draft.set("format", fmt)
+    if kind == "iso" and has_offset(col.values):
+        draft.note("the times carry their UTC offset: no zone to give")
+        return
+    draft.set("zone", zone, "the draft never guesses it")
+
+
+def _money(draft: Draft, columns: list[Column]) -> None:
+    values = [v for c in columns if c.role in MONEY_ROLES for v in c.values]
+    fmt = money_format(values)
+    draft.section("money")
+    draft.set("currency", fmt.currency, None if fmt.currency else "no currency symbol in the amounts")
+    if fmt.undecided:
+        draft.set("decimal", f"{TODO}',' or '.': {fmt.undecided}", "answer with one character")
+        draft.set("thousands", "")
+    else:
+        draft.set("decimal", fmt.decimal)
+        draft.set("thousands", fmt.thousands)
+    draft.set("parentheses", fmt.parentheses)
