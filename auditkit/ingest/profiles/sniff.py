@@ -263,18 +263,20 @@ def money_format(values: list[str]) -> MoneyFormat:
 
 
 def numbers(values: list[str]) -> list[float] | None:
-    """The values as numbers (a plain reading: digits, sign, one decimal point or comma), or None."""
+    """The values as numbers, whatever their separators (``1.234,50``, ``$1,000.00``, ``(25)``), or None
+    when one is not a number. The decimal separator is the last one unless three digits follow it alone."""
     out = []
     for v in values:
-        t = v.strip().replace("$", "").replace("€", "").replace("£", "").replace(" ", "")
+        t = re.sub(r"[\s$€£¥\u00a0']", "", v)
         neg = t.startswith("(") and t.endswith(")")
         t = t.strip("()")
-        if "," in t and "." not in t and t.count(",") == 1 and len(t.rsplit(",", 1)[1]) != 3:
-            t = t.replace(",", ".")
-        t = t.replace(",", "")
-        try:
-            x = float(t)
-        except ValueError:
+        if not re.fullmatch(r"[-+]?\d[\d.,]*", t) or t.endswith((",", ".")):
             return None
-        out.append(-x if neg else x)
+        last = max(t.rfind(","), t.rfind("."))
+        if last >= 0 and (len(t) - last - 1 == 3 and t.count(t[last]) > 1 or
+                          len(t) - last - 1 == 3 and t[last] not in t[:last] and not ("," in t and "." in t)):
+            t = t.replace(",", "").replace(".", "")  # 1,000 or 1.000.000: thousands only (money_format decides)
+        elif last >= 0:
+            t = re.sub(r"[.,]", "", t[:last]) + "." + t[last + 1:]
+        out.append(-float(t) if neg else float(t))
     return out

@@ -72,6 +72,8 @@ def suggest_profile(table: pa.Table, file_name: str, source: dict | None = None)
     _grain(draft, build, key)
     draft.sections.setdefault("fields", [])
     draft.sections["fields"] = build.fields.sections["fields"]
+    if build.not_recorded:
+        draft.set("not_recorded", build.not_recorded, "evidence the export lacks", section=None)
     _cards(draft, columns)
     _times(draft, columns, build.used)
     _money(draft, columns)
@@ -113,6 +115,7 @@ class _Fields:
         self.fields = Draft([]).section("fields")
         self.used: set[str] = set()
         self.tables: dict[str, dict] = {}
+        self.not_recorded: list[str] = []
         self.items = "hands" if any(t.startswith("hands.") for t in self.vocab) else "wagers"
 
     # -- helpers ---------------------------------------------------------------------------------
@@ -209,6 +212,10 @@ class _Fields:
                 self.fields.note(f"TODO: column {c.name!r} is empty in the sample: map it or leave it out")
                 continue
             self.column(c, before, after)
+        for name in _required(self.game):  # a round field the game requires that no column gives
+            if name == "shoe_id" and "shoe_id" not in self.used:
+                self.put("shoe_id", {"const": "unknown"}, "the export names no shoe: one for all, declared not recorded")
+                self.not_recorded.append("shoe")
         if stake is not None and seat is None:
             target = f"{self.items}.seat"
             self.put(target, {"const": 1}, "TODO: the export records no seat: every wager drafted at seat 1")
@@ -348,6 +355,33 @@ class _Fields:
                              "map the net after commission")
             return
         self.fields.note(f"TODO: column {c.name!r} ({role}): map it or leave it out")
+
+
+def _required(game: str | None) -> list[str]:
+    """The round fields every record of ``game`` must carry beyond the cards (baccarat's shoe_id and
+    round_seq), asked of the game's own record reader with a record that has none."""
+    from ... import games
+    from ...ingest.records import BadRecord
+    from ...schema import COMMON
+
+    if game is None:
+        return []
+    row: dict = {f.name: None for f in COMMON}
+    needed: list[str] = []
+    for _ in range(len(row)):
+        try:
+            games.get(game).parse({}, row)
+        except BadRecord as exc:
+            m = re.fullmatch(r"missing required field (\w+)", str(exc))
+            if not m or m[1] not in row or m[1] in needed:
+                break
+            needed.append(m[1])
+            row[m[1]] = 1
+            continue
+        except Exception:  # noqa: BLE001 (a reader that wants more than an empty record: done asking)
+            break
+        break
+    return needed
 
 
 def _grain(draft: Draft, build: _Fields, key: list[str]) -> None:
