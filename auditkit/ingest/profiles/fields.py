@@ -245,9 +245,14 @@ def check_target(target: str, spec: FieldSpec, where: str) -> None:
     elif target not in known_targets():
         import difflib
 
-        near = difflib.get_close_matches(target, sorted(known_targets()), n=1, cutoff=0.6)
-        head = target.split(".")[0]
-        what = f"{head!r}" if "." in target and head in known_targets() else "a round"
+        head, _, tail = target.partition(".")
+        if tail and head in known_targets():  # a known object or list: the nearest of its own fields
+            what = f"{head!r}"
+            own = sorted(k.split(".", 1)[1] for k in known_targets() if k.startswith(head + "."))
+            near = [f"{head}.{k}" for k in difflib.get_close_matches(tail, own, n=1, cutoff=0.6)]
+        else:
+            what = "a round"
+            near = difflib.get_close_matches(target, sorted(known_targets()), n=1, cutoff=0.6)
         raise err(where, key, f"not a field of {what}" + (f" (did you mean {near[0]}?)" if near else
                                                           " (see docs/log-format.md)"))
     if spec.returned and not target.endswith(".net"):
