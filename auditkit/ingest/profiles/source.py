@@ -380,13 +380,13 @@ def _json(src: RawSource) -> Iterator[pa.Table]:
                     src.bad.append((n, f"not valid JSON: {exc}", raw.decode(spec.encoding, "replace")[:4096]))
         else:
             doc = json.loads(fh.read().decode(spec.encoding))
-            for part in (spec.records or "").split(".") if spec.records else []:
-                if not isinstance(doc, dict) or part not in doc:
-                    raise ConfigError(f"{src.name}: source.records = {spec.records!r}: no such key")
-                doc = doc[part]
-            if not isinstance(doc, list):
-                raise ConfigError(f"{src.name}: the records are not a JSON array (source.records names it)")
-            items = list(enumerate(doc, 1))
+            from .nested import records  # rows from an array at any depth, with their parents' fields
+
+            try:
+                items, parents = records(doc, spec.records)
+            except ValueError as exc:
+                raise ConfigError(f"{src.name}: source.records = {spec.records!r}: {exc}") from exc
+            src.bad.extend(parents)
     rows: list[dict[str, str | None]] = []
     numbers: list[int] = []
     for n, obj in items:
