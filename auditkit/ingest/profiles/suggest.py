@@ -74,6 +74,9 @@ def suggest_profile(table: pa.Table, file_name: str, source: dict | None = None)
     draft.sections["fields"] = build.fields.sections["fields"]
     if build.not_recorded:
         draft.set("not_recorded", build.not_recorded, "evidence the export lacks", section=None)
+    if left := _left_out(build):
+        draft.set("left_out", left, "no column records them: read as a log without them; if the vendor's system "
+                  "does not record them, move them to not_recorded", section=None)
     _cards(draft, columns)
     _times(draft, columns, build.used)
     _money(draft, columns)
@@ -355,6 +358,20 @@ class _Fields:
                              "map the net after commission")
             return
         self.fields.note(f"TODO: column {c.name!r} ({role}): map it or leave it out")
+
+
+def _left_out(build: _Fields) -> list[str]:
+    """The evidence of the game no column gives that a log leaves out the same way: its events (a game
+    that has some), a baccarat-like deal order and cutting card (the game's stored fields)."""
+    from ... import games
+
+    if build.game is None:
+        return []
+    out = []
+    if games.get(build.game).events and not any(t.startswith("events.") for t in build.used):
+        out.append("events")
+    out += [k for k in ("deal_order", "cut_card") if k in build.vocab and k not in build.used]
+    return out
 
 
 def _required(game: str | None) -> list[str]:
