@@ -88,19 +88,18 @@ def tagged_tokens(folder: Path) -> Export:
 
 
 def layout_cell(folder: Path) -> Export:
-    """Blackjack, one row per hand: seat, hand number and cards in one cell (``4|0|Kh9h``), the dealer's row
-    with seat 0."""
-    recs = [r for r in rounds("blackjack") if not r.get("wagers")]
+    """Baccarat, one row per round: the totals the dealer announced and the order the cards were dealt in
+    one layout cell (``46|PBPBPB``: player 4, banker 6), the cards as ``4h/Kd/2s``."""
+    recs = [r for r in rounds("baccarat", seed=21) if r.get("announced") and r.get("deal_order")]
     rows = []
     for r in recs:
-        when = _local(r["started_at"])
-        status = r.get("status", "completed")
-        rows.append([r["round_id"], when, r["table_id"], status, "0|0|" + "".join(r["dealer_cards"]), "", ""])
-        for h in r["hands"]:
-            rows.append([r["round_id"], when, r["table_id"], status, f"{h['seat']}|{h['hand']}|{''.join(h['cards'])}",
-                         h["wager"], h["net"]])
-    path = _csv(folder / "layout.csv", ["Round", "Time", "Table", "Status", "Layout", "Bet", "Net"], rows)
-    twin = [_bj_twin(r, keep=("seat", "hand", "cards", "wager", "net")) for r in recs]
+        a = r["announced"]
+        rows.append([r["round_id"], r["started_at"], r["table_id"], r.get("status", "completed"), r["shoe_id"],
+                     r["round_seq"], "/".join(r["player_cards"]), "/".join(r["banker_cards"]), r["outcome"],
+                     f"{a['player']}{a['banker']}|{r['deal_order']}"])
+    path = _csv(folder / "layout.csv", ["Id", "Time", "Table", "Status", "Shoe", "Seq", "P", "B", "Result", "Layout"],
+                rows)
+    twin = [{k: v for k, v in r.items() if k not in ("wagers", "cut_card", "dealer_id")} for r in recs]
     return Export(path, _twin(twin, folder, "layout"))
 
 

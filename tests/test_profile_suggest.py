@@ -188,10 +188,33 @@ def test_every_documented_notation_is_recognised_jokers_included(cells, cards, t
     assert all(read(c) for cell in cells for c in cell.split())
 
 
-def test_compound_cells_are_recognised_and_never_read_as_one_field():
-    draft = _draft({"round": ["1", "2"], "cards": ["P:3:0 P:11:1 B:1:2 B:12:3", "P:2:0 P:9:1 B:4:2 B:5:3"],
-                    "layout": ["46|d4s", "12|Kh9h"], "time": ["2025-06-01T10:00:00-05:00"] * 2, "table": ["T"] * 2})
-    assert "cards" not in draft["fields"] and "layout" not in str(draft["fields"])
+def test_tagged_card_tokens_are_drafted_as_a_cut_of_the_cell_per_hand():
+    draft = _draft({"round": ["1", "2"], "cards": ["P:3:0 P:11:1 B:1:2 B:12:3", "P:2:0 P:9:1 B:14:2 B:5:3 B:7:0"],
+                    "time": ["2025-06-01T10:00:00-05:00"] * 2, "table": ["T"] * 2})
+    fields = draft["fields"]
+    assert fields["game"] == {"const": "baccarat"}  # the tags' hands: a player's and a banker's
+    assert fields["player_cards"]["only"] == {"who": "P"} and fields["banker_cards"]["only"] == {"who": "B"}
+    assert fields["player_cards"]["group"] == "card" and fields["player_cards"]["split"] == " "
+    assert draft["cards"]["suits"] == {"0": "c", "1": "d", "2": "h", "3": "s"} and draft["cards"]["ranks"] == {"14": "A"}
+    from auditkit.ingest.profiles import parse_profile
+    from auditkit.ingest.profiles.notation import converter
+
+    draft["times"].pop("zone", None)
+    prof = parse_profile(draft, "d.toml")
+    read = converter("cards", prof.fields["banker_cards"], prof)
+    assert read("P:2:0 P:9:1 B:14:2 B:5:3 B:7:0") == ["Ah", "5s", "7c"]
+
+
+def test_a_layout_cell_is_cut_into_the_announced_totals_and_the_deal_order_its_values_agree_with():
+    draft = _draft({"round": ["1", "2", "3"], "P": ["4h/Kd", "9c/9d/Kh", "Ah/2c"], "B": ["2s/4c", "Tc/Jd", "3h/3d"],
+                    "Layout": ["46|PBPB", "80|PBPBP", "36|PBPB"], "time": ["2025-06-01T10:00:00-05:00"] * 3,
+                    "table": ["T"] * 3})
+    fields = draft["fields"]
+    assert fields["announced.player"]["group"] == "d0a" and fields["announced.banker"]["group"] == "d0b"
+    assert fields["deal_order"]["group"] == "order1"
+    swapped = _draft({"round": ["1", "2"], "P": ["4h/Kd", "9c/9d"], "B": ["2s/4c", "Tc/Jd"],
+                      "Layout": ["64|PBPB", "08|PBPB"], "time": ["2025-06-01T10:00:00-05:00"] * 2, "table": ["T"] * 2})
+    assert swapped["fields"]["announced.player"]["group"] == "d0b"  # the values say which digit is whose
 
 
 # ---- time zone, templates ------------------------------------------------------------------------------

@@ -12,12 +12,13 @@ tells). The game is never read from one column's name.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from .sniff import CardFormat, card_format, card_named, cells, compound, norm, numbers, time_of
+from .sniff import CardFormat, Compound, card_format, card_named, cells, compound, norm, numbers, time_of
 
 __all__ = ["Column", "classify", "role_column", "recognise_game", "vocabulary", "ROLE_COLUMN"]
 
+TAGS = {"P": "player", "B": "banker", "D": "dealer", "H": "hand"}  # a one-letter tag of a hand's cards
 ROLE_COLUMN = re.compile(r"^(role|row_?type|record_?type|line_?type|hand_?type|entry_?type|type|kind)$")
 DEALER_ROLE = re.compile(r"dealer|banker|house", re.IGNORECASE)
 PLAYER_ROLE = re.compile(r"player|seat|box|spot", re.IGNORECASE)
@@ -34,7 +35,7 @@ NAMED: list[tuple[str, str, str | None]] = [
     (r"^(hand|round)_?(in_?(shoe|game)|seq|index|sequence)$|^seq$|^coup(_?no)?$", "round_seq", "num"),
     (r"^hand(_?(no|num|number|nr))?$", "hand_no", "num"),
     (r"time|date|^ts$|^when$|^played$|^dealt$", "time", None),
-    (r"result|outcome|winner|winning_?(side|hand)", "outcome", "word"),
+    (r"result|outcome|winner|^win$|winning_?(side|hand)", "outcome", "word"),
     (r"^(seat|box|spot)(_?(no|num|number|id|nr))?$|^player_?(no|id|seat|num)$", "seat", "num"),
     (r"^position$|^pos$", "position", "num"),
     (r"^first_?position$|^first_?(stack|pos)", "first_position", "num"),
@@ -95,6 +96,13 @@ class Column:
     cards: CardFormat | None = None
     how: str | None = None          # how a cell holds several items: "json", a split text, or None
     time: tuple[str, str | None] | None = None
+    cells: list[str | None] = field(default_factory=list)  # every cell of the sample, in row order
+    compound: Compound | None = None   # a cell of several fields or tagged tokens
+    parts: dict[str, str] = field(default_factory=dict)  # a tagged cell: each tag's role
+
+    @property
+    def roles(self) -> list[str]:
+        return list(self.parts.values()) if self.parts else [self.role] if self.role else []
 
     @property
     def distinct(self) -> list[str]:
@@ -120,7 +128,7 @@ def classify(name: str, values: list[str]) -> Column:
     """A column's role from its name and values together: cards by their notation whatever the name
     (a hand's side from the name), times by their format, then names matched on the values' kind (a
     ``bet`` of 5, 10, 20 is a stake; of player, banker a bet's side)."""
-    col = Column(name, [v.strip() for v in values if v is not None and v.strip()])
+    col = Column(name, [v.strip() for v in values if v is not None and v.strip()], cells=list(values))
     vals = col.values
     if not vals:
         return col
@@ -131,8 +139,11 @@ def classify(name: str, values: list[str]) -> Column:
                                 and (not card_named(name) or counted)):
         col.role, col.cards, col.how = f"cards:{_side(name)}", fmt, how
         return col
-    if compound(vals) is not None and not all(v.isdigit() for v in vals):
-        col.role = "compound"
+    if (cut := compound(vals)) is not None and not all(v.isdigit() for v in vals):
+        col.role, col.compound = "compound", cut
+        if cut.kind == "tagged":
+            col.parts = {tag: f"cards:{_side(tag if len(tag) > 1 else TAGS.get(tag.upper(), 'hand'))}"
+                         for tag in cut.tags}
         return col
     n = re.sub(r"^(wagers|hands)_(?=.)", "", norm(name))  # the log's own names (wagers_net, hands_ante)
     nums = numbers(vals)

@@ -123,6 +123,9 @@ class Compound:
     pattern: str         # the token's (tagged) or the cell's (fields) pattern with named groups
     tags: list[str]      # the tags seen (tagged), or the parts' kinds (fields)
     example: str
+    card: str | None = None      # tagged: the card's pattern ([cards] pattern)
+    numbered_suits: bool = False  # tagged: suits written 0-3
+    ace_14: bool = False          # tagged: an ace written 14
 
 
 _TAGGED = re.compile(r"^(?P<who>[A-Za-z]{1,8})[:/](?P<rank>\d{1,2}|[2-9TJQKA])[:/](?P<suit>[0-3]|[cdhsCDHS])$")
@@ -135,29 +138,37 @@ def compound(values: list[str]) -> Compound | None:
         return None
     tokens = [t for v in values for t in v.split()]
     if tokens and all(_TAGGED.match(t) for t in tokens):
-        tags = sorted({_TAGGED.match(t)["who"] for t in tokens})  # type: ignore[index]
-        return Compound("tagged", r"(?P<who>[A-Za-z]+):(?P<rank>\d{1,2}):(?P<suit>[0-3])", tags, values[0])
+        found = [_TAGGED.match(t) for t in tokens]
+        tags = list(dict.fromkeys(m["who"] for m in found))  # type: ignore[index]
+        sep = next(ch for ch in tokens[0] if ch in ":/")
+        digits = all(m["suit"].isdigit() for m in found)  # type: ignore[index]
+        rank = r"\d{1,2}" if all(m["rank"].isdigit() for m in found) else r"\d{1,2}|[2-9TJQKA]"  # type: ignore[index]
+        suit = "[0-3]" if digits else "[cdhsCDHS]"
+        card = f"(?P<rank>{rank}){re.escape(sep)}(?P<suit>{suit})"
+        ranks = {m["rank"] for m in found}  # type: ignore[index]
+        return Compound("tagged", f"(?P<who>[A-Za-z]+){re.escape(sep)}(?P<card>[^{re.escape(sep)}]+{re.escape(sep)}"
+                        f"[^{re.escape(sep)}]+)", tags, values[0], card, digits, "14" in ranks)
     for sep in ("|", "#", "@"):
         if all(v.count(sep) == values[0].count(sep) >= 1 for v in values):
             parts = [v.split(sep) for v in values]
-            kinds = []
+            pieces, kinds = [], []
             for k in range(len(parts[0])):
                 col = [p[k] for p in parts]
-                kinds.append("number" if all(x.isdigit() for x in col) else "cards"
-                             if card_format(_card_run(col), "cards") else "text")
-            if "cards" in kinds:
-                pieces = [f"(?P<{kind}{k}>{'[0-9]+' if kind == 'number' else '.*?'})" for k, kind in enumerate(kinds)]
-                return Compound("fields", re.escape(sep).join(pieces), kinds, values[0])
+                if all(len(x) == 2 and x.isdigit() for x in col):  # two digits: two one-digit fields (46)
+                    pieces += [f"(?P<d{k}a>\\d)", f"(?P<d{k}b>\\d)"]
+                    kinds += ["digit", "digit"]
+                elif all(x.isdigit() for x in col):
+                    pieces.append(f"(?P<n{k}>\\d+)")
+                    kinds.append("number")
+                elif all(re.fullmatch(r"[PBpb]+", x) for x in col):
+                    pieces.append(f"(?P<order{k}>[PBpb]*)")
+                    kinds.append("order")
+                else:
+                    pieces.append(f"(?P<t{k}>[^{re.escape(sep)}]*)")
+                    kinds.append("text")
+                pieces.append(re.escape(sep))
+            return Compound("fields", "".join(pieces[:-1]), kinds, values[0])
     return None
-
-
-def _card_run(cells_: list[str]) -> list[str]:
-    """Cards written run together (``d4s`` is ``d4``? no: ``4s`` after a tag) split two characters at a time."""
-    out = []
-    for c in cells_:
-        c = c.strip()
-        out += c.split() if " " in c else [c[i:i + 2] for i in range(0, len(c), 2)] if len(c) % 2 == 0 else [c]
-    return out
 
 
 def time_of(values: list[str]) -> tuple[str, str | None] | None:

@@ -63,7 +63,7 @@ def suggest_profile(table: pa.Table, file_name: str, source: dict | None = None)
         for k, v in source.items():
             draft.set(k, v)
     kinds = role_column(columns)
-    roles = [c.role for c in columns if c.role]
+    roles = [r for c in columns for r in c.roles]
     game, tied = recognise_game(roles, kinds is not None)
     key = _round_key(columns, kinds is not None)
     build = _Fields(draft, columns, game, kinds, key)
@@ -223,6 +223,39 @@ class _Fields:
             target = f"{self.items}.seat"
             self.put(target, {"const": 1}, "TODO: the export records no seat: every wager drafted at seat 1")
 
+    def layout(self, c: Column) -> bool:
+        """A cell of several fields (``46|PBPBPB``) cut into those it can name: two digits that agree with
+        the point totals of the player's and banker's first two cards on most rows are the announced
+        totals, a text of P and B the deal order; the other parts are left as TODOs."""
+        cut = c.compound
+        assert cut is not None
+        groups = list(re.compile(cut.pattern).groupindex)
+        hands = {side: next((x for x in self.columns_ if x.role == f"cards:{side}" and x.cells), None)
+                 for side in ("player", "banker")}
+        placed = False
+        digits = [g for g in groups if g.startswith("d")]
+        if len(digits) == 2 and all(hands.values()) and "announced_player" in self.vocab:
+            found = [re.fullmatch(cut.pattern, v.strip()) if v else None for v in c.cells]
+            totals = [(_points(p, hands["player"]), _points(b, hands["banker"]))  # type: ignore[union-attr]
+                      for p, b in zip(hands["player"].cells, hands["banker"].cells, strict=True)]  # type: ignore[union-attr]
+            pairs = [((int(m[digits[0]]), int(m[digits[1]])), t) for m, t in zip(found, totals, strict=True) if m and
+                     None not in t]
+            for order in (digits, digits[::-1]):
+                agree = sum((a, b) == t for (a, b), t in pairs) if order == digits else \
+                    sum((b, a) == t for (a, b), t in pairs)
+                if pairs and agree >= 0.8 * len(pairs):
+                    for target, group in zip(("announced.player", "announced.banker"), order, strict=True):
+                        self.put(target, {"column": c.name, "pattern": cut.pattern, "group": group})
+                    placed = True
+                    break
+        for group in groups:
+            if group.startswith("order") and "deal_order" in self.vocab:
+                self.put("deal_order", {"column": c.name, "pattern": cut.pattern, "group": group})
+                placed = True
+        if placed:
+            self.fields.note(f"the cell {c.name!r} ({c.values[0]!r}) cut by its parts: check what each part holds")
+        return placed
+
     def card_target(self, role: str, kind: str = "player") -> str:
         side = role.split(":", 1)[1]
         dealer = "dealer.cards" if "dealer" in self.flattened else "dealer_cards"
@@ -246,6 +279,13 @@ class _Fields:
                 sample = ", ".join(c.distinct[:5])[:80]
                 self.fields.note(f"TODO: column {c.name!r} ({len(c.distinct)} distinct values; e.g. {sample}): "
                                  "map it to a field or leave it out")
+            return
+        if role == "compound" and c.compound is not None and c.compound.kind == "tagged":
+            for tag, part in c.parts.items():  # each hand's tokens: a cut of the cell keeping that tag's
+                self.put(self.card_target(part), {"column": c.name, "split": " ", "pattern": c.compound.pattern,
+                                                  "group": "card", "only": {"who": tag}})
+            return
+        if role == "compound" and c.compound is not None and self.layout(c):
             return
         if role == "compound":
             self.fields.note(f"TODO: column {c.name!r} holds several fields in one cell ({c.values[0]!r}): "
@@ -360,6 +400,24 @@ class _Fields:
         self.fields.note(f"TODO: column {c.name!r} ({role}): map it or leave it out")
 
 
+def _points(cell: str | None, col: Column) -> int | None:
+    """The point total (ranks 2-9 their value, an ace 1, tens and faces 0, modulo 10) of a hand's first two
+    cards in ``cell``, written as ``col`` writes them; None when it cannot say."""
+    if not cell or col.cards is None:
+        return None
+    cards = cell.split() if col.how == " " else cell.split(col.how) if col.how and col.how != "json" else [cell]
+    total = 0
+    for card in [c.strip() for c in cards][:2]:
+        rank = card if col.cards.notation in ("points", "rank-only") else card[:-1]
+        value = {"A": 1, "T": 0, "J": 0, "Q": 0, "K": 0}.get(rank.upper())
+        if value is None:
+            if not rank.isdigit():
+                return None
+            value = int(rank) % 10 if int(rank) < 14 else 1
+        total += value
+    return total % 10
+
+
 def _left_out(build: _Fields) -> list[str]:
     """The evidence of the game no column gives that a log leaves out the same way: its events (a game
     that has some), a baccarat-like deal order and cutting card (the game's stored fields)."""
@@ -419,6 +477,16 @@ def _grain(draft: Draft, build: _Fields, key: list[str]) -> None:
 
 def _cards(draft: Draft, columns: list[Column]) -> None:
     draft.section("cards")
+    tagged = next((c.compound for c in columns if c.compound is not None and c.compound.kind == "tagged"), None)
+    if tagged is not None:  # who:rank:suit tokens: the card part of each token
+        draft.set("notation", "pattern")
+        draft.set("pattern", tagged.card)
+        if tagged.numbered_suits:
+            draft.set("suits", {"0": "c", "1": "d", "2": "h", "3": "s"}, "TODO: check the order of the numbered "
+                      "suits (no finding depends on it: only the cards' texts do)")
+        if tagged.ace_14:
+            draft.set("ranks", {"14": "A"})
+        return
     found = [c.cards for c in columns if c.cards is not None]
     if not found:
         draft.note("TODO: no card column recognised: name the notation (a preset or a pattern)")
