@@ -247,7 +247,8 @@ def nested_json(folder: Path) -> Export:
                  "doubled": h.get("doubled", False), "split": h.get("split", False),
                  "surrendered": h.get("surrendered", False)})
         doc["export"]["rounds"].append({"id": r["round_id"], "table": r["table_id"], "start": r["started_at"],
-                                        "dealer": {"cards": r["dealer_cards"]}, "players": list(players.values())})
+                                        "status": r.get("status", "completed"), "dealer_cards": r["dealer_cards"],
+                                        "players": list(players.values())})
     path = folder / "nested.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
     twin = [_bj_full_twin({k: v for k, v in r.items() if k != "wagers"}) for r in recs]

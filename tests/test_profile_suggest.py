@@ -217,6 +217,16 @@ def test_a_layout_cell_is_cut_into_the_announced_totals_and_the_deal_order_its_v
     assert swapped["fields"]["announced.player"]["group"] == "d0b"  # the values say which digit is whose
 
 
+def test_the_rows_of_a_nested_json_document_are_found_at_the_deepest_array_of_objects():
+    from auditkit.ingest.profiles.sniff import records_path
+
+    doc = {"meta": {"v": 1}, "export": {"rounds": [{"id": 1, "players": []},
+                                                   {"id": 2, "players": [{"seat": 1, "hands": [{"hand": 0}]}]}]}}
+    assert records_path(doc) == "export.rounds[].players[].hands"
+    assert records_path([{"id": 1, "hands": [{"hand": 0}]}]) == "[].hands"
+    assert records_path([{"id": 1}]) is None and records_path({"rounds": [{"id": 1}]}) == "rounds"
+
+
 # ---- time zone, templates ------------------------------------------------------------------------------
 def test_the_time_zone_is_never_guessed_and_check_and_validate_refuse_it_until_answered(tmp_path, capsys):
     export = _csv(tmp_path / "t.csv", "Round,Time,Table,Player,Banker,Winner\n"
@@ -280,16 +290,6 @@ def test_a_postgresql_database_lists_its_tables_instead_of_asking_for_a_query(tm
 
 
 # ---- the exports written as other programs write them ----------------------------------------------------
-NEEDS_MAPPING = {  # shapes whose draft needs a profile key of the `mapping` branch (issue 40, item 2 and 3)
-    "tagged_tokens": "a pattern with named groups cutting one cell into cards (mapping branch)",
-    "layout_cell": "a pattern with named groups cutting one cell into fields (mapping branch)",
-    "nested_json": "JSON paths into nested documents (mapping branch)",
-    "pai_gow_no_events": "declaring the evidence an export lacks (events) as a log leaves it out (mapping branch)",
-    "three_card": "a mapped ante/play/pair plus counts as wagers recorded (issue 40 item 3)",
-    "hands_without_split_flag": "several hands of one seat in a round read as a split (issue 40 item 3)",
-}
-
-
 def _findings(paths: list[Path], store: Path, profile: Path | None = None):
     st = Store(store)
     report = ingest_paths(paths, st, profile=load_profile(profile) if profile else None)
@@ -360,13 +360,6 @@ NEEDS = _Needs()
 def test_a_draft_of_each_export_gives_the_findings_of_its_jsonl_twin_after_at_most_two_edits(shape, tmp_path):
     pytest.importorskip("adbc_driver_sqlite")
     export = shapes.SHAPES[shape](tmp_path)
-    if shape in NEEDS_MAPPING:
-        try:
-            edits, rules, findings = compare(export, tmp_path)
-            assert edits <= 2 and rules >= 3 and findings > 0, (edits, rules, findings)
-        except Exception as exc:
-            pytest.xfail(f"{NEEDS_MAPPING[shape]}: {(str(exc).splitlines() or [repr(exc)])[0][:200]}")
-        return
     edits, rules, findings = compare(export, tmp_path)
     assert edits <= 2 and rules >= 3 and findings > 0
 

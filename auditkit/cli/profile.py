@@ -79,6 +79,15 @@ def _source_table(path: Path, fmt: str | None, table_name: str | None) -> tuple[
             table["encoding"] = "cp1252"
         first = text.splitlines()[0] if text else ""
         table["delimiter"] = max([",", ";", "\t", "|"], key=first.count)
+    if fmt == "json":
+        from ..ingest.profiles.sniff import records_path
+
+        try:
+            doc = json.loads(path.read_bytes())
+        except ValueError as exc:
+            raise UsageError(f"{path}: not a JSON document: {exc}") from None
+        if (records := records_path(doc)) is not None:
+            table["records"] = records
     if fmt not in ("sqlite", "postgresql"):
         return table, table, []
     location = str(path)

@@ -110,7 +110,7 @@ class Column:
 
 
 def _side(name: str) -> str:
-    n = norm(name)
+    n = norm(name.rsplit("[].", 1)[-1])
     dealer = re.search(r"dealer|house|bank(er)?(?!roll)", n) is not None
     for part in ("high", "low"):
         if re.search(rf"(^|_){part}|{part}(_|$)|^{part[0]}_?hand", n):
@@ -145,7 +145,7 @@ def classify(name: str, values: list[str]) -> Column:
             col.parts = {tag: f"cards:{_side(tag if len(tag) > 1 else TAGS.get(tag.upper(), 'hand'))}"
                          for tag in cut.tags}
         return col
-    n = re.sub(r"^(wagers|hands)_(?=.)", "", norm(name))  # the log's own names (wagers_net, hands_ante)
+    n = re.sub(r"^(wagers|hands)_(?=.)", "", norm(name.rsplit("[].", 1)[-1]))  # wagers_net, rounds[].id: by its own name
     nums = numbers(vals)
     for pattern, role, kind in NAMED:
         if not re.search(pattern, n):

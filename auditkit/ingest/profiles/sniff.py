@@ -8,9 +8,10 @@ import datetime as dt
 import json
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = ["norm", "cells", "card_named", "notation_of", "card_format", "CardFormat", "time_of", "money_format",
-           "MoneyFormat", "compound", "Compound", "numbers", "TIME_FORMATS", "CARD", "MONEY", "JOKERS"]
+           "MoneyFormat", "compound", "Compound", "numbers", "records_path", "TIME_FORMATS", "CARD", "MONEY", "JOKERS"]
 
 JOKERS = ("JOKER", "JKR", "JK", "JOK", "JKER")
 TIME_FORMATS = ("%m/%d/%Y %H:%M:%S", "%m/%d/%Y %H:%M", "%m/%d/%Y %I:%M:%S %p", "%m/%d/%Y %I:%M %p",
@@ -291,3 +292,42 @@ def numbers(values: list[str]) -> list[float] | None:
             t = re.sub(r"[.,]", "", t[:last]) + "." + t[last + 1:]
         out.append(-float(t) if neg else float(t))
     return out
+
+
+def _objects(value: object) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(x, dict) for x in value[:50])
+
+
+def _to_objects(node: object, path: list[str]) -> list[str] | None:
+    """The keys down to the first array of objects (an object's own arrays before its objects')."""
+    if _objects(node):
+        return path
+    if not isinstance(node, dict):
+        return None
+    for key, value in node.items():
+        if _objects(value):
+            return [*path, key]
+    for key, value in node.items():
+        if isinstance(value, dict) and (found := _to_objects(value, [*path, key])) is not None:
+            return found
+    return None
+
+
+def records_path(doc: object) -> str | None:
+    """Where the rows of a JSON document are (``source.records``): the deepest array of objects reached
+    through the first array of objects, each array on the way a ``[]`` step (``rounds[].players[].hands``);
+    None when the document is itself the array of rows."""
+    path = _to_objects(doc, [])
+    if path is None:
+        return None
+    node: Any = doc
+    for key in path:
+        node = node[key]
+    while True:  # an array of objects whose elements hold another: step into it
+        inner = next((k for el in node[:50] for k, v in el.items() if _objects(v)), None)  # type: ignore[index]
+        if inner is None:
+            break
+        path = [*path[:-1], path[-1] + "[]"] if path else ["[]"]
+        path.append(inner)
+        node = [x for el in node if isinstance(el.get(inner), list) for x in el[inner]]  # type: ignore[union-attr]
+    return ".".join(path) or None
