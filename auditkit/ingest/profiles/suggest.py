@@ -103,7 +103,7 @@ def _grain(draft: Draft, build: Placement, key: list[str]) -> None:
         draft.set("rows", "round", "TODO if several rows make one round: round = [the columns that group them]")
     if not build.fields.has("table_id", "fields"):
         build.fields.note("TODO: the table id: a column, or a constant naming the table")
-        build.fields.set("table_id", {"const": f"{TODO}the table"})
+        build.fields.set("table_id", f"{TODO}the table")  # a column no export has: refused until answered
 
 
 def _cards(draft: Draft, columns: list[Column]) -> None:
