@@ -268,3 +268,33 @@ def test_a_template_width_or_precision_beyond_the_cap_is_refused(tmp_path, templ
     (tmp_path / "p.toml").write_text(text)
     with pytest.raises(ConfigError, match=r"p\.toml: fields\.round_id\.template: .*above 1000"):
         load_profile(tmp_path / "p.toml")
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl"])
+def test_a_field_of_an_object_is_reached_by_its_dotted_path(tmp_path, fmt):
+    rounds = [{"id": "R1", "time": "2025-06-01T10:00:00", "dealer": {"cards": ["Th", "8d"], "id": "D4"},
+               "hand": {"seat": 2, "cards": ["9h", "Td"], "result": {"wager": 10, "net": 10}}}]
+    profile = f'''profile = 1
+[source]
+format = "{fmt}"
+[fields]
+game = {{const = "blackjack"}}
+table_id = {{const = "BJ"}}
+round_id = "id"
+started_at = "time"
+dealer_id = "dealer.id"
+dealer_cards = {{column = "dealer.cards", json = true}}
+hands.seat = "hand.seat"
+hands.cards = {{column = "hand.cards", json = true}}
+hands.wager = "hand.result.wager"
+hands.net = "hand.result.net"
+[times]
+zone = "America/Chicago"
+'''
+    data = json.dumps(rounds) if fmt == "json" else "".join(json.dumps(r) + "\n" for r in rounds)
+    out = _map(tmp_path, profile, data, f"x.{fmt}")
+    assert not out.bad
+    assert _recs(out)["R1"] == {
+        "game": "blackjack", "table_id": "BJ", "round_id": "R1", "started_at": "2025-06-01T10:00:00-05:00",
+        "dealer_id": "D4", "dealer_cards": ["Th", "8d"], "hands": [{"seat": 2, "cards": ["9h", "Td"], "wager": 10,
+                                                                   "net": 10}]}
