@@ -298,3 +298,14 @@ zone = "America/Chicago"
         "game": "blackjack", "table_id": "BJ", "round_id": "R1", "started_at": "2025-06-01T10:00:00-05:00",
         "dealer_id": "D4", "dealer_cards": ["Th", "8d"], "hands": [{"seat": 2, "cards": ["9h", "Td"], "wager": 10,
                                                                    "net": 10}]}
+
+
+def test_tokens_written_without_a_separator_are_read_one_after_another(tmp_path):
+    repeat = TAGGED.replace('split = " "', "repeat = true").replace("[PB]):(", "[PB])(")
+    data = ("Id,Seq,Time,Result,Cards\n"
+            "R1,1,2025-06-01T10:00:00,B,P3:0B11:1 P12:2B1:3\n"
+            "R2,2,2025-06-01T10:01:00,B,P3:0B11:1-P12:2B1:3\n")
+    out = _map(tmp_path, BACCARAT % (repeat, NUMBERED_SUITS), data)
+    rec = _recs(out)["R1"]
+    assert rec["player_cards"] == ["3c", "Qh"] and rec["banker_cards"] == ["Jd", "As"]
+    assert [row for row, *_ in out.bad] == [3] and "'-P12:2B1:3' does not match the pattern" in out.bad[0][2]

@@ -108,19 +108,38 @@ def cutter(spec: FieldSpec, read_one: Callable[[str], Any], many: bool) -> Calla
     pattern, group, only, index = spec.pattern, spec.group, spec.only or {}, spec.index
     pieces = spec.split is not None or spec.json
 
-    def part(text: str) -> str | None:
-        if pattern is None:
-            return text.strip()
-        m = pattern.fullmatch(text.strip())
-        if m is None:
-            raise ValueError(f"{text!r} does not match the pattern {pattern.pattern!r}")
+    def part(m: re.Match) -> str | None:
         if any(m[g] not in allowed for g, allowed in only.items()):
             return None
         return m[group] if group else m[0]
 
+    def matches(text: str) -> list[re.Match]:
+        """The pattern's match of the whole text, or with ``repeat`` its matches one after another
+        (spaces between them allowed, nothing else)."""
+        assert pattern is not None
+        t = text.strip()
+        if not spec.repeat:
+            m = pattern.fullmatch(t)
+            if m is None:
+                raise ValueError(f"{text!r} does not match the pattern {pattern.pattern!r}")
+            return [m]
+        found, at = [], 0
+        while at < len(t):
+            m = pattern.match(t, at)
+            if m is None or m.end() == at:
+                raise ValueError(f"{text!r}: {t[at:at + 20]!r} does not match the pattern {pattern.pattern!r}")
+            found.append(m)
+            at = m.end()
+            while at < len(t) and t[at].isspace():
+                at += 1
+        return found
+
     def read(cell: str) -> Any:
         items = [str(x) for x in split_cell(cell, spec)] if pieces else [cell]
-        kept = [p for p in map(part, items) if p is not None]
+        if pattern is None:
+            kept = [x.strip() for x in items]
+        else:
+            kept = [p for x in items for m in matches(x) if (p := part(m)) is not None]
         if index is not None:
             if not -len(kept) <= index < len(kept):
                 raise ValueError(f"{cell!r} has {len(kept)} element(s), no element {index}")
