@@ -151,6 +151,8 @@ def parse_spec(spec: Any, values: dict, where: str, key: str) -> FieldSpec:
     sources = [k for k in SOURCES if k in spec]
     if len(sources) != 1:
         raise err(where, key, f"give exactly one of {', '.join(SOURCES)} (given: {', '.join(sources) or 'none'})")
+    if f.default is not None and "const" in spec:
+        raise err(where, f"{key}.default", "a const has no empty cell: give default with a column")
     if (f.bankroll_before is None) != (f.bankroll_after is None):
         raise err(where, key, "bankroll_before and bankroll_after go together")
     if f.type is not None and f.type not in TYPES:
