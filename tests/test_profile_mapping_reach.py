@@ -239,6 +239,7 @@ zone = "America/Chicago"
 @pytest.mark.parametrize(("where", "pattern"), [
     ("fields.player_cards.pattern", "(a+)+$"), ("fields.player_cards.pattern", "(\\\\d*)*x"),
     ("fields.player_cards.pattern", "(a|ab)*c"), ("fields.player_cards.pattern", "a{5000}"),
+    ("fields.player_cards.pattern", ".*.*.*.*.*x"),
     ("cards.pattern", "(?P<rank>(\\\\w+\\\\s?)+)$")])
 def test_a_pattern_that_can_backtrack_without_bound_is_refused_up_front(tmp_path, where, pattern):
     if where == "cards.pattern":

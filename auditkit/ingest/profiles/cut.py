@@ -1,7 +1,8 @@
 """Cutting one cell into the part a field takes (``pattern``, ``group``, ``only``, ``index`` on a
 field), and the bounds every pattern of a profile is held to: no pattern that can backtrack without
 bound (a repetition inside a repetition, alternatives that can match the same text under a
-repetition), no repetition count or template width above :data:`MAX_COUNT`."""
+repetition, more than :data:`MAX_UNBOUNDED` repetitions without an upper count), no repetition count
+or template width above :data:`MAX_COUNT`."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
 __all__ = ["compile_pattern", "check_format_spec", "cutter", "MAX_COUNT"]
 
 MAX_COUNT = 1000  # the largest repetition count of a pattern, and width or precision of a template
+MAX_UNBOUNDED = 4  # repetitions without an upper count in one pattern (a cell of n characters: n**4 steps at most)
 _ANY = None  # a first-character set that may hold any character
 _REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, getattr(C, "POSSESSIVE_REPEAT", C.MAX_REPEAT))
 
@@ -29,8 +31,27 @@ def compile_pattern(text: str) -> re.Pattern:
     """``text`` compiled, once it is known to run in time linear in the cell (``re.error`` or
     :class:`Unbounded` with the reason otherwise)."""
     compiled = re.compile(text)
-    _walk(P.parse(text), 0)
+    tree = P.parse(text)
+    _walk(tree, 0)
+    if _unbounded(tree) > MAX_UNBOUNDED:
+        raise Unbounded(f"more than {MAX_UNBOUNDED} repetitions without an upper count (+, *, {{n,}}): a cell "
+                        "could take a time that grows as its length to that power")
     return compiled
+
+
+def _unbounded(items: Any) -> int:
+    """How many repetitions without an upper count the pattern holds."""
+    n = 0
+    for op, av in items:
+        if op in _REPEATS:
+            n += (av[1] == C.MAXREPEAT) + _unbounded(av[2])
+        elif op is C.SUBPATTERN:
+            n += _unbounded(av[-1])
+        elif op is C.BRANCH:
+            n += sum(_unbounded(alt) for alt in av[1])
+        elif op in (C.ASSERT, C.ASSERT_NOT):
+            n += _unbounded(av[1])
+    return n
 
 
 def _walk(items: Any, under: int) -> None:
