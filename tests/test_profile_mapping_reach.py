@@ -310,3 +310,18 @@ def test_tokens_written_without_a_separator_are_read_one_after_another(tmp_path)
     rec = _recs(out)["R1"]
     assert rec["player_cards"] == ["3c", "Qh"] and rec["banker_cards"] == ["Jd", "As"]
     assert [row for row, *_ in out.bad] == [3] and "'-P12:2B1:3' does not match the pattern" in out.bad[0][2]
+
+
+def test_a_group_that_takes_no_part_is_no_value_for_one_value_and_a_reason_in_a_list(tmp_path):
+    fields = '''player_cards = {column = "P", split = " ", pattern = '(?P<c>\\w\\w)?-', group = "c"}
+banker_cards = {column = "B", split = " "}
+dealer_id = {column = "Code", pattern = 'D(?P<id>\\d+)?', group = "id"}'''
+    data = ("Id,Seq,Time,Result,P,B,Code\n"
+            "R1,1,2025-06-01T10:00:00,B,4h- Kd-,9s Ts,D17\n"
+            "R2,2,2025-06-01T10:01:00,B,4h- Kd-,9s Ts,D\n"
+            "R3,3,2025-06-01T10:02:00,B,4h- -,9s Ts,D17\n")
+    out = _map(tmp_path, BACCARAT % (fields, 'notation = "auditkit"'), data)
+    recs = _recs(out)
+    assert recs["R1"]["dealer_id"] == "17" and recs["R1"]["player_cards"] == ["4h", "Kd"]
+    assert "dealer_id" not in recs["R2"]
+    assert [(row, why) for row, _, why, _ in out.bad] == [(4, "player_cards: '4h- -': the group 'c' is empty in an element")]

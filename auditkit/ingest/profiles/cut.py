@@ -20,6 +20,7 @@ __all__ = ["compile_pattern", "check_format_spec", "cutter", "MAX_COUNT"]
 MAX_COUNT = 1000  # the largest repetition count of a pattern, and width or precision of a template
 MAX_UNBOUNDED = 4  # repetitions without an upper count in one pattern (a cell of n characters: n**4 steps at most)
 _ANY = None  # a first-character set that may hold any character
+_LEFT = object()  # an element ``only`` leaves out
 _REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, getattr(C, "POSSESSIVE_REPEAT", C.MAX_REPEAT))
 
 
@@ -129,10 +130,10 @@ def cutter(spec: FieldSpec, read_one: Callable[[str], Any], many: bool) -> Calla
     pattern, group, only, index = spec.pattern, spec.group, spec.only or {}, spec.index
     pieces = spec.split is not None or spec.json
 
-    def part(m: re.Match) -> str | None:
+    def part(m: re.Match) -> Any:
         if any(m[g] not in allowed for g, allowed in only.items()):
-            return None
-        return m[group] if group else m[0]
+            return _LEFT
+        return m[group] if group else m[0]  # None: the group took no part in the match
 
     def matches(text: str) -> list[re.Match]:
         """The pattern's match of the whole text, or with ``repeat`` its matches one after another
@@ -160,7 +161,7 @@ def cutter(spec: FieldSpec, read_one: Callable[[str], Any], many: bool) -> Calla
         if pattern is None:
             kept = [x.strip() for x in items]
         else:
-            kept = [p for x in items for m in matches(x) if (p := part(m)) is not None]
+            kept = [p for x in items for m in matches(x) if (p := part(m)) is not _LEFT]
         if index is not None:
             if not -len(kept) <= index < len(kept):
                 raise ValueError(f"{cell!r} has {len(kept)} element(s), no element {index}")
@@ -168,11 +169,13 @@ def cutter(spec: FieldSpec, read_one: Callable[[str], Any], many: bool) -> Calla
         if many:
             out: list[Any] = []
             for p in kept:
+                if p is None:
+                    raise ValueError(f"{cell!r}: the group {group!r} is empty in an element")
                 v = read_one(p)
                 out.extend(v if isinstance(v, list) else [v])
             return out
         if len(kept) != 1:
             raise ValueError(f"{cell!r} gives {len(kept)} values, not one")
-        return None if kept[0] == "" and group else read_one(kept[0])
+        return None if not kept[0] and group else read_one(kept[0])  # an empty group: no value
 
     return read
