@@ -325,3 +325,31 @@ dealer_id = {column = "Code", pattern = 'D(?P<id>\\d+)?', group = "id"}'''
     assert recs["R1"]["dealer_id"] == "17" and recs["R1"]["player_cards"] == ["4h", "Kd"]
     assert "dealer_id" not in recs["R2"]
     assert [(row, why) for row, _, why, _ in out.bad] == [(4, "player_cards: '4h- -': the group 'c' is empty in an element")]
+
+
+def test_a_cell_on_a_row_its_field_does_not_take_cannot_fail(tmp_path):
+    profile = '''profile = 1
+[grain]
+rows = "hand"
+round = ["Round"]
+[fields]
+game = {const = "blackjack"}
+table_id = {const = "BJ"}
+round_id = "Round"
+started_at = "Time"
+dealer_cards = {column = "Cards", split = " ", when = {column = "Role", equals = "dealer"}}
+hands.seat = {column = "Seat", when = {column = "Role", equals = "player"}}
+hands.cards = {column = "Cards", split = " ", when = {column = "Role", equals = "player"}}
+hands.wager = {column = "Bet", when = {column = "Role", equals = "player"}}
+hands.net = {column = "Net", when = {column = "Role", equals = "player"}}
+[times]
+zone = "America/Chicago"
+'''
+    data = ("Round,Time,Role,Seat,Cards,Bet,Net\n"
+            "1,2025-06-01T10:00:00,player,2,Th 9h,10,10\n"
+            "1,2025-06-01T10:00:00,dealer,n/a,Ah 7d,n/a,n/a\n"
+            "2,2025-06-01T10:01:00,player,2,Th 9h,n/a,10\n"
+            "2,2025-06-01T10:01:00,dealer,,Ah 7d,,\n")
+    out = _map(tmp_path, profile, data)
+    assert list(_recs(out)) == ["1"]
+    assert [(row, why) for row, _, why, _ in out.bad][0] == (4, "hands.wager: not an amount: 'n/a'")
