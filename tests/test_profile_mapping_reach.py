@@ -239,6 +239,7 @@ zone = "America/Chicago"
 @pytest.mark.parametrize(("where", "pattern"), [
     ("fields.player_cards.pattern", "(a+)+$"), ("fields.player_cards.pattern", "(\\\\d*)*x"),
     ("fields.player_cards.pattern", "(a|ab)*c"), ("fields.player_cards.pattern", "a{5000}"),
+    ("fields.player_cards.pattern", ".*.*.*.*.*x"),
     ("cards.pattern", "(?P<rank>(\\\\w+\\\\s?)+)$")])
 def test_a_pattern_that_can_backtrack_without_bound_is_refused_up_front(tmp_path, where, pattern):
     if where == "cards.pattern":
@@ -268,3 +269,87 @@ def test_a_template_width_or_precision_beyond_the_cap_is_refused(tmp_path, templ
     (tmp_path / "p.toml").write_text(text)
     with pytest.raises(ConfigError, match=r"p\.toml: fields\.round_id\.template: .*above 1000"):
         load_profile(tmp_path / "p.toml")
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl"])
+def test_a_field_of_an_object_is_reached_by_its_dotted_path(tmp_path, fmt):
+    rounds = [{"id": "R1", "time": "2025-06-01T10:00:00", "dealer": {"cards": ["Th", "8d"], "id": "D4"},
+               "hand": {"seat": 2, "cards": ["9h", "Td"], "result": {"wager": 10, "net": 10}}}]
+    profile = f'''profile = 1
+[source]
+format = "{fmt}"
+[fields]
+game = {{const = "blackjack"}}
+table_id = {{const = "BJ"}}
+round_id = "id"
+started_at = "time"
+dealer_id = "dealer.id"
+dealer_cards = {{column = "dealer.cards", json = true}}
+hands.seat = "hand.seat"
+hands.cards = {{column = "hand.cards", json = true}}
+hands.wager = "hand.result.wager"
+hands.net = "hand.result.net"
+[times]
+zone = "America/Chicago"
+'''
+    data = json.dumps(rounds) if fmt == "json" else "".join(json.dumps(r) + "\n" for r in rounds)
+    out = _map(tmp_path, profile, data, f"x.{fmt}")
+    assert not out.bad
+    assert _recs(out)["R1"] == {
+        "game": "blackjack", "table_id": "BJ", "round_id": "R1", "started_at": "2025-06-01T10:00:00-05:00",
+        "dealer_id": "D4", "dealer_cards": ["Th", "8d"], "hands": [{"seat": 2, "cards": ["9h", "Td"], "wager": 10,
+                                                                   "net": 10}]}
+
+
+def test_tokens_written_without_a_separator_are_read_one_after_another(tmp_path):
+    repeat = TAGGED.replace('split = " "', "repeat = true").replace("[PB]):(", "[PB])(")
+    data = ("Id,Seq,Time,Result,Cards\n"
+            "R1,1,2025-06-01T10:00:00,B,P3:0B11:1 P12:2B1:3\n"
+            "R2,2,2025-06-01T10:01:00,B,P3:0B11:1-P12:2B1:3\n")
+    out = _map(tmp_path, BACCARAT % (repeat, NUMBERED_SUITS), data)
+    rec = _recs(out)["R1"]
+    assert rec["player_cards"] == ["3c", "Qh"] and rec["banker_cards"] == ["Jd", "As"]
+    assert [row for row, *_ in out.bad] == [3] and "'-P12:2B1:3' does not match the pattern" in out.bad[0][2]
+
+
+def test_a_group_that_takes_no_part_is_no_value_for_one_value_and_a_reason_in_a_list(tmp_path):
+    fields = '''player_cards = {column = "P", split = " ", pattern = '(?P<c>\\w\\w)?-', group = "c"}
+banker_cards = {column = "B", split = " "}
+dealer_id = {column = "Code", pattern = 'D(?P<id>\\d+)?', group = "id"}'''
+    data = ("Id,Seq,Time,Result,P,B,Code\n"
+            "R1,1,2025-06-01T10:00:00,B,4h- Kd-,9s Ts,D17\n"
+            "R2,2,2025-06-01T10:01:00,B,4h- Kd-,9s Ts,D\n"
+            "R3,3,2025-06-01T10:02:00,B,4h- -,9s Ts,D17\n")
+    out = _map(tmp_path, BACCARAT % (fields, 'notation = "auditkit"'), data)
+    recs = _recs(out)
+    assert recs["R1"]["dealer_id"] == "17" and recs["R1"]["player_cards"] == ["4h", "Kd"]
+    assert "dealer_id" not in recs["R2"]
+    assert [(row, why) for row, _, why, _ in out.bad] == [(4, "player_cards: '4h- -': the group 'c' is empty in an element")]
+
+
+def test_a_cell_on_a_row_its_field_does_not_take_cannot_fail(tmp_path):
+    profile = '''profile = 1
+[grain]
+rows = "hand"
+round = ["Round"]
+[fields]
+game = {const = "blackjack"}
+table_id = {const = "BJ"}
+round_id = "Round"
+started_at = "Time"
+dealer_cards = {column = "Cards", split = " ", when = {column = "Role", equals = "dealer"}}
+hands.seat = {column = "Seat", when = {column = "Role", equals = "player"}}
+hands.cards = {column = "Cards", split = " ", when = {column = "Role", equals = "player"}}
+hands.wager = {column = "Bet", when = {column = "Role", equals = "player"}}
+hands.net = {column = "Net", when = {column = "Role", equals = "player"}}
+[times]
+zone = "America/Chicago"
+'''
+    data = ("Round,Time,Role,Seat,Cards,Bet,Net\n"
+            "1,2025-06-01T10:00:00,player,2,Th 9h,10,10\n"
+            "1,2025-06-01T10:00:00,dealer,n/a,Ah 7d,n/a,n/a\n"
+            "2,2025-06-01T10:01:00,player,2,Th 9h,n/a,10\n"
+            "2,2025-06-01T10:01:00,dealer,,Ah 7d,,\n")
+    out = _map(tmp_path, profile, data)
+    assert list(_recs(out)) == ["1"]
+    assert [(row, why) for row, _, why, _ in out.bad][0] == (4, "hands.wager: not an amount: 'n/a'")

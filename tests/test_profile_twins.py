@@ -32,9 +32,9 @@ def _outcome(store: Store) -> tuple[list[tuple], list[dict]]:
     return keys, cov
 
 
-def _both(game: str, grain: str, folder: Path, left_out: bool = True) -> tuple[Store, Store]:
+def _both(game: str, grain: str, folder: Path, left_out: bool = True, **shape) -> tuple[Store, Store]:
     records = list(records_from_table(simulate(game, ROUNDS, seed=7, fault_rate=0.1)[0], game))
-    csv_path, profile, twins = export(records, folder, grain=grain, notation="auditkit")
+    csv_path, profile, twins = export(records, folder, grain=grain, notation="auditkit", **shape)
     if left_out:
         profile.write_text(profile.read_text().replace('[source]', 'left_out = ["events"]\n[source]', 1))
     mine = Store(folder / "store")
@@ -46,10 +46,12 @@ def _both(game: str, grain: str, folder: Path, left_out: bool = True) -> tuple[S
     return mine, twin
 
 
-@pytest.mark.parametrize("grain", ["hand", "round"])
+@pytest.mark.parametrize(("grain", "shape"), [
+    ("hand", {}), ("round", {}), ("hand", {"nets": "returned", "money": "dollars", "times": "strftime"}),
+    ("hand", {"nets": "bankroll", "cells": "split", "times": "epoch"})])
 @pytest.mark.parametrize("game", GAMES)
-def test_a_profiled_export_gives_its_jsonl_twins_findings_and_coverage_on_every_citation(game, grain, tmp_path):
-    mine, twin = _both(game, grain, tmp_path)
+def test_a_profiled_export_gives_its_jsonl_twins_findings_and_coverage_on_every_citation(game, grain, shape, tmp_path):
+    mine, twin = _both(game, grain, tmp_path, **shape)
     found, coverage = _outcome(mine)
     twin_found, twin_coverage = _outcome(twin)
     assert twin_found, "the twin has findings: the comparison is not empty"

@@ -1,7 +1,8 @@
 """Cutting one cell into the part a field takes (``pattern``, ``group``, ``only``, ``index`` on a
 field), and the bounds every pattern of a profile is held to: no pattern that can backtrack without
 bound (a repetition inside a repetition, alternatives that can match the same text under a
-repetition), no repetition count or template width above :data:`MAX_COUNT`."""
+repetition, more than :data:`MAX_UNBOUNDED` repetitions without an upper count), no repetition count
+or template width above :data:`MAX_COUNT`."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ if TYPE_CHECKING:
 __all__ = ["compile_pattern", "check_format_spec", "cutter", "MAX_COUNT"]
 
 MAX_COUNT = 1000  # the largest repetition count of a pattern, and width or precision of a template
+MAX_UNBOUNDED = 4  # repetitions without an upper count in one pattern (a cell of n characters: n**4 steps at most)
 _ANY = None  # a first-character set that may hold any character
+_LEFT = object()  # an element ``only`` leaves out
 _REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, getattr(C, "POSSESSIVE_REPEAT", C.MAX_REPEAT))
 
 
@@ -29,8 +32,27 @@ def compile_pattern(text: str) -> re.Pattern:
     """``text`` compiled, once it is known to run in time linear in the cell (``re.error`` or
     :class:`Unbounded` with the reason otherwise)."""
     compiled = re.compile(text)
-    _walk(P.parse(text), 0)
+    tree = P.parse(text)
+    _walk(tree, 0)
+    if _unbounded(tree) > MAX_UNBOUNDED:
+        raise Unbounded(f"more than {MAX_UNBOUNDED} repetitions without an upper count (+, *, {{n,}}): a cell "
+                        "could take a time that grows as its length to that power")
     return compiled
+
+
+def _unbounded(items: Any) -> int:
+    """How many repetitions without an upper count the pattern holds."""
+    n = 0
+    for op, av in items:
+        if op in _REPEATS:
+            n += (av[1] == C.MAXREPEAT) + _unbounded(av[2])
+        elif op is C.SUBPATTERN:
+            n += _unbounded(av[-1])
+        elif op is C.BRANCH:
+            n += sum(_unbounded(alt) for alt in av[1])
+        elif op in (C.ASSERT, C.ASSERT_NOT):
+            n += _unbounded(av[1])
+    return n
 
 
 def _walk(items: Any, under: int) -> None:
@@ -108,19 +130,38 @@ def cutter(spec: FieldSpec, read_one: Callable[[str], Any], many: bool) -> Calla
     pattern, group, only, index = spec.pattern, spec.group, spec.only or {}, spec.index
     pieces = spec.split is not None or spec.json
 
-    def part(text: str) -> str | None:
-        if pattern is None:
-            return text.strip()
-        m = pattern.fullmatch(text.strip())
-        if m is None:
-            raise ValueError(f"{text!r} does not match the pattern {pattern.pattern!r}")
+    def part(m: re.Match) -> Any:
         if any(m[g] not in allowed for g, allowed in only.items()):
-            return None
-        return m[group] if group else m[0]
+            return _LEFT
+        return m[group] if group else m[0]  # None: the group took no part in the match
+
+    def matches(text: str) -> list[re.Match]:
+        """The pattern's match of the whole text, or with ``repeat`` its matches one after another
+        (spaces between them allowed, nothing else)."""
+        assert pattern is not None
+        t = text.strip()
+        if not spec.repeat:
+            m = pattern.fullmatch(t)
+            if m is None:
+                raise ValueError(f"{text!r} does not match the pattern {pattern.pattern!r}")
+            return [m]
+        found, at = [], 0
+        while at < len(t):
+            m = pattern.match(t, at)
+            if m is None or m.end() == at:
+                raise ValueError(f"{text!r}: {t[at:at + 20]!r} does not match the pattern {pattern.pattern!r}")
+            found.append(m)
+            at = m.end()
+            while at < len(t) and t[at].isspace():
+                at += 1
+        return found
 
     def read(cell: str) -> Any:
         items = [str(x) for x in split_cell(cell, spec)] if pieces else [cell]
-        kept = [p for p in map(part, items) if p is not None]
+        if pattern is None:
+            kept = [x.strip() for x in items]
+        else:
+            kept = [p for x in items for m in matches(x) if (p := part(m)) is not _LEFT]
         if index is not None:
             if not -len(kept) <= index < len(kept):
                 raise ValueError(f"{cell!r} has {len(kept)} element(s), no element {index}")
@@ -128,11 +169,13 @@ def cutter(spec: FieldSpec, read_one: Callable[[str], Any], many: bool) -> Calla
         if many:
             out: list[Any] = []
             for p in kept:
+                if p is None:
+                    raise ValueError(f"{cell!r}: the group {group!r} is empty in an element")
                 v = read_one(p)
                 out.extend(v if isinstance(v, list) else [v])
             return out
         if len(kept) != 1:
             raise ValueError(f"{cell!r} gives {len(kept)} values, not one")
-        return None if kept[0] == "" and group else read_one(kept[0])
+        return None if not kept[0] and group else read_one(kept[0])  # an empty group: no value
 
     return read

@@ -16,7 +16,7 @@ __all__ = ["FieldSpec", "kind_of", "parse_spec", "SPEC_KEYS", "SOURCE_KEYS", "TY
 
 SPEC_KEYS = {"column", "columns", "const", "template", "compute", "split", "json", "values", "when", "type",
              "collect", "returned", "bankroll_before", "bankroll_after", "default", "pattern", "group", "only",
-             "index"}
+             "index", "repeat"}
 SOURCES = ("column", "columns", "const", "template", "compute", "returned", "bankroll_before")
 SOURCE_KEYS = set(SOURCES)  # one names a field's source
 TYPES = ("text", "int", "money", "bool", "cards", "ints", "time", "ratio")
@@ -96,6 +96,7 @@ class FieldSpec:
     group: str | None = None
     only: dict[str, list[str]] | None = None
     index: int | None = None
+    repeat: bool = False
 
     @property
     def cuts(self) -> bool:
@@ -141,7 +142,7 @@ def parse_spec(spec: Any, values: dict, where: str, key: str) -> FieldSpec:
               "default", "group"):
         if k in spec:
             setattr(f, k, typed(spec[k], str, where, f"{key}.{k}"))
-    for k in ("json", "collect"):
+    for k in ("json", "collect", "repeat"):
         if k in spec:
             setattr(f, k, typed(spec[k], bool, where, f"{key}.{k}"))
     if "columns" in spec:
@@ -150,6 +151,8 @@ def parse_spec(spec: Any, values: dict, where: str, key: str) -> FieldSpec:
     sources = [k for k in SOURCES if k in spec]
     if len(sources) != 1:
         raise err(where, key, f"give exactly one of {', '.join(SOURCES)} (given: {', '.join(sources) or 'none'})")
+    if f.default is not None and "const" in spec:
+        raise err(where, f"{key}.default", "a const has no empty cell: give default with a column")
     if (f.bankroll_before is None) != (f.bankroll_after is None):
         raise err(where, key, "bankroll_before and bankroll_after go together")
     if f.type is not None and f.type not in TYPES:
@@ -217,12 +220,15 @@ def _cut(f: FieldSpec, spec: dict, where: str, key: str) -> None:
         if f.group is not None and f.group not in groups:
             raise err(where, f"{key}.group", f"the pattern has no group {f.group!r} (its groups: "
                       f"{', '.join(groups) or 'none'})")
-    elif "group" in spec or "only" in spec:
-        raise err(where, f"{key}.{'group' if 'group' in spec else 'only'}", "goes with a pattern")
+    else:
+        for k in ("group", "only", "repeat"):
+            if k in spec:
+                raise err(where, f"{key}.{k}", "goes with a pattern")
+    several = f.split is not None or f.json or f.repeat
     if "only" in spec:
         only = typed(spec["only"], dict, where, f"{key}.only")
-        if not f.split and not f.json:
-            raise err(where, f"{key}.only", "keeps elements of a split or json cell: give split or json")
+        if not several:
+            raise err(where, f"{key}.only", "keeps elements of a split, json or repeat cell: give one of them")
         f.only = {}
         for g, v in only.items():
             if g not in f.pattern.groupindex:  # type: ignore[union-attr]
@@ -230,8 +236,8 @@ def _cut(f: FieldSpec, spec: dict, where: str, key: str) -> None:
             f.only[g] = [str(x) for x in (v if isinstance(v, list) else [v])]
     if "index" in spec:
         f.index = typed(spec["index"], int, where, f"{key}.index")
-        if not f.split and not f.json:
-            raise err(where, f"{key}.index", "takes an element of a split or json cell: give split or json")
+        if not several:
+            raise err(where, f"{key}.index", "takes an element of a split, json or repeat cell: give one of them")
 
 
 def check_target(target: str, spec: FieldSpec, where: str) -> None:
@@ -257,8 +263,8 @@ def check_target(target: str, spec: FieldSpec, where: str) -> None:
                                                           " (see docs/log-format.md)"))
     if spec.returned and not target.endswith(".net"):
         raise err(where, f"{key}.returned", "only a list item's net is made from an amount returned")
-    if spec.split is not None and spec.index is None and kind_of(target, spec) not in ("cards", "ints") \
-            and spec.const is None and spec.values is None:
+    if (spec.split is not None or spec.repeat) and spec.index is None and kind_of(target, spec) not in (
+            "cards", "ints") and spec.const is None and spec.values is None:
         raise err(where, f"{key}.index", "a field of one value cut by split needs the element's index "
                   "(index = 0 the first)")
 

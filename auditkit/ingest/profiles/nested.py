@@ -1,14 +1,15 @@
 """The records of a JSON document at a ``[source] records`` path, at any depth: ``"export.rounds"``
 names the array of records; ``"rounds[].players[].hands"`` steps into every element of each array
 marked ``[]`` on the way, and each element of the last array is a row carrying its parents' fields,
-named by their path (``rounds[].id``, ``rounds[].players[].seat``)."""
+named by their path (``rounds[].id``, ``rounds[].players[].seat``). A field holding an object is also
+reached by a dotted path (``result.net``, ``rounds[].dealer.cards``): :func:`cells`."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-__all__ = ["steps", "records"]
+__all__ = ["steps", "records", "cells"]
 
 
 def steps(path: str) -> list[tuple[str, bool]]:
@@ -74,3 +75,19 @@ def _walk(node: Any, rest: list[tuple[str, bool]], label: str, parents: dict[str
             continue
         mine = {f"{label}.{k}": v for k, v in item.items() if k != nxt}
         _walk(item, rest[1:], label, {**parents, **mine}, rows, bad)
+
+
+def cells(obj: dict[str, Any]) -> dict[str, str | None]:
+    """A JSON record's cells: each field as text (an array or object as JSON text), and each field of an
+    object, at any depth, also under its dotted path (``{"result": {"net": 5}}``: ``result.net`` is ``5``)."""
+    from .source import json_text
+
+    out: dict[str, str | None] = {}
+    stack = [("", obj)]
+    while stack:
+        prefix, node = stack.pop()
+        for k, v in node.items():
+            out[prefix + k] = json_text(v)
+            if isinstance(v, dict):
+                stack.append((f"{prefix}{k}.", v))
+    return out

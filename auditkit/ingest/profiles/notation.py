@@ -241,7 +241,8 @@ def _one(kind: str, spec: FieldSpec, prof: Profile) -> Callable[[str], Any]:
 
         from .cut import cutter
 
-        part = replace(spec, split=None, json=False, pattern=None, group=None, only=None, index=None)
+        part = replace(spec, split=None, json=False, pattern=None, group=None, only=None, index=None,
+                       repeat=False)
         return cutter(spec, _one(kind, part, prof), kind in ("cards", "ints"))
     if kind == "cards":
         read_card = card_reader(prof)

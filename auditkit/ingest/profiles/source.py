@@ -366,6 +366,8 @@ def _text(value: Any) -> str | None:
 # ---- JSON -------------------------------------------------------------------------------------------
 def _json(src: RawSource) -> Iterator[pa.Table]:
     """JSON lines (one object a line) or a JSON document (an array of objects, at ``records``)."""
+    from .nested import cells, records  # rows from an array at any depth; objects' fields by their paths
+
     spec = src.spec
     items: list[tuple[int, Any]] = []
     with open(src.location, "rb") as fh:
@@ -380,7 +382,6 @@ def _json(src: RawSource) -> Iterator[pa.Table]:
                     src.bad.append((n, f"not valid JSON: {exc}", raw.decode(spec.encoding, "replace")[:4096]))
         else:
             doc = json.loads(fh.read().decode(spec.encoding))
-            from .nested import records  # rows from an array at any depth, with their parents' fields
 
             try:
                 items, parents = records(doc, spec.records)
@@ -393,7 +394,7 @@ def _json(src: RawSource) -> Iterator[pa.Table]:
         if not isinstance(obj, dict):
             src.bad.append((n, "a record must be a JSON object", json.dumps(obj)[:4096]))
             continue
-        rows.append({k: json_text(v) for k, v in obj.items()})
+        rows.append(cells(obj))  # an object's fields also by their dotted paths
         numbers.append(n)
     names = list(dict.fromkeys(k for r in rows for k in r))
     for lo in range(0, len(rows), src.batch_rows):
