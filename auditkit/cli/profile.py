@@ -96,8 +96,7 @@ def _source_table(path: Path, fmt: str | None, table_name: str | None) -> tuple[
 
         given = str(path)
         location = _url(SourceSpec(format=fmt, url=given)) if given.startswith("env:") else given
-        table["url"] = given if given.startswith("env:") or given == _without_password(given) else \
-            "TODO: env:NAME, NAME an environment variable holding the URL (never a password in the file)"
+        table["url"] = given if given.startswith("env:") or given == _without_password(given) else "env:AUDIT_PG_URL"
     tables = _sql_tables(fmt, location)
     names = [n for n, _ in tables]
     if not names:
@@ -167,6 +166,10 @@ def run_suggest(args: argparse.Namespace) -> int:
     rows = pa.concat_tables(batches) if batches else pa.table({ROW: pa.array([], pa.int64())})
     name = table["query"].rsplit(" ", 1)[1].strip('"') if database else path.name
     draft = suggest_profile(rows, name, table)
+    if table.get("url") == "env:AUDIT_PG_URL" and not str(path).startswith("env:"):
+        draft.draft.sections["source"] = [e if e[0] != "url" else (
+            "url", "env:AUDIT_PG_URL", "TODO: set AUDIT_PG_URL to the database's URL: a password never goes in "
+            "the file", False) for e in draft.draft.sections["source"]]
     if "query" in table:
         ordered = _ordered(table["query"], draft.key, order)
         draft.draft.sections["source"] = [e if e[0] != "query" else ("query", ordered, None if draft.key or order
