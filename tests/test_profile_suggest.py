@@ -188,6 +188,14 @@ def test_every_documented_notation_is_recognised_jokers_included(cells, cards, t
     assert all(read(c) for cell in cells for c in cell.split())
 
 
+def test_numeric_ranks_with_suits_are_cards_whatever_the_column_is_called():
+    draft = _draft({"round": ["77", "77", "78"], "Hand": ["02s 11s 14c", "13h 09d", "10c 13d"],
+                    "Dealer": ["14h 09d", "14h 09d", "03c 12d"], "seat": ["1", "2", "1"], "bet": ["10", "20", "5"],
+                    "net": ["10", "0", "-5"], "time": ["2025-06-01T10:00:00-05:00"] * 3, "table": ["T"] * 3})
+    assert draft["cards"] == {"notation": "numeric-ace-14"} and draft["fields"]["game"] == {"const": "blackjack"}
+    assert draft["fields"]["hands"]["cards"]["column"] == "Hand" and draft["fields"]["dealer_cards"]["column"] == "Dealer"
+
+
 def test_tagged_card_tokens_are_drafted_as_a_cut_of_the_cell_per_hand():
     draft = _draft({"round": ["1", "2"], "cards": ["P:3:0 P:11:1 B:1:2 B:12:3", "P:2:0 P:9:1 B:14:2 B:5:3 B:7:0"],
                     "time": ["2025-06-01T10:00:00-05:00"] * 2, "table": ["T"] * 2})

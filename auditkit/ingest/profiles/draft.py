@@ -66,12 +66,6 @@ class Draft:
     def has(self, key: str, section: str | None) -> bool:
         return any(k == key for k, _, _, _ in self.sections.get(section, []))
 
-    def get(self, key: str, section: str | None) -> Any:
-        return next((v for k, v, _, _ in self.sections.get(section, []) if k == key), None)
-
-    def todos(self) -> int:
-        return self.text().count("# TODO") + self.text().count('"TODO: ')
-
     def text(self) -> str:
         lines = [f"# {h}" for h in self.header]
         for name, entries in self.sections.items():
