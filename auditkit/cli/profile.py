@@ -58,6 +58,18 @@ def _sql_tables(fmt: str, location: str) -> list[tuple[str, list[str]]]:
     return out
 
 
+def _utc_columns(location: str, table: str) -> tuple[str, ...]:
+    """A PostgreSQL table's ``timestamp with time zone`` columns: the reader writes their instants in UTC."""
+    from ..ingest.profiles.source import SourceSpec, open_source
+
+    literal = "'" + table.replace("'", "''") + "'"
+    query = ("SELECT column_name FROM information_schema.columns WHERE data_type = 'timestamp with time zone' "
+             f"AND (table_schema || '.' || table_name = {literal} OR (table_schema = 'public' AND table_name = "
+             f"{literal})) ORDER BY ordinal_position")
+    src = open_source(SourceSpec(format="postgresql", query=query, url=location, snapshot_key="SELECT 1"), location)
+    return tuple(v for t in src.batches() for v in t["column_name"].to_pylist())
+
+
 def _quoted(name: str) -> str:
     """An SQL identifier (a schema-qualified table: each part), quoted."""
     return ".".join('"' + part.replace('"', '""') + '"' for part in name.split("."))
@@ -148,6 +160,7 @@ def run_suggest(args: argparse.Namespace) -> int:
     if not database and not path.is_file():
         raise UsageError(f"no such file: {path}")
     table, sample, order = _source_table(path, args.format, args.table)
+    location = str(path)
     if table["format"] in ("sqlite", "postgresql"):
         location = sample.pop("location")
         spec = SourceSpec(**{k: v for k, v in sample.items() if k != "url"}, url=location)
@@ -165,7 +178,8 @@ def run_suggest(args: argparse.Namespace) -> int:
             break
     rows = pa.concat_tables(batches) if batches else pa.table({ROW: pa.array([], pa.int64())})
     name = table["query"].rsplit(" ", 1)[1].strip('"') if database else path.name
-    draft = suggest_profile(rows, name, table)
+    utc = _utc_columns(location, args.table or name) if database else ()
+    draft = suggest_profile(rows, name, table, utc)
     if table.get("url") == "env:AUDIT_PG_URL" and not str(path).startswith("env:"):
         draft.draft.sections["source"] = [e if e[0] != "url" else (
             "url", "env:AUDIT_PG_URL", "TODO: set AUDIT_PG_URL to the database's URL: a password never goes in "

@@ -32,8 +32,10 @@ class Suggestion:
         return self.draft.text()
 
 
-def suggest_profile(table: pa.Table, file_name: str, source: dict | None = None) -> Suggestion:
-    """The draft profile of a source's rows (string columns and ``__row``); ``source`` its ``[source]``."""
+def suggest_profile(table: pa.Table, file_name: str, source: dict | None = None, utc: tuple[str, ...] = ()
+                    ) -> Suggestion:
+    """The draft profile of a source's rows (string columns and ``__row``); ``source`` its ``[source]``;
+    ``utc`` the columns the source gives as instants written in UTC (a PostgreSQL ``timestamptz``)."""
     head = table.slice(0, SAMPLE)
     columns = [classify(c, head[c].to_pylist()) for c in table.column_names if c != ROW]
     draft = Draft([f"Draft profile for {file_name}, written by `auditkit profile suggest` from its header and",
@@ -65,7 +67,7 @@ def suggest_profile(table: pa.Table, file_name: str, source: dict | None = None)
                    "(rules needing them: not checkable)", section=None)
         draft.set("left_out", left, section=None)
     _cards(draft, columns)
-    _times(draft, columns, build.used)
+    _times(draft, columns, build.used, utc)
     _money(draft, columns)
     for name, table_ in build.tables.items():
         draft.section(f"values.{name}")
@@ -130,7 +132,7 @@ def _cards(draft: Draft, columns: list[Column]) -> None:
         draft.set(k, v)
 
 
-def _times(draft: Draft, columns: list[Column], used: set[str]) -> None:
+def _times(draft: Draft, columns: list[Column], used: set[str], utc: tuple[str, ...] = ()) -> None:
     draft.section("times")
     col = next((c for c in columns if c.role == "time" and c.time), None)
     zone = f"{TODO}the time zone the times were written in, e.g. America/Chicago (docs/profiles.md)"
@@ -146,6 +148,9 @@ def _times(draft: Draft, columns: list[Column], used: set[str]) -> None:
         draft.set("format", fmt)
     if kind == "iso" and has_offset(col.values):
         draft.note("the times carry their UTC offset: no zone to give")
+        return
+    if col.name in utc:
+        draft.set("zone", "UTC", "a timestamp with time zone: the database gives its instants in UTC")
         return
     draft.set("zone", zone, "the draft never guesses it")
 
