@@ -152,6 +152,16 @@ def test_a_decimal_comma_or_point_is_decided_from_the_values(values, decimal, th
     assert (draft["money"]["decimal"], draft["money"]["thousands"]) == (decimal, thousands)
 
 
+def test_the_currency_is_the_symbols_the_amounts_carry_never_a_default():
+    rows = {"round": ["1", "2"], "P": ["Kd 9h"] * 2, "B": ["7h Td"] * 2, "seat": ["1"] * 2, "side": ["player"] * 2,
+            "time": ["2025-06-01T10:00:00-05:00"] * 2, "table": ["T"] * 2}
+    assert _draft({**rows, "stake": ["10", "20"], "net": ["10", "-20"]})["money"]["currency"] == []
+    assert _draft({**rows, "stake": ["€10", "€20"], "net": ["€10", "-€20"]})["money"]["currency"] == ["€"]
+    text = suggest_profile(pa.table({**{k: pa.array(v) for k, v in rows.items()}, "stake": ["$10", "€20"],
+                                     "net": ["$10", "-€20"], ROW: [2, 3]}), "x.csv").text()
+    assert 'currency = ["$", "€"]  # TODO: amounts in several currencies' in text
+
+
 def test_an_ambiguous_separator_is_a_todo_that_check_refuses(tmp_path, capsys):
     export = _csv(tmp_path / "a.csv", "Round,Time,Table,Player,Banker,Winner,Seat,Side,Stake,Net\n"
                   "1,2025-06-01T10:00:00-05:00,T1,Kd 9h,7h Td,player,1,player,\"1,000\",\"1,000\"\n"

@@ -159,7 +159,9 @@ def _money(draft: Draft, columns: list[Column]) -> None:
     values = [v for c in columns if c.role in MONEY_ROLES for v in c.values]
     fmt = money_format(values)
     draft.section("money")
-    draft.set("currency", fmt.currency, None if fmt.currency else "no currency symbol in the amounts")
+    mixed = "TODO: amounts in several currencies: auditkit compares amounts as written; keep one currency per source"
+    draft.set("currency", fmt.currency, mixed if len(fmt.currency) > 1 else None if fmt.currency else
+              "no currency symbol in the amounts")
     if fmt.undecided:
         draft.set("decimal", f"{TODO}',' or '.': {fmt.undecided}", "answer with one character")
         draft.set("thousands", "")
