@@ -16,7 +16,8 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
     common = {k: v for k, v in kw.items() if k in ("parents", "formatter_class")}
     g = inner.add_parser("suggest", help="write a draft profile from the file's header and a sample of its values",
                          **common)
-    g.add_argument("file", help="the export (CSV; other formats as the [source] section supports)")
+    g.add_argument("file", help="the export (CSV, a workbook, JSON, a SQLite file; with --format postgresql the "
+                   "database's URL or env:NAME)")
     g.add_argument("--out", metavar="PROFILE", help="write the draft here (when not given: to standard output)")
     g.add_argument("--format", help="the source format (when not given: from the file name); postgresql: FILE is "
                    "the database's URL or env:NAME")
