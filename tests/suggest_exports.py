@@ -111,20 +111,22 @@ def _bj_twin(r: dict, keep: tuple[str, ...]) -> dict:
 
 
 def game_counter(folder: Path) -> Export:
-    """Baccarat, one row per wager, no round id: a numeric ``game`` column counts the table's games
-    (1, 2, 3...), with shoe and hand numbers, cards as ``Kd 5c``, the winner in words, the stake and the net."""
+    """Baccarat, one row per wager, no round id: a numeric ``game`` column counts each table's games
+    (1, 2, 3... on every table), with shoe and hand numbers, cards as ``Kd 5c``, the winner in words, the stake and the net."""
     recs = rounds("baccarat", seed=12)
     rows, twin = [], []
-    for k, r in enumerate(recs, 1):
+    counters: dict[str, int] = {}
+    for r in recs:
         if not r.get("wagers"):
             continue
+        k = counters[r["table_id"]] = counters.get(r["table_id"], 0) + 1  # each table counts its own games
         for w in r["wagers"]:
             rows.append([k, r["table_id"], _local(r["started_at"]), r.get("status", "completed"), r["shoe_id"],
                          r["round_seq"],
                          " ".join(r["player_cards"]), " ".join(r["banker_cards"]), f"{r['outcome']} wins",
                          w["seat"], w["bet"], w["amount"], w["net"]])
         t = {key: v for key, v in r.items() if key not in ("announced", "deal_order", "cut_card", "dealer_id")}
-        twin.append({**t, "round_id": f"{r['table_id']}-{k}"})  # the id a draft makes: table and game number
+        twin.append({**t, "round_id": f"{r['table_id']}-{k}"})  # an id of the table and its game number
     path = _csv(folder / "counter.csv", ["game", "table", "time", "status", "shoe", "hand", "player", "banker", "winner",
                                          "seat", "bet_on", "stake", "net"], rows)
     return Export(path, _twin(twin, folder, "counter"))

@@ -87,6 +87,11 @@ def test_a_numeric_game_column_is_a_game_counter_not_the_game():
                     "time": ["2025-06-01T10:00:00-05:00"] * 300})
     assert draft["fields"]["game"] == {"const": "baccarat"}
     assert draft["grain"]["round"] == ["game"]  # the counter names the rounds
+    restarts = _draft({"game": ["1", "2", "1", "2"], "P1": ["3"] * 4, "P2": ["0"] * 4, "B1": ["8"] * 4, "B2": ["9"] * 4,
+                       "Result": ["banker"] * 4, "table": ["T1", "T1", "T2", "T2"],
+                       "time": ["2025-06-01T10:00:00-05:00"] * 4})
+    assert restarts["grain"]["round"] == ["table", "game"]  # each table counts its own: never one round of two
+    assert restarts["fields"]["round_id"] == {"template": "{table}-{game}"}
 
 
 def test_a_column_naming_the_game_in_words_is_mapped_to_the_games_names():

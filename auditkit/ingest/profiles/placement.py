@@ -236,6 +236,9 @@ class Placement:
         if role == "round_counter":
             if c.name not in self.key:
                 self.fields.note(f"TODO: column {c.name!r} counts games (1, 2...): the round key with it?")
+            elif len(self.key) > 1 and not any(x.role == "round_id" for x in self.columns_):
+                self.put("round_id", {"template": "-".join("{" + k + "}" for k in self.key)},
+                         "the table and its game counter: a round id that stays when the file is exported again")
             return
         if role in ("outcome", "status"):
             if not self.known(role):

@@ -82,15 +82,29 @@ def suggest_profile(table: pa.Table, file_name: str, source: dict | None = None,
 def _round_key(columns: list[Column], shared: bool) -> list[str]:
     """The column naming each row's round when rows share rounds: a round id or a game counter whose
     values repeat in the sample (one unique to each row numbers rows)."""
+    table = next((c for c in columns if c.role == "table" and len(c.distinct) > 1), None)
     for role in ("round_id", "round_counter"):
         for c in columns:
             if c.role == role and len(c.distinct) < len(c.values):
-                return [c.name]
+                return _per_table(c, table) if role == "round_counter" else [c.name]
     if not shared:
         counters = [c for c in columns if c.role == "round_counter"]
         if counters and not any(c.role == "round_id" for c in columns):
-            return [counters[0].name]
+            return _per_table(counters[0], table)
     return []
+
+
+def _per_table(counter: Column, table: Column | None) -> list[str]:
+    """A game counter's key: with the table when the counter restarts per table (a number met on two)."""
+    if table is None:
+        return [counter.name]
+    seen: dict[str, str] = {}
+    for n, t in zip(counter.cells, table.cells, strict=True):
+        if n is None or t is None:
+            continue
+        if seen.setdefault(n.strip(), t.strip()) != t.strip():
+            return [table.name, counter.name]
+    return [counter.name]
 
 def _grain(draft: Draft, build: Placement, key: list[str]) -> None:
     draft.section("grain")
