@@ -487,3 +487,29 @@ def test_a_shoe_round_arriving_late_reports_the_finding_it_puts_on_a_round_alrea
     shoe_found = [(f["round_id"], f["rule_id"]) for f in emitted(tmp_path / "findings.jsonl")]
     assert shoe_found == [("S2", "baccarat.integrity_shoe"), ("S4", "baccarat.integrity_shoe")]
     assert keys(emitted(tmp_path / "findings.jsonl")) == nightly([log])
+
+
+def test_a_poll_of_more_files_than_its_budget_shares_stops_at_the_budget(tmp_path, monkeypatch):
+    """Issue 41 (20,000 files): every file got at least READ_MIN a poll, so a poll of many files behind read
+    READ_MIN times the files (20,000 x 16 KiB), whatever the budget. Now a poll stops once the budget is
+    read; the next starts with the files it did not reach."""
+    import auditkit.live.tail as live
+
+    monkeypatch.setattr(live, "READ_BUDGET", 8192)
+    monkeypatch.setattr(live, "READ_MIN", 1024)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    data = streams("baccarat", tables=40, fault_rate=0.05, pool=2000)
+    for tid, lines in data.items():
+        append(logs / f"{tid}.jsonl", lines[:6])
+    w = watcher([logs], tmp_path, stdout=None)
+    w.open()
+    assert w.poll_once()
+    read = sum(t.offset for t in w.files.values())
+    assert 8192 <= read < 8192 + 2048 and 0 < sum(t.offset > 0 for t in w.files.values()) < 40
+    polls = 1
+    while w.poll_once():
+        polls += 1
+    w.close()
+    assert polls > 3 and w.stats["rounds"] == 240
+    assert keys(emitted(tmp_path / "findings.jsonl")) == nightly([logs])

@@ -20,7 +20,8 @@ from ..ingest.sources import SUFFIXES, InputError, discover
 
 HEAD = 4096                  # bytes of a file's start kept as a hash, to know it again after a restart
 READ_BUDGET = 2 << 20        # bytes read from all files in one poll, shared out evenly (a watcher behind its
-READ_MIN = 16 << 10          #   logs reads ~3,000 rounds a poll, however many files), at least READ_MIN a file;
+READ_MIN = 16 << 10          #   logs reads ~3,000 rounds a poll, however many files), at least READ_MIN a file
+                             #   (files past the budget wait for the next poll, which starts with them);
                              #   a line longer than its share is read whole, up to max_line
 SCAN = 1 << 20               # bytes read at a time while looking for the end of a line longer than max_line
 GZIP_LINES = 4_000           # lines of a gzip file validated per batch
@@ -120,6 +121,7 @@ class Tail:
 
     _open: dict[tuple[int, int], Tracked]  # the files held open, least recently read first
     max_open: int
+    _first_file = 0  # the file of the listing a poll reads first (the next after the last poll's budget ran out)
 
     def _listing(self) -> dict[tuple[int, int], tuple[Path, os.stat_result]]:
         found: dict[tuple[int, int], tuple[Path, os.stat_result]] = {}
@@ -194,16 +196,25 @@ class Tail:
                     t.head = _head_hash(fh, t.head_len)
         if new and self.checkpoint is not None:  # known by the checkpoint before any of their lines is read
             self._register([self.files[key] for key in new])
-        for key, (path, st) in listing.items():
+        order = list(listing.items())
+        first = self._first_file % len(order) if order else 0  # where the last poll's budget ran out
+        spent, stopped = 0, False
+        for k, (key, (path, st)) in enumerate(order[first:] + order[:first]):
             t = self.files[key]
             t.named(path)
+            if spent >= READ_BUDGET:  # the poll's bytes read (many files at READ_MIN each): the rest next poll
+                if not stopped:
+                    more, stopped, self._first_file = True, True, first + k
+                continue
             if t.gzip is None and st.st_size >= 2:
                 with open(path, "rb") as fh:
                     t.gzip = fh.read(2) == b"\x1f\x8b"
             if t.gzip:
                 self._read_gzip(t, st, now)
             elif t.gzip is False:
+                before = t.offset
                 more |= self._read(t, lines, share, size=st.st_size)
+                spent += max(t.offset - before, 0)
         if lines:
             self._process(lines)
         for shoes in self.shoes.values():
