@@ -5,7 +5,7 @@ parts of a few rounds each, and reading a Parquet file costs about a millisecond
 whatever it holds (its footer, its 30-odd columns). While a store object is the
 store's sole writer (:meth:`auditkit.store.Store.sole_writer`: a command under
 the exclusive lock), the parts it writes of fewer than :data:`SMALL_ROWS` rows
-are kept in memory too; when the block ends (or :data:`HELD_ROWS` rows are
+are kept in memory too; when the block ends (or :data:`HELD_ROWS` rows or :data:`HELD_PARTS` parts are
 held), the committed ones of a partition, :data:`MIN_PARTS` or more, are
 written again as one part ``rounds/game=G/date=D/compact-<id>.parquet``, then a
 record ``_compacted/<id>.json`` saying which parts it replaces (its commit
@@ -34,6 +34,7 @@ from .integrity import partition_of
 
 SMALL_ROWS = 10_000  # a part of fewer rows is small
 HELD_ROWS = 500_000  # rows of small parts held for compaction at most (then written)
+HELD_PARTS = 2_000   # small parts held at most (a table of a few rows costs ~30 KiB of columns: 60 MiB)
 MIN_PARTS = 8        # small parts of one partition compacted together at least
 FOLDER = "_compacted"
 
@@ -45,12 +46,14 @@ class Compactor:
     pending: dict[str, list[tuple[str, pa.Table | None]]] = field(default_factory=dict)  # sha16 -> (rel, rows)
     ready: dict[tuple[str, str], list[tuple[str, pa.Table | None]]] = field(default_factory=dict)
     rows: int = 0
+    parts: int = 0
 
     def written(self, sha16: str, rel: str, table: pa.Table | None, rows: int) -> None:
         """A part written for a source: its rows in memory, or None (a worker's: read back if compacted)."""
         if rows < SMALL_ROWS and partition_of(rel) is not None:
             self.pending.setdefault(sha16, []).append((rel, table))
             self.rows += rows
+            self.parts += 1
 
     def dropped(self, sha16: str, rel: str | None = None) -> None:
         """A source's parts discarded (all of them, or ``rel``)."""
@@ -59,16 +62,17 @@ class Compactor:
         if kept:
             self.pending[sha16] = kept
         self.rows -= sum(_rows(t) for _, t in parts) - sum(_rows(t) for _, t in kept)
+        self.parts -= len(parts) - len(kept)
 
     def committed(self, sha16: str, files: list[dict[str, Any]] | None) -> bool:
         """The source's small parts, committed, wait for their partition's compaction; True when the
-        rows held are past :data:`HELD_ROWS` (time to write them)."""
+        rows or parts held are past :data:`HELD_ROWS` or :data:`HELD_PARTS` (time to write them)."""
         listed = {f["path"] for f in files or []}
         for rel, table in self.pending.pop(sha16, []):
             key = partition_of(rel)
             if key is not None and rel in listed:
                 self.ready.setdefault(key, []).append((rel, table))
-        return self.rows >= HELD_ROWS
+        return self.rows >= HELD_ROWS or self.parts >= HELD_PARTS
 
     def write(self, store: Any) -> int:
         """Write the compacted part and its record of each partition with :data:`MIN_PARTS` small parts
@@ -89,7 +93,13 @@ class Compactor:
                       "replaces": [{"path": r, "rows": n} for (r, _), n in zip(parts, counts, strict=True)]}
             store._files.write_bytes(f"{FOLDER}/{name}.json", json.dumps(record, indent=1).encode("utf-8"))
             n += 1
-        self.pending, self.ready, self.rows = {}, {}, 0
+        held = [(sha16, p) for sha16, p in self.pending.items()]  # sources not committed yet stay held
+        self.ready, self.rows, self.parts = {}, 0, 0
+        self.pending = {}
+        for sha16, items in held:
+            self.pending[sha16] = items
+            self.rows += sum(_rows(t) for _, t in items)
+            self.parts += len(items)
         return n
 
 

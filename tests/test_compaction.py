@@ -104,3 +104,14 @@ def test_parts_written_by_ingest_workers_are_compacted_too(stores, tmp_path):
     store = Store(tmp_path / "s")
     assert all(len(store.parts(g, d)) == 1 for g in store.games() for d in store.dates(g))
     assert store.count() == 120 and _found(store) == _found(plain)
+
+
+def test_the_small_parts_held_are_bounded_and_written_as_they_reach_the_bound(stores, tmp_path, monkeypatch):
+    """At most HELD_PARTS small parts are held (a five-round table costs ~30 KiB of columns: 20,000 of them
+    peaked ingest at 777 MiB); past it they are written, a compacted part each time."""
+    _compacted, plain = stores
+    monkeypatch.setattr(compaction, "HELD_PARTS", 10)
+    store = _ingest(_logs(tmp_path / "logs", 40), tmp_path / "s", True)
+    g, d = next((g, d) for g in store.games() for d in store.dates(g))
+    assert len(store.parts(g, d)) == 4 and all(p.name.startswith("compact-") for p in store.parts(g, d))
+    assert store.count() == 120 and _found(store) == _found(plain)
