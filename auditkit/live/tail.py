@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import hashlib
+import math
 import os
 import resource
 import time
@@ -122,6 +123,8 @@ class Tail:
     _open: dict[tuple[int, int], Tracked]  # the files held open, least recently read first
     max_open: int
     _first_file = 0  # the file of the listing a poll reads first (the next after the last poll's budget ran out)
+    _behind = False  # the last poll stopped at its budget
+    _stated = -math.inf  # when the files were last stat'ed
 
     def _listing(self) -> dict[tuple[int, int], tuple[Path, os.stat_result]]:
         found: dict[tuple[int, int], tuple[Path, os.stat_result]] = {}
@@ -168,9 +171,13 @@ class Tail:
         """Read, validate and emit what arrived; True when a file had more to read than one poll takes."""
         self.stats["polls"] += 1
         now, cpu = time.monotonic(), time.thread_time()
-        listing = self._known() if now - self._scanned < self.rescan else None
-        if listing is None:  # folders listed again every ``rescan`` seconds; known files stat'ed every poll
-            listing, self._scanned = self._listing(), now
+        if self._behind and now - self._stated < self.rescan:  # catching up (the last poll stopped at its
+            listing = self._listed                               # budget): stat'ed again every rescan seconds
+        else:
+            listing = self._known() if now - self._scanned < self.rescan else None
+            if listing is None:  # folders listed again every ``rescan`` seconds; known files stat'ed every poll
+                listing, self._scanned = self._listing(), now
+            self._stated = now
         self._listed = listing
         lines: list[tuple[Tracked, int, bytes]] = []
         more = False
@@ -199,12 +206,13 @@ class Tail:
         order = list(listing.items())
         first = self._first_file % len(order) if order else 0  # where the last poll's budget ran out
         spent, stopped = 0, False
+        self._behind = False
         for k, (key, (path, st)) in enumerate(order[first:] + order[:first]):
             t = self.files[key]
             t.named(path)
             if spent >= READ_BUDGET:  # the poll's bytes read (many files at READ_MIN each): the rest next poll
                 if not stopped:
-                    more, stopped, self._first_file = True, True, first + k
+                    more, stopped, self._first_file, self._behind = True, True, first + k, True
                 continue
             if t.gzip is None and st.st_size >= 2:
                 with open(path, "rb") as fh:
