@@ -125,6 +125,7 @@ class Tail:
     _first_file = 0  # the file of the listing a poll reads first (the next after the last poll's budget ran out)
     _behind = False  # the last poll stopped at its budget
     _stated = -math.inf  # when the files were last stat'ed
+    _list_cost = 0.0  # seconds the last listing of the folders took
 
     def _listing(self) -> dict[tuple[int, int], tuple[Path, os.stat_result]]:
         found: dict[tuple[int, int], tuple[Path, os.stat_result]] = {}
@@ -171,12 +172,14 @@ class Tail:
         """Read, validate and emit what arrived; True when a file had more to read than one poll takes."""
         self.stats["polls"] += 1
         now, cpu = time.monotonic(), time.thread_time()
-        if self._behind and now - self._stated < self.rescan:  # catching up (the last poll stopped at its
-            listing = self._listed                               # budget): stat'ed again every rescan seconds
+        every = max(self.rescan, 10 * self._list_cost)  # listing 20,000 files takes a second: at most 10% of the time
+        if self._behind and now - self._stated < every:  # catching up (the last poll stopped at its budget):
+            listing = self._listed                       # the files stat'ed again every ``every`` seconds
         else:
-            listing = self._known() if now - self._scanned < self.rescan else None
-            if listing is None:  # folders listed again every ``rescan`` seconds; known files stat'ed every poll
+            listing = self._known() if now - self._scanned < every else None
+            if listing is None:  # folders listed again every ``every`` seconds; known files stat'ed every poll
                 listing, self._scanned = self._listing(), now
+                self._list_cost = time.monotonic() - now
             self._stated = now
         self._listed = listing
         lines: list[tuple[Tracked, int, bytes]] = []
