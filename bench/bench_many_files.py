@@ -51,8 +51,7 @@ def _write_logs(root: Path, files: int, per_file: int, seed: int) -> int:
 
 
 def _write_logs_apart(root: Path, files: int, per_file: int, seed: int) -> int:
-    """:func:`_write_logs` in a process of its own: a child forked from this one counts this one's pages in
-    its peak RSS (Linux counts them before the exec), so this process stays small."""
+    """:func:`_write_logs` in a process of its own: this one, which starts the commands, stays small."""
     code = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); from pathlib import Path; "
             f"import bench_many_files as b; print(b._write_logs(Path({str(root)!r}), {files}, {per_file}, {seed}))")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
