@@ -245,8 +245,10 @@ def load_job(path: str | Path) -> Job:
     if not isinstance(notebooks, bool):
         from .notebooks import NOTEBOOKS
 
-        if not isinstance(notebooks, list) or not notebooks or set(notebooks) - set(NOTEBOOKS):
-            raise JobError(f"{path}: notebooks must be true, false or a list of {', '.join(NOTEBOOKS)}")
+        unknown = [n for n in notebooks if n not in NOTEBOOKS] if isinstance(notebooks, list) else None
+        if unknown is None or unknown:
+            raise JobError(f"{path}: notebooks must be true, false or a list (empty: none) of {', '.join(NOTEBOOKS)}"
+                           + (f"; unknown: {', '.join(map(repr, unknown))}" if unknown else ""))
     follow = raw.get("follow_symlinks", False)
     if not isinstance(follow, bool):
         raise JobError(f"{path}: follow_symlinks must be true or false")

@@ -136,7 +136,7 @@ def format_summary(findings: pd.DataFrame, rounds_checked: int | None = None) ->
 class Outputs:
     """The reports a run writes: the findings CSV, and each other one where a path is given."""
 
-    csv: Path
+    csv: Path | None  # None: no findings CSV (another report is asked for)
     parquet: Path | None = None
     summaries: Path | None = None  # a folder: summary_by_*.csv and coverage.csv
     xlsx: Path | None = None
@@ -160,7 +160,7 @@ def write_outputs(out: Outputs, findings: pd.DataFrame, coverage: pd.DataFrame, 
     the page. Returns the path of each report written, by kind."""
     from .rules.coverage import write_coverage
 
-    written = {"findings_csv": write_csv(findings if csv_frame is None else csv_frame, out.csv)}
+    written = {"findings_csv": write_csv(findings if csv_frame is None else csv_frame, out.csv)} if out.csv else {}
     if out.parquet:
         written["findings_parquet"] = write_findings_parquet(findings, out.parquet, coverage)
     if out.summaries:
@@ -174,7 +174,7 @@ def write_outputs(out: Outputs, findings: pd.DataFrame, coverage: pd.DataFrame, 
     if out.html:
         from .runreport import write_html_report
 
-        links = {"findings (CSV)": os.path.relpath(out.csv, Path(out.html).parent)}
+        links = {"findings (CSV)": os.path.relpath(out.csv, Path(out.html).parent)} if out.csv else {}
         if out.xlsx:
             links["workbook"] = os.path.relpath(out.xlsx, Path(out.html).parent)
         written["html"] = write_html_report(out.html, findings, title=out.title, coverage=coverage, scope=scope,

@@ -41,7 +41,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _log_options(parser: argparse.ArgumentParser, default: object) -> None:
     parser.add_argument("-v", "--verbose", action="count", default=default,
-                        help="more log output (-vv for debug lines and tracebacks)")
+                        help="more log output (-vv: debug lines with their time, and tracebacks)")
     parser.add_argument("-q", "--quiet", action="store_true", default=default,
                         help="warnings and errors only, no progress bar")
 
@@ -61,9 +61,23 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+class _Message(logging.Formatter):
+    """A log record as the commands' own messages read: ``auditkit: warning: skip a.csv: ...``,
+    ``auditkit: ingested ...`` (``-v``); never a raw log line with a time and a logger's name."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        level = f"{record.levelname.lower()}: " if record.levelno >= logging.WARNING else ""
+        text = f"auditkit: {level}{record.getMessage()}"
+        return text + "\n" + self.formatException(record.exc_info) if record.exc_info else text
+
+
 def _setup_logging(verbose: int, quiet: bool) -> None:
+    """Warnings (``-q``: the same), ``-v`` informational lines, ``-vv`` debug lines with their time and logger."""
     level = logging.WARNING if quiet else (logging.DEBUG if verbose > 1 else logging.INFO if verbose else logging.WARNING)
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s") if level == logging.DEBUG
+                         else _Message())
+    logging.basicConfig(level=level, handlers=[handler])
 
 
 def _expected_errors() -> tuple[type[BaseException], ...]:
@@ -78,19 +92,25 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
 
 
 def _mistyped(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
-    """Refuse an option the command does not have, suggesting the closest ones (``--ouput``: did you mean
-    ``--out``?), before argparse would say only what is missing or print the top-level usage."""
+    """Refuse a command, action or option that does not exist, suggesting the closest ones (``valdate``:
+    did you mean ``validate``?, ``--ouput``: ``--out``?), before argparse would say only what is missing or
+    print the top-level usage."""
     import difflib
 
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    sub = _subcommands(parser)
     command = next((t for t in argv if not t.startswith("-")), None)
-    target = sub.choices.get(command) if command else None
-    if target is None:
+    if command is None or sub is None:
         return
+    target = _choose(sub, command, "unknown command", "auditkit --help")
+    inner = _subcommands(target)  # auditkit profile ACTION, auditkit review ACTION
+    after = argv[list(argv).index(command) + 1:]
+    action = next((t for t in after if not t.startswith("-")), None)
+    if inner is not None and action is not None:
+        _choose(inner, action, f"auditkit {command}: unknown action", f"auditkit {command} --help")
     parsers = [target] + [p for a in target._actions if isinstance(a, argparse._SubParsersAction)
                           for p in a.choices.values()]  # a command's actions (auditkit review import)
     known = list(dict.fromkeys(o for p in parsers for o in p._option_string_actions if o.startswith("--")))
-    for token in argv[list(argv).index(command) + 1:]:
+    for token in after:
         if token == "--":
             return
         name = token.split("=", 1)[0]
@@ -99,6 +119,22 @@ def _mistyped(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
         close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
         hint = f"; did you mean {' or '.join(close)}?" if close else f"; see auditkit {command} --help"
         raise UsageError(f"auditkit {command}: unknown option {name}{hint}")
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction | None:
+    return next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+
+
+def _choose(sub: argparse._SubParsersAction, name: str, unknown: str, helps: str) -> argparse.ArgumentParser:
+    """The parser of command ``name``; an unknown one is refused with the closest (``valdate``: did you mean
+    ``validate``?)."""
+    import difflib
+
+    if name in sub.choices:
+        return sub.choices[name]
+    close = difflib.get_close_matches(name, list(sub.choices), n=3, cutoff=0.6)
+    hint = f"did you mean {' or '.join(close)}?" if close else f"one of {', '.join(sub.choices)} (see {helps})"
+    raise UsageError(f"{unknown} {name!r}; {hint}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,9 +1,11 @@
-"""``auditkit profile suggest FILE`` and ``auditkit profile check PROFILE FILE``: write and try an import profile."""
+"""``auditkit profile suggest FILE`` and ``auditkit profile check FILE --profile PROFILE``: write and try an import
+profile."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -21,13 +23,30 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
     g.add_argument("--format", help="the source format (when not given: from the file name)")
     g.set_defaults(func=run_suggest)
     c = inner.add_parser("check", help="print the first rounds as auditkit reads them and every row it cannot map "
-                         "(exit 0 all rows map, 1 some do not, 2 the profile is invalid)", **common)
-    c.add_argument("profile", help="the profile (TOML)")
-    c.add_argument("file", help="the export")
+                         "(exit 0 all rows map, 1 some do not, 2 the profile is invalid)",
+                         usage="%(prog)s FILE --profile TOML [--rounds N] [--max-rows N] [-v] [-q]", **common)
+    c.add_argument("file", nargs="+", metavar="FILE", help="the export (the older order PROFILE FILE is still read)")
+    c.add_argument("--profile", metavar="TOML", help="the import profile (TOML), as validate --profile takes it "
+                   "(no default: required)")
     c.add_argument("--rounds", type=positive_int, default=3, metavar="N", help="rounds to print")
     c.add_argument("--max-rows", type=positive_int, default=200, metavar="N",
                    help="unmapped rows to print (all are counted)")
-    c.set_defaults(func=run_check)
+    c.set_defaults(func=_check_in_either_order)
+
+
+def _check_in_either_order(args: argparse.Namespace) -> int:
+    """``profile check FILE --profile P``, or the older ``profile check PROFILE FILE`` with a note."""
+    if args.profile is not None:
+        if len(args.file) != 1:
+            raise UsageError(f"profile check takes one FILE with --profile, not {len(args.file)}")
+        args.file = args.file[0]
+    elif len(args.file) == 2:
+        args.profile, args.file = args.file
+        print(f"auditkit: note: the profile goes after --profile now: auditkit profile check "
+              f"{shlex.quote(args.file)} --profile {shlex.quote(args.profile)}", file=sys.stderr)
+    else:
+        raise UsageError("profile check needs --profile PROFILE: auditkit profile check FILE --profile PROFILE")
+    return run_check(args)
 
 
 def _source_table(path: Path, fmt: str | None) -> dict:

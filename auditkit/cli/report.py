@@ -11,7 +11,15 @@ from datetime import date as Date
 from typing import TYPE_CHECKING
 
 from ..status import SEVERITY_RANK
-from .common import DEFAULT_LOCK_TIMEOUT, EXIT_CLEAN, UsageError, add_lock_timeout, check_citations, prepare_outputs
+from .common import (
+    DEFAULT_LOCK_TIMEOUT,
+    EXIT_CLEAN,
+    UsageError,
+    add_lock_timeout,
+    check_citations,
+    prepare_outputs,
+    require_output,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -28,7 +36,8 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
                                    "Exit 0 when written, 2 on error.", **kw)
     s.add_argument("--store", help="store folder (or --job)")
     s.add_argument("--job", help="take the store from this job file (or --store)")
-    s.add_argument("--out", required=True, help="CSV file to write")
+    s.add_argument("--out", help="CSV file to write (when not given: none; at least one of --out, --parquet, "
+                   "--xlsx, --html)")
     s.add_argument("--from", dest="start", metavar="YYYY-MM-DD", help="first gaming day, inclusive (when not given: the first)")
     s.add_argument("--to", dest="end", metavar="YYYY-MM-DD", help="last gaming day, inclusive (when not given: the last)")
     s.add_argument("--game", action="append", choices=GAMES, help="only these games (repeatable; when not given: all)")
@@ -87,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
 
     if bool(args.store) == bool(args.job):
         raise UsageError("give either --store or --job")
+    require_output(args, ("--out", "--parquet", "--xlsx", "--html"))
     args.citation = check_citations(args.citation, args.game)
     root = args.store if args.store else load_job(args.job).store  # a folder or an s3:// URI
     if not Store.is_store(root):
@@ -122,7 +132,8 @@ def run(args: argparse.Namespace) -> int:
                                            "to": args.end or "the last day", "findings": len(findings)},
                       csv_frame=out, quarantine=quarantine)
     if not args.quiet:
-        print(f"{len(findings)} finding(s) on {findings['round_id'].nunique()} round(s) written to {args.out}"
+        print(f"{len(findings)} finding(s) on {findings['round_id'].nunique()} round(s) written to "
+              f"{', '.join(str(p) for p in (args.out, args.parquet, args.xlsx, args.html) if p)}"
               + (f"; {unmatched}" if unmatched else ""))
         print(format_coverage(coverage))
     return EXIT_CLEAN

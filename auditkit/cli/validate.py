@@ -28,13 +28,16 @@ from .common import (
     load_profile_arg,
     prepare_outputs,
     quarantine_problem,
+    refuse_exports,
     report_quarantine,
     require_logs,
+    require_output,
     require_rounds,
 )
 
 log = logging.getLogger("auditkit")
 TEMP_STORE = re.compile(r"^auditkit-validate-(\d+)-")  # the one-shot route's store in $TMPDIR: creator pid
+OUTPUTS = ("--out", "--parquet", "--summaries", "--xlsx", "--html")
 HOLD_BYTES = 512 << 20
 """Bytes of rounds (as Arrow tables) that the one-shot route holds in memory when it runs in this process
 only (:func:`in_this_process`); those past it go to its temporary store's folder as Parquet."""
@@ -47,7 +50,8 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
 
     s = sub.add_parser("validate", help="check every round and write the violation report", **kw)
     s.add_argument("paths", nargs="+", help="log files or folders, or one store folder")
-    s.add_argument("--out", required=True, help="violation report CSV")
+    s.add_argument("--out", help="the violation report CSV (when not given: none; at least one of --out, "
+                   "--parquet, --summaries, --xlsx, --html)")
     s.add_argument("--parquet", help="also write the findings as Parquet here")
     s.add_argument("--summaries", metavar="DIR", help="also write summaries by citation, table, dealer and day here")
     s.add_argument("--xlsx", metavar="FILE", help="also write an Excel workbook: summary, findings, summaries by "
@@ -168,7 +172,10 @@ def run(args: argparse.Namespace) -> int:
     check_engine(args)
     config = load_config(args.config)
     profile = load_profile_arg(args)
+    require_output(args, OUTPUTS)
     prepare_outputs(output_paths(args), html=args.html)
+    if profile is None:
+        refuse_exports(args.paths)
     show = not args.no_progress and not args.quiet
     problem = None
     tally = Tally()
@@ -207,7 +214,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:  # -q: errors and warnings only
         print(format_summary(findings, checked) + (f"\nwarning: {unmatched}" if unmatched else ""))
         print(format_coverage(coverage))
-        print(f"report: {args.out}")
+        print(f"report: {', '.join(str(p) for p in (args.out, args.parquet, args.summaries, args.xlsx, args.html) if p)}")
     if problem:  # the reports are written; the run still could not do its job
         print(f"auditkit: error: {problem}", file=sys.stderr)
         return EXIT_ERROR
