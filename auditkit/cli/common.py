@@ -216,7 +216,7 @@ def check_writable(path: Path) -> None:
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".auditkit-write-check-"):
             pass
     except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror or exc} in {folder}") from None
+        raise UsageError(f"cannot write {path}: cannot create a file in {folder} ({exc.strerror or exc})") from None
 
 
 def require_output(args: argparse.Namespace, options: Sequence[str]) -> None:
