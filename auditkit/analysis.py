@@ -33,7 +33,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 
 from . import games as registered
 from .columns import flat_values, parents, to_numpy
@@ -378,9 +377,8 @@ def iter_rounds(store: StoreLike, game: str, start: str | None = None, end: str 
     st = open_store(store)
     flt = _filter(_as_list(tables), _as_list(dealers), _as_list(round_ids))
     for date in st.dates(game, start, end):
-        parts = [str(p) for p in st.parts(game, date)]
-        dataset = ds.dataset(parts, schema=schema_for(game), format="parquet")
-        t = dataset.to_table(columns=list(columns) if columns else None, filter=flt)
+        # the store's own dataset: a folder's, an object store's or a one-shot's held in memory alike
+        t = st._dataset(game, date).to_table(columns=list(columns) if columns else None, filter=flt)
         if t.num_rows:
             yield date, t
 

@@ -216,12 +216,14 @@ def of_store(store: Any, games: Sequence[str] | None = None, start: str | None =
     return tally.table()
 
 
-def format_coverage(table: pd.DataFrame) -> str:
-    """The terminal's coverage block: the rules that could not check some rounds, and why."""
+def format_coverage(table: pd.DataFrame, see: str | None = None) -> str:
+    """The terminal's coverage block: the rules that could not check some rounds, and why; ``see``: where
+    the whole table was written (a file named only when it was written)."""
     short = table[table["rounds_not_checkable"] > 0]
     if short.empty:
         return "coverage: every check could check every round in scope"
-    lines = [f"not checkable (the data does not show it; see coverage.csv): {len(short)} check(s)"]
+    where = f"; see {see}" if see else ""
+    lines = [f"not checkable (the data does not show it{where}): {len(short)} check(s)"]
     width = max(len(c) for c in short["citation"])
     rule_width = max(len(c) for c in short["rule_id"])
     for r in short.itertuples(index=False):
