@@ -115,7 +115,8 @@ def _summary(book: Any, formats: dict[str, Any], findings: pd.DataFrame, scope: 
         filters = context.filters
         rows.append(("filters", "none: every round of the inputs" if not filters else
                      " ".join(f"{k} {v}" for k, v in filters.items()), None))
-    rows += [(str(k), v, None) for k, v in scope.items() if not (context is not None and k == "rounds checked")]
+    rows += [(str(k), v, None) for k, v in scope.items() if k != "findings"
+             and not (context is not None and k == "rounds checked")]
     rows += [("findings", len(findings), None),
              (f"overpaid ({currency})", money["overpaid"], "money"),
              (f"underpaid ({currency})", money["underpaid"], "money")]
@@ -126,6 +127,13 @@ def _summary(book: Any, formats: dict[str, Any], findings: pd.DataFrame, scope: 
                                    else ""), None))
     if context is not None:
         rows += [(f"provenance: {k}", v, None) for k, v in context.provenance.items()]
+        from .reportcontext import INPUTS_LISTED
+
+        rows += [(f"input {i}: {path}", sha, None)
+                 for i, (path, sha) in enumerate(context.inputs[:INPUTS_LISTED], start=1)]
+        if len(context.inputs) > INPUTS_LISTED:
+            rows.append(("inputs not listed", f"{len(context.inputs) - INPUTS_LISTED:,}: the store's manifest lists "
+                         "them", None))
     row = 2
     for key, value, fmt in rows:
         sheet.write_string(row, 0, key, formats["bold"])
