@@ -95,6 +95,10 @@ def gather(store: Any, *, games: Sequence[str] | None = None, start: str | None 
     (seconds on a large store; the page shows them). ``prov``: :func:`provenance`'s keywords."""
     from . import analysis
 
+    text, inputs = provenance(store, config=config, **prov)
+    if parts is not None and not parts:  # nothing was checked
+        return ReportContext(describe_filters(filters or {}), provenance=text, inputs=inputs,
+                             currency=currency_of(config))
     rounds = analysis.round_counts(store, start, end, games=games, dealers=dealers, by=ROUND_KEYS)
     rounds = _select(rounds, tables, parts)
     flagged = None
@@ -102,7 +106,6 @@ def gather(store: Any, *, games: Sequence[str] | None = None, start: str | None 
         counts = _select(analysis.outcome_counts(store, start, end, games=games, dealers=dealers, config=config),
                          tables, parts)
         flagged = analysis.flagged_groups(counts) if len(counts) else None
-    text, inputs = provenance(store, config=config, **prov)
     return ReportContext(describe_filters(filters or {}), rounds.reset_index(drop=True), flagged, text, inputs,
                          currency_of(config))
 

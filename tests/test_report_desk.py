@@ -219,3 +219,16 @@ def test_chromium_draws_the_first_screens_offline(sample_page, job_store, tmp_pa
     assert main(["-q", "report", "--job", str(job_store), "--dealer", "D705", "--out", str(tmp_path / "d.csv"),
                  "--html", str(tmp_path / "d.html")]) == 0
     _shot(tmp_path / "d.html", ARTIFACTS / "html_report_filtered.png", tmp_path / "p2")
+
+
+def test_the_nightly_report_names_who_and_where_and_its_provenance(job_store):
+    page, = job_store.parent.glob("reports/*/*/report.html")
+    text = page.read_text("utf-8")
+    first = _first_screen(text)
+    for name in ("D705", "BAC-24", "BJ-02"):
+        assert name in first, name
+    foot = text.split("<h2>Provenance</h2>", 1)[1]
+    from auditkit.ingest.sources import source_sha256
+
+    assert f"auditkit run {job_store}" in foot
+    assert all(source_sha256(p) in foot for p in (job_store.parent / "logs").iterdir())
