@@ -47,7 +47,7 @@ __all__ = [
     "DEFAULT_SHIFTS", "open_store", "shift_of", "load_findings", "coverage", "iter_rounds", "load_rounds", "round_counts",
     "summarize", "by_citation", "by_table", "by_dealer", "by_shift", "by_day", "payout_totals",
     "money_findings", "discrepancy_bins", "largest_discrepancies", "cumulative_payouts", "heatmap_frame", "over_time",
-    "with_rates", "readable", "overview", "MIN_ROUNDS", "busy",
+    "with_rates", "readable", "overview", "MIN_ROUNDS", "busy", "period_of", "by_dealer_shift",
     "drill_down", "rounds_behind", "outcome_counts",
     "expected_vs_observed", "flagged_groups", "funnel_limits", "hold",
 ]
@@ -294,6 +294,38 @@ def heatmap_frame(findings: pd.DataFrame, rows: str = "table_id", max_cells: int
                 out["per_1000"] = (1000 * out["findings"] / out["rounds"]).round(3)
             break
     return out.sort_values([rows, "period"], kind="stable").reset_index(drop=True)
+
+
+def period_of(counts: pd.DataFrame) -> tuple[str, str] | None:
+    """(first, last) gaming day of :func:`round_counts` by date: the period a chart's time axis spans
+    (not from the first finding), or None when no round was dealt."""
+    if "date" not in counts or not len(counts):
+        return None
+    days = counts["date"].astype(str)
+    return str(days.min()), str(days.max())
+
+
+def by_dealer_shift(findings: pd.DataFrame, counts: pd.DataFrame, top: int = 12,
+                    min_rounds: int | None = None) -> pd.DataFrame:
+    """Findings per 1,000 rounds of each dealer in each shift dealt (the shifts of :func:`shift_of`), for the
+    ``top`` dealers by their rate over the period among those with ``min_rounds`` rounds (:data:`MIN_ROUNDS`);
+    a shift dealt without a finding is 0. ``counts``: :func:`round_counts` by dealer_id and shift."""
+    least = MIN_ROUNDS if min_rounds is None else min_rounds
+    cols = ["dealer_id", "shift", "rounds_checked", "findings", "per_1000"]
+    if counts.empty or findings.empty:
+        return pd.DataFrame(columns=cols)
+    dealt = counts.groupby(["dealer_id", "shift"], dropna=False)["rounds"].sum().rename("rounds_checked")
+    found = findings.groupby(["dealer_id", "shift"], dropna=False).size().rename("findings")
+    g = pd.concat([dealt, found], axis=1).fillna(0).reset_index()
+    g = g[g["rounds_checked"] > 0].astype({"rounds_checked": "int64", "findings": "int64"})
+    whole = g.groupby("dealer_id")[["findings", "rounds_checked"]].sum()
+    whole = whole[whole["rounds_checked"] >= least] if (whole["rounds_checked"] >= least).any() else whole
+    worst = (whole["findings"] / whole["rounds_checked"]).sort_values(ascending=False, kind="stable").head(top)
+    g = g[g["dealer_id"].isin(worst.index)]
+    g["per_1000"] = (1000 * g["findings"] / g["rounds_checked"]).round(3)
+    order = {d: i for i, d in enumerate(worst.index)}
+    return g.sort_values(["dealer_id", "shift"], key=lambda c: c.map(order) if c.name == "dealer_id" else c,
+                         kind="stable")[cols].reset_index(drop=True)
 
 
 def with_rates(summary: pd.DataFrame, counts: pd.DataFrame, keys: str | list[str]) -> pd.DataFrame:
