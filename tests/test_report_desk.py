@@ -232,3 +232,14 @@ def test_the_nightly_report_names_who_and_where_and_its_provenance(job_store):
 
     assert f"auditkit run {job_store}" in foot
     assert all(source_sha256(p) in foot for p in (job_store.parent / "logs").iterdir())
+
+
+def test_validate_names_its_filters_in_the_summary_page_and_workbook(tmp_path, capsys):
+    capsys.readouterr()
+    assert main(["validate", str(LOGS / "baccarat.jsonl"), "--citation", "paytable", "--out", str(tmp_path / "v.csv"),
+                 "--xlsx", str(tmp_path / "v.xlsx"), "--html", str(tmp_path / "v.html"), "--no-progress"]) == 1
+    assert capsys.readouterr().out.startswith("filtered: --citation paytable (findings and coverage of the selected")
+    assert "Filtered: --citation paytable" in _first_screen((tmp_path / "v.html").read_text("utf-8"))
+    book = CalamineWorkbook.from_path(str(tmp_path / "v.xlsx"))
+    assert {r[0]: r[1] for r in _sheet(book, "Summary") if r[0]}["filters"] == "--citation paytable"
+    assert [r[:3] for r in _sheet(book, "Coverage")[1:]] == [["baccarat", "paytable", "baccarat.paytable"]]
