@@ -574,9 +574,11 @@ def outcome_counts(store: StoreLike, start: str | None = None, end: str | None =
 
 
 def _group(keys: pd.DataFrame, game: str, date: str, event: str, hit: np.ndarray, p: np.ndarray) -> pd.DataFrame:
-    f = keys.assign(hit=hit.astype(np.int64), p=p, v=p * (1 - p))
-    g = f.groupby(["table_id", "dealer_id", "shoe_id"], dropna=False).agg(
-        trials=("hit", "size"), observed=("hit", "sum"), expected=("p", "sum"), variance=("v", "sum")).reset_index()
+    f = keys.assign(observed=hit.astype(np.int64), expected=p, variance=p * (1 - p))
+    by = f.groupby(["table_id", "dealer_id", "shoe_id"], dropna=False)
+    g = by[["observed", "expected", "variance"]].sum()  # plain sums: a named aggregation costs 3 times more
+    g.insert(0, "trials", by.size())
+    g = g.reset_index()
     g.insert(0, "date", date)
     g.insert(0, "game", game)
     g["event"] = event
