@@ -93,6 +93,9 @@ def write_html_report(path: str | Path, findings: pd.DataFrame, *, title: str = 
                                          "reasons"]]))
         else:
             parts.append("<p>Every check could check every round in scope.</p>")
+    elif coverage is not None:
+        parts.append("<p><b>No round in scope</b>: nothing was checked" + (" (no round matches the filters)"
+                     if context is not None and context.filters else "") + ".</p>")
     else:
         parts.append("<p class='muted'>No coverage table for this run.</p>")
     if context is not None and len(findings) and len(context.rounds):

@@ -243,3 +243,14 @@ def test_validate_names_its_filters_in_the_summary_page_and_workbook(tmp_path, c
     book = CalamineWorkbook.from_path(str(tmp_path / "v.xlsx"))
     assert {r[0]: r[1] for r in _sheet(book, "Summary") if r[0]}["filters"] == "--citation paytable"
     assert [r[:3] for r in _sheet(book, "Coverage")[1:]] == [["baccarat", "paytable", "baccarat.paytable"]]
+
+
+def test_a_filter_that_selects_no_round_says_so_and_not_that_every_round_was_checked(job_store, tmp_path, capsys):
+    capsys.readouterr()
+    assert main(["report", "--job", str(job_store), "--dealer", "NOBODY", "--out", str(tmp_path / "n.csv"),
+                 "--html", str(tmp_path / "n.html")]) == 0
+    said = capsys.readouterr().out
+    assert "coverage: no round in scope" in said and "every check could check every round" not in said
+    text = (tmp_path / "n.html").read_text("utf-8")
+    assert "No round in scope</b>: nothing was checked (no round matches the filters)" in text
+    assert "Every check could check every round" not in text

@@ -246,6 +246,8 @@ def _selected(rows: Any, tables: Sequence[str] | None, dealers: Sequence[str] | 
 def format_coverage(table: pd.DataFrame, see: str | None = None) -> str:
     """The terminal's coverage block: the rules that could not check some rounds, and why; ``see``: where
     the whole table was written (a file named only when it was written)."""
+    if table.empty:  # nothing validated or selected: no round, not a clean one
+        return "coverage: no round in scope"
     short = table[table["rounds_not_checkable"] > 0]
     if short.empty:
         return "coverage: every check could check every round in scope"
