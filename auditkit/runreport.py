@@ -52,6 +52,7 @@ def write_html_report(path: str | Path, findings: pd.DataFrame, *, title: str = 
                       context: ReportContext | None = None) -> Path:
     """Write the page for ``findings`` (the report's columns) to ``path``, atomically; ``context`` (the
     filters, the rounds behind the findings, the outcome tests, the provenance) adds who and where."""
+    from .analysis import DEFAULT_SHIFTS, MIN_ROUNDS
     from .report import payout_totals
     from .whowhere import dealer_by_shift, who_and_where
 
@@ -77,7 +78,7 @@ def write_html_report(path: str | Path, findings: pd.DataFrame, *, title: str = 
     parts.append("</div>")
     if context is not None and len(context.rounds):
         parts.append("<h2>Who and where, per game</h2><p class='muted'>the worst tables and dealers by findings per "
-                     "1,000 rounds, among those with 100 rounds or more (<i>name: per 1,000 (findings of rounds; "
+                     f"1,000 rounds, among those with {MIN_ROUNDS:,} rounds or more (<i>name: per 1,000 (findings of rounds; "
                      "overpaid, underpaid)</i>); findings with money beside procedure findings (no money); outcome "
                      "frequencies improbable at Holm-adjusted p &lt; 0.01</p>")
         parts.append(_table(who_and_where(findings, context), css="who"))
@@ -101,9 +102,10 @@ def write_html_report(path: str | Path, findings: pd.DataFrame, *, title: str = 
     if context is not None and len(findings) and len(context.rounds):
         shifts = dealer_by_shift(findings, context.rounds)
         if len(shifts):
+            hours = ", ".join(f"{name} {a}-{b}" for name, (a, b) in DEFAULT_SHIFTS.items())
             parts.append("<h2>Dealers by shift</h2><p class='muted'>findings per 1,000 rounds each dealer dealt in "
-                         "each shift (local hours: day 6-14, swing 14-22, grave 22-6; rounds in brackets), the "
-                         "worst dealers of each game</p>" + _table(shifts))
+                         f"each shift (local hours: {hours}; rounds in brackets), the worst dealers of each game</p>"
+                         + _table(shifts))
     if len(findings):
         parts.append("<h2>Findings by day</h2>" + _svg(_by_day(findings, context.period if context else None)))
         parts.append("<h2>Findings by citation</h2>" + _svg(_by_citation(findings)))
@@ -172,8 +174,8 @@ def _table(frame: pd.DataFrame, css: str | None = None) -> str:
             elif isinstance(v, int) or hasattr(v, "dtype"):
                 cells.append(f"<td class='n'>{_e(v)}</td>")
             else:
-                css = f" class='{v}'" if c == "severity" and v in SEVERITY_COLORS else ""
-                cells.append(f"<td{css}>{_e(v)}</td>")
+                cls = f" class='{v}'" if c == "severity" and v in SEVERITY_COLORS else ""
+                cells.append(f"<td{cls}>{_e(v)}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table{f' class={css!r}' if css else ''}><tr>{head}</tr>{''.join(rows)}</table>"
 

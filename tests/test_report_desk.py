@@ -254,3 +254,11 @@ def test_a_filter_that_selects_no_round_says_so_and_not_that_every_round_was_che
     text = (tmp_path / "n.html").read_text("utf-8")
     assert "No round in scope</b>: nothing was checked (no round matches the filters)" in text
     assert "Every check could check every round" not in text
+
+
+def test_only_the_who_and_where_table_carries_its_class(tmp_path):
+    from auditkit.runreport import _table
+
+    frame = pd.DataFrame({"severity": ["high", "low"], "n": [1, 2]})
+    assert _table(frame).startswith("<table><tr>") and "<td class='low'>low</td>" in _table(frame)
+    assert _table(frame, css="who").startswith("<table class='who'>")
