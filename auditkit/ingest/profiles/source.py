@@ -150,7 +150,7 @@ def open_source(spec: SourceSpec | dict[str, Any], location: str | Path, *, batc
         raise FileNotFoundError(2, "No such file or directory", str(path))
     if fmt == "sqlite":
         def digest() -> str:
-            snapshot = _snapshot(spec, fmt, str(path)) if spec.snapshot_key else _file_sha256(path)
+            snapshot = _snapshot(spec, fmt, str(path)) if spec.snapshot_key else _sqlite_sha256(path)
             return _sql_digest(spec, path.name, snapshot)
 
         return RawSource(spec, str(path), fmt, path.name, digest, batch_rows=batch_rows)
@@ -416,10 +416,16 @@ def _connect(fmt: str, location: str) -> Any:
     if fmt == "sqlite":
         driver = _need("adbc_driver_sqlite.dbapi", "a SQLite database")
 
-        return driver.connect(f"file:{location}?mode=ro", autocommit=True)
+        return driver.connect(sqlite_uri(location), autocommit=True)
     driver = _need("adbc_driver_postgresql.dbapi", "a PostgreSQL database")
 
     return driver.connect(location, autocommit=True)
+
+
+def sqlite_uri(path: str | Path) -> str:
+    """The read-only URI of a SQLite file: the absolute path percent-escaped (``night#2.db`` is that
+    file, not ``./night``; ``a%2Fb.db`` is not ``a/b.db``), ``mode=ro`` (never created or written)."""
+    return Path(path).resolve().as_uri() + "?mode=ro"
 
 
 def _sql(src: RawSource) -> Iterator[pa.Table]:
@@ -514,9 +520,22 @@ def _need(module: str, what: str) -> Any:
                           "pip install 'auditkit[sources]'") from None
 
 
-def _file_sha256(path: Path) -> str:
+def _file_sha256(path: Path, *more: Path) -> str:
+    """The SHA-256 of the file's bytes (followed by those of ``more`` files that exist, each after a
+    marker of its name's suffix)."""
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            h.update(chunk)
+    for k, p in enumerate((path, *more)):
+        if k and not p.is_file():
+            continue
+        if k:
+            h.update(f"\0{p.name[len(path.name):]}\0".encode())
+        with open(p, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                h.update(chunk)
     return h.hexdigest()
+
+
+def _sqlite_sha256(path: Path) -> str:
+    """A SQLite file's identity: its bytes and its write-ahead log's (``-wal``: rows committed there and
+    not yet checkpointed are part of the database)."""
+    return _file_sha256(path, path.with_name(path.name + "-wal"))
