@@ -99,3 +99,78 @@ def test_rows_committed_to_the_wal_are_part_of_the_sqlite_identity(tmp_path, cap
     assert main(["ingest", str(p), "--profile", str(prof), "--store", str(tmp_path / "s")]) == 0
     assert "already ingested" in stored(capsys)  # the same content again
     conn.close()
+
+
+# ---- PostgreSQL: read-only, no password shown, a name and not a file ---------------------------------
+@pytest.fixture
+def pg_casino(postgres_url, tmp_path, monkeypatch):
+    """The sample rounds (first 30) in a PostgreSQL table, a profile reading them and a victim table."""
+    import adbc_driver_postgresql.dbapi as pg
+
+    header, rows = sample_rows(30)
+    with pg.connect(postgres_url, autocommit=True) as conn, conn.cursor() as cur:
+        cur.execute("DROP TABLE IF EXISTS rounds, victims")
+        cur.execute(f"CREATE TABLE rounds (id serial, {', '.join(f'{chr(34)}{h}{chr(34)} text' for h in header)})")
+        cols = ", ".join(f'"{h}"' for h in header)
+        for r in rows:
+            cur.execute(f"INSERT INTO rounds ({cols}) VALUES ({', '.join(f'${k + 1}' for k in range(len(r)))})", r)
+        cur.execute("CREATE TABLE victims (a int)")
+        cur.execute("INSERT INTO victims VALUES (1), (2)")
+    monkeypatch.setenv("CASINO_URL", postgres_url)
+    monkeypatch.chdir(tmp_path)
+    source = ('format = "postgresql"\nurl = "env:CASINO_URL"\nquery = "SELECT * FROM rounds ORDER BY id"\n'
+              'snapshot_key = "SELECT max(id) FROM rounds"')
+    return postgres_url, profile_for(tmp_path, source)
+
+
+def _victims(url: str) -> int:
+    import adbc_driver_postgresql.dbapi as pg
+
+    with pg.connect(url, autocommit=True) as conn, conn.cursor() as cur:
+        cur.execute("SELECT count(*) FROM victims")
+        return cur.fetchone()[0]
+
+
+def test_a_postgresql_input_is_a_name_for_ingest_with_its_progress_a_job_and_profile_check(pg_casino, tmp_path,
+                                                                                            capsys):
+    url, prof = pg_casino
+    assert main(["ingest", "casino", "--profile", str(prof), "--store", "s"]) == 0  # without -q: the bar's path
+    out, err = capsys.readouterr()
+    assert "stored 30" in out and "No such file" not in err
+    job = tmp_path / "job.toml"
+    job.write_text(f'inputs = [{{path = "casino", profile = "{prof.name}"}}]\nstore = "js"\noutput = "out"\n')
+    assert main(["run", str(job)]) in (0, 1)
+    assert "does not exist" not in capsys.readouterr().err
+    assert main(["profile", "check", str(prof), "casino"]) == 0
+    assert "30 round(s)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("query", [
+    "WITH d AS (DELETE FROM victims RETURNING *) SELECT * FROM rounds ORDER BY id",
+    "SET TRANSACTION READ WRITE",
+])
+def test_a_postgresql_query_runs_in_a_read_only_transaction(pg_casino, query, capsys):
+    url, prof = pg_casino
+    prof.write_text(prof.read_text().replace("SELECT * FROM rounds ORDER BY id", query))
+    assert main(["ingest", "casino", "--profile", str(prof), "--store", "s", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert _victims(url) == 2
+    assert "casino" in err and "internal error" not in err and "Traceback" not in err
+
+
+def test_no_password_is_printed_and_a_server_down_or_an_sql_error_is_exit_2_naming_the_input(pg_casino,
+                                                                                            monkeypatch, capsys):
+    url, prof = pg_casino
+    monkeypatch.setenv("CASINO_URL", "postgresql://bob:s3cr@t@localhost:1/casino")  # malformed; nothing listens
+    assert main(["ingest", "casino", "--profile", str(prof), "--store", "s", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "s3cr" not in err and "bob:***@" in err and "casino" in err and "internal error" not in err
+    monkeypatch.setenv("CASINO_URL", "postgresql://bob:s3cret@localhost:1/casino")
+    assert main(["profile", "check", str(prof), "casino"]) == 2
+    err = capsys.readouterr().err
+    assert "s3cret" not in err and "casino" in err and "internal error" not in err
+    monkeypatch.setenv("CASINO_URL", url)
+    prof.write_text(prof.read_text().replace("ORDER BY id", "ORDER BY nope"))
+    assert main(["ingest", "casino", "--profile", str(prof), "--store", "s", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "casino" in err and "nope" in err and "internal error" not in err

@@ -94,7 +94,7 @@ def run_check(args: argparse.Namespace) -> int:
 
     prof = load_profile(args.profile)
     path = Path(args.file)
-    if not path.is_file():
+    if not path.is_file() and prof.source.format != "postgresql":  # a database is a name, not a file
         raise UsageError(f"no such file: {path}")
     table, source_bad, name, blank = read_rows(prof.source, path)
     mapped = map_rows(table, prof)

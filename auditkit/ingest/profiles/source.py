@@ -19,6 +19,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from pathlib import Path
@@ -29,7 +30,7 @@ import pyarrow as pa
 
 from ...paytables import ConfigError
 
-__all__ = ["SourceSpec", "RawSource", "open_source", "FORMATS", "ROW"]
+__all__ = ["SourceSpec", "RawSource", "open_source", "FORMATS", "ROW", "redact", "sqlite_uri"]
 
 ROW = "__row"
 FORMATS = ("csv", "xlsx", "json", "jsonl", "sqlite", "postgresql")
@@ -118,20 +119,59 @@ class RawSource:
     rows_read: int = 0
     blank: int = 0
     batch_rows: int = 65_536
+    label: str = ""  # the source as messages name it: the path given, or the input's name and its URL redacted
+    notes: list[str] = field(default_factory=list)  # what the reader chose where the profile did not say
 
     @functools.cached_property
     def sha256(self) -> str:
         """What identifies the source (:func:`open_source`): read only when asked, since reading the rows
         does not need it (a file is then not read twice for nothing)."""
-        return self.digest()
+        with self._reading():
+            return self.digest()
 
     def batches(self) -> Iterator[pa.Table]:
         """Tables of string columns plus ``__row``, in the source's order."""
         reader = {"csv": _csv, "xlsx": _xlsx, "json": _json, "jsonl": _json, "sqlite": _sql,
                   "postgresql": _sql}[self.format]
-        for table in reader(self):
-            self.rows_read += table.num_rows
-            yield table
+        with self._reading():
+            for table in reader(self):
+                self.rows_read += table.num_rows
+                yield table
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        """A source that cannot be read (a malformed file, a database that is not one, is locked or
+        down, an SQL error) is an :class:`~auditkit.ingest.sources.InputError` naming it, passwords
+        hidden: exit 2, never an internal error."""
+        try:
+            yield
+        except (ConfigError, OSError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - only the readers' own errors, by their kind below
+            what = _unreadable(exc)
+            if what is None:
+                raise
+            from ..sources import InputError
+
+            raise InputError(f"{self.label}: cannot read this {_KIND[self.format]}: "
+                             f"{redact(' '.join(str(exc).split()))}") from exc
+
+
+_KIND = {"csv": "CSV file", "xlsx": "workbook", "json": "JSON document", "jsonl": "JSON lines file",
+         "sqlite": "SQLite database", "postgresql": "PostgreSQL query"}
+
+
+def _unreadable(exc: Exception) -> str | None:
+    """What kind of input problem ``exc`` is, or None for anything else (a bug stays one)."""
+    import zipfile
+
+    kind = type(exc)
+    module = kind.__module__.split(".")[0]
+    if module in ("adbc_driver_manager", "python_calamine", "sqlite3") or "Calamine" in kind.__name__:
+        return module
+    if isinstance(exc, (pa.ArrowException, zipfile.BadZipFile, UnicodeDecodeError, json.JSONDecodeError)):
+        return kind.__name__
+    return None
 
 
 def open_source(spec: SourceSpec | dict[str, Any], location: str | Path, *, batch_rows: int = 65_536) -> RawSource:
@@ -144,7 +184,8 @@ def open_source(spec: SourceSpec | dict[str, Any], location: str | Path, *, batc
         url = _url(spec)
         name = f"sql:{hashlib.sha256(spec.query.encode()).hexdigest()[:12]}"  # type: ignore[union-attr]
         return RawSource(spec, url, fmt, name, lambda: _sql_digest(spec, _without_password(url),
-                                                                    _snapshot(spec, fmt, url)), batch_rows=batch_rows)
+                                                                    _snapshot(spec, fmt, url)), batch_rows=batch_rows,
+                         label=f"{location} ({redact(url)})")
     path = Path(location)
     if not path.is_file():
         raise FileNotFoundError(2, "No such file or directory", str(path))
@@ -153,8 +194,9 @@ def open_source(spec: SourceSpec | dict[str, Any], location: str | Path, *, batc
             snapshot = _snapshot(spec, fmt, str(path)) if spec.snapshot_key else _sqlite_sha256(path)
             return _sql_digest(spec, path.name, snapshot)
 
-        return RawSource(spec, str(path), fmt, path.name, digest, batch_rows=batch_rows)
-    return RawSource(spec, str(path), fmt, path.name, lambda: _file_sha256(path), batch_rows=batch_rows)
+        return RawSource(spec, str(path), fmt, path.name, digest, batch_rows=batch_rows, label=str(path))
+    return RawSource(spec, str(path), fmt, path.name, lambda: _file_sha256(path), batch_rows=batch_rows,
+                     label=str(path))
 
 
 # ---- CSV --------------------------------------------------------------------------------------------
@@ -412,14 +454,25 @@ def json_text(value: Any) -> str | None:
 
 
 # ---- SQL --------------------------------------------------------------------------------------------
-def _connect(fmt: str, location: str) -> Any:
+@contextmanager
+def _connect(fmt: str, location: str) -> Iterator[Any]:
+    """A cursor on the database, read-only: SQLite by its read-only URI; PostgreSQL in a transaction
+    set READ ONLY and locked so before the profile's SQL runs (a writable CTE or a ``SET TRANSACTION
+    READ WRITE`` in ``query`` is refused by the server), rolled back at the end."""
     if fmt == "sqlite":
         driver = _need("adbc_driver_sqlite.dbapi", "a SQLite database")
-
-        return driver.connect(sqlite_uri(location), autocommit=True)
+        with driver.connect(sqlite_uri(location), autocommit=True) as conn, conn.cursor() as cur:
+            yield cur
+        return
     driver = _need("adbc_driver_postgresql.dbapi", "a PostgreSQL database")
-
-    return driver.connect(location, autocommit=True)
+    with driver.connect(location, autocommit=False) as conn, conn.cursor() as cur:
+        cur.execute("SET TRANSACTION READ ONLY")
+        cur.execute("SELECT 1")  # a query ran: the transaction's mode can no longer be changed
+        cur.fetchall()
+        try:
+            yield cur
+        finally:
+            conn.rollback()
 
 
 def sqlite_uri(path: str | Path) -> str:
@@ -432,7 +485,7 @@ def _sql(src: RawSource) -> Iterator[pa.Table]:
     """The query's result through ADBC, in record batches, every column cast to text."""
     import pyarrow.compute as pc
 
-    with _connect(src.format, src.location) as conn, conn.cursor() as cur:
+    with _connect(src.format, src.location) as cur:
         cur.execute(src.spec.query)
         reader = cur.fetch_record_batch()
         done = 0
@@ -474,7 +527,7 @@ def _snapshot(spec: SourceSpec, fmt: str, location: str) -> str:
     """The value of the profile's ``snapshot_key`` query: what identifies the data the query saw."""
     if not spec.snapshot_key:
         return ""
-    with _connect(fmt, location) as conn, conn.cursor() as cur:
+    with _connect(fmt, location) as cur:
         cur.execute(spec.snapshot_key)
         row = cur.fetchone()
     return json.dumps(None if row is None else [str(v) for v in row])
@@ -496,6 +549,16 @@ def _url(spec: SourceSpec) -> str:
 
 
 _PASSWORD = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^:@/]*)(?::(?P<pw>[^@/]*))?@", re.I)
+
+
+_USERINFO = re.compile(r"(?P<head>\b[a-z][a-z0-9+.-]*://[^:@/\s]*):[^/\s]*@", re.I)
+_KEYWORD = re.compile(r"(?i)\b(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&;]*)")
+
+
+def redact(text: str) -> str:
+    """``text`` with every password in it hidden: a URL's (``scheme://user:***@host``, up to the last
+    ``@`` of a malformed one) and a ``password=`` keyword's. For every message that may hold a URL."""
+    return _KEYWORD.sub(r"\1***", _USERINFO.sub(r"\g<head>:***@", text))
 
 
 def _password(url: str) -> bool:
