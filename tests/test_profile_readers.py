@@ -174,3 +174,91 @@ def test_no_password_is_printed_and_a_server_down_or_an_sql_error_is_exit_2_nami
     assert main(["ingest", "casino", "--profile", str(prof), "--store", "s", "-q"]) == 2
     err = capsys.readouterr().err
     assert "casino" in err and "nope" in err and "internal error" not in err
+
+
+# ---- Workbooks: formulas without values, the sheet read, the header without rows ----------------------
+XLSX = 'format = "xlsx"'
+
+
+def workbook(path: Path, sheets: list[tuple[str, list[list[str]] | None, str]], formula_col: int | None = None,
+             calculated: bool = False) -> Path:
+    """Sheets (name, rows or None for the header alone, "visible"/"hidden") of the sample rounds; the
+    ``formula_col`` column written as formulas (=value+0): with no value saved (xlsxwriter's 0), or
+    ``calculated`` as a spreadsheet saves them (the value kept, no calculate-on-load)."""
+    import xlsxwriter
+
+    header, _ = sample_rows(1)
+    book = xlsxwriter.Workbook(path)
+    for name, rows, state in sheets:
+        sheet = book.add_worksheet(name)
+        sheet.write_row(0, 0, header)
+        for i, row in enumerate(rows or [], 1):
+            for j, cell in enumerate(row):
+                if j == formula_col and cell:
+                    sheet.write_formula(i, j, f"={cell}+0", None, int(cell) if calculated else 0)
+                else:
+                    sheet.write_string(i, j, cell)
+        if state == "hidden":
+            sheet.hide()
+        else:
+            sheet.activate()  # xlsxwriter hides no active sheet
+    book.close()
+    if calculated:  # as a spreadsheet saves it: no calculate-on-load
+        import zipfile
+
+        with zipfile.ZipFile(path) as z:
+            parts = {n: z.read(n) for n in z.namelist()}
+        parts["xl/workbook.xml"] = parts["xl/workbook.xml"].replace(b' fullCalcOnLoad="1"', b"")
+        with zipfile.ZipFile(path, "w") as z:
+            for n, data in parts.items():
+                z.writestr(n, data)
+    return path
+
+
+def test_a_formula_cell_without_a_saved_value_is_refused_naming_the_cell(tmp_path, capsys):
+    _, rows = sample_rows(40)
+    prof = profile_for(tmp_path, XLSX)
+    book = workbook(tmp_path / "calc.xlsx", [("Rounds", rows, "visible")], formula_col=3)  # Hand: column D
+    assert main(["ingest", str(book), "--profile", str(prof), "--store", str(tmp_path / "s"), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "calc.xlsx" in err and "cell D2 (=1+0)" in err and "40 such cell(s)" in err
+    assert "internal error" not in err
+    saved = workbook(tmp_path / "saved.xlsx", [("Rounds", rows, "visible")], formula_col=3, calculated=True)
+    assert main(["ingest", str(saved), "--profile", str(prof), "--store", str(tmp_path / "s")]) == 0
+    assert "stored 40" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("first", ["hidden", "header-only"])
+def test_without_a_sheet_key_the_first_visible_sheet_with_rows_is_read_and_named(first, tmp_path, capsys, caplog):
+    _, rows = sample_rows(25)
+    sheets = [("Hidden", rows[:5], "hidden")] if first == "hidden" else [("Cover", None, "visible")]
+    book = workbook(tmp_path / "night.xlsx", [*sheets, ("Hands", rows, "visible")])
+    prof = profile_for(tmp_path, XLSX)
+    assert main(["ingest", str(book), "--profile", str(prof), "--store", str(tmp_path / "s")]) == 0
+    out, err = capsys.readouterr()
+    assert "stored 25" in out and "read sheet 'Hands'" in err + caplog.text  # a warning: not the first sheet
+    assert main(["profile", "check", str(prof), str(book)]) == 0
+    assert "read sheet 'Hands'" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("kind", ["csv", "xlsx"])
+def test_a_header_without_rows_is_checked_for_the_profile_columns(kind, tmp_path, capsys):
+    header, _ = sample_rows(1)
+    header = [h for h in header if h != "Dealer"]
+    if kind == "csv":
+        src = tmp_path / "empty.csv"
+        src.write_text(",".join(header) + "\n")
+        prof = profile_for(tmp_path, 'format = "csv"')
+    else:
+        src = workbook(tmp_path / "empty.xlsx", [("Rounds", None, "visible")])
+        import zipfile  # the header without its Dealer column: rewrite the shared strings
+
+        with zipfile.ZipFile(src) as z:
+            parts = {n: z.read(n) for n in z.namelist()}
+        parts["xl/sharedStrings.xml"] = parts["xl/sharedStrings.xml"].replace(b"<t>Dealer</t>", b"<t>Croupier</t>")
+        with zipfile.ZipFile(src, "w") as z:
+            for n, data in parts.items():
+                z.writestr(n, data)
+        prof = profile_for(tmp_path, XLSX)
+    assert main(["ingest", str(src), "--profile", str(prof), "--store", str(tmp_path / "s"), "-q"]) == 2
+    assert "'Dealer'" in capsys.readouterr().err

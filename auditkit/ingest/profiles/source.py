@@ -21,7 +21,6 @@ import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,7 @@ import pyarrow as pa
 
 from ...paytables import ConfigError
 
-__all__ = ["SourceSpec", "RawSource", "open_source", "FORMATS", "ROW", "redact", "sqlite_uri"]
+__all__ = ["SourceSpec", "RawSource", "open_source", "FORMATS", "ROW", "redact", "sqlite_uri", "need"]
 
 ROW = "__row"
 FORMATS = ("csv", "xlsx", "json", "jsonl", "sqlite", "postgresql")
@@ -51,7 +50,7 @@ class SourceSpec:
     delimiter: str = ","
     quote: str = '"'
     header_row: int = 1
-    sheet: str | int = 1
+    sheet: str | int | None = None  # None: the first visible sheet with rows (.sheets)
     query: str | None = None
     url: str | None = None
     snapshot_key: str | None = None
@@ -223,7 +222,8 @@ def _csv(src: RawSource) -> Iterator[pa.Table]:
                 text = fh.read(min(int(ends[k] - starts[k]), 4096)).decode(spec.encoding, "replace")
                 src.bad.append((int(lines[k]), f"{int(fields[k])} cells, the header has {width}", text))
     good = lines[body & ~empty & ~ragged]
-    if not len(good):  # a header and nothing else (pyarrow's reader refuses an empty stream)
+    if not len(good):  # a header alone: its columns, so the profile's are checked against them
+        yield pa.table({**{n: pa.array([], pa.string()) for n in names}, ROW: pa.array([], pa.int64())})
         return
     opts = pacsv.ReadOptions(encoding=spec.encoding, skip_rows_after_names=0, column_names=names,
                              skip_rows=0, block_size=4 << 20)
@@ -339,70 +339,11 @@ def _ends_with_cr(fh: Any, ends: np.ndarray) -> np.ndarray:
     return out
 
 
-# ---- Excel ------------------------------------------------------------------------------------------
+# ---- Excel: .sheets ----------------------------------------------------------------------------------
 def _xlsx(src: RawSource) -> Iterator[pa.Table]:
-    """A sheet through python-calamine: cells as text as a user reads them (dates ISO, whole numbers
-    without ``.0``); rows numbered as the sheet numbers them."""
-    CalamineWorkbook = _need("python_calamine", "a workbook").CalamineWorkbook
+    from .sheets import read_sheet
 
-    spec = src.spec
-    book = CalamineWorkbook.from_path(src.location)
-    names = book.sheet_names
-    if isinstance(spec.sheet, int):
-        if spec.sheet > len(names):
-            raise ConfigError(f"{src.name}: source.sheet = {spec.sheet}: the workbook has {len(names)} sheet(s)")
-        sheet = book.get_sheet_by_index(spec.sheet - 1)
-    elif spec.sheet in names:
-        sheet = book.get_sheet_by_name(spec.sheet)
-    else:
-        raise ConfigError(f"{src.name}: source.sheet = {spec.sheet!r}: no such sheet (has: {', '.join(names)})")
-    rows = sheet.to_python(skip_empty_area=False)
-    if len(rows) < spec.header_row:
-        return
-    header = [_text(v) for v in rows[spec.header_row - 1]]
-    while header and header[-1] is None:
-        header.pop()
-    if None in header or len(set(header)) != len(header):
-        raise ConfigError(f"{src.name}: the header row ({spec.header_row}) names a column twice or not at all")
-    width = len(header)
-    for lo in range(spec.header_row, len(rows), src.batch_rows):
-        cols: list[list[str | None]] = [[] for _ in range(width)]
-        numbers: list[int] = []
-        for k, row in enumerate(rows[lo:lo + src.batch_rows]):
-            cells = [_text(v) for v in row]
-            if all(c is None for c in cells):
-                src.blank += 1
-                continue
-            if any(c is not None for c in cells[width:]):
-                src.bad.append((lo + k + 1, f"a cell right of the header's {width} columns",
-                                "\t".join(c or "" for c in cells)))
-                continue
-            cells += [None] * (width - len(cells))
-            for j in range(width):
-                cols[j].append(cells[j])
-            numbers.append(lo + k + 1)
-        table = pa.table({**{h: pa.array(c, pa.string()) for h, c in zip(header, cols, strict=True)},
-                          ROW: pa.array(numbers, pa.int64())})
-        if table.num_rows:
-            yield table
-
-
-def _text(value: Any) -> str | None:
-    """A cell's value as the text a user reads in the cell."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, float):
-        return str(int(value)) if value.is_integer() and abs(value) < 2**53 else repr(value)
-    if isinstance(value, datetime):
-        return value.isoformat(sep=" ", timespec="seconds") if not value.microsecond else value.isoformat(sep=" ")
-    if isinstance(value, date):
-        return value.isoformat()
-    if isinstance(value, time):
-        return value.isoformat()
-    text = str(value)
-    return text if text.strip() else None
+    return read_sheet(src)
 
 
 # ---- JSON -------------------------------------------------------------------------------------------
@@ -460,11 +401,11 @@ def _connect(fmt: str, location: str) -> Iterator[Any]:
     set READ ONLY and locked so before the profile's SQL runs (a writable CTE or a ``SET TRANSACTION
     READ WRITE`` in ``query`` is refused by the server), rolled back at the end."""
     if fmt == "sqlite":
-        driver = _need("adbc_driver_sqlite.dbapi", "a SQLite database")
+        driver = need("adbc_driver_sqlite.dbapi", "a SQLite database")
         with driver.connect(sqlite_uri(location), autocommit=True) as conn, conn.cursor() as cur:
             yield cur
         return
-    driver = _need("adbc_driver_postgresql.dbapi", "a PostgreSQL database")
+    driver = need("adbc_driver_postgresql.dbapi", "a PostgreSQL database")
     with driver.connect(location, autocommit=False) as conn, conn.cursor() as cur:
         cur.execute("SET TRANSACTION READ ONLY")
         cur.execute("SELECT 1")  # a query ran: the transaction's mode can no longer be changed
@@ -572,7 +513,7 @@ def _without_password(url: str) -> str:
     return re.sub(r"(?i)password=[^&]*", "password=***", url)
 
 
-def _need(module: str, what: str) -> Any:
+def need(module: str, what: str) -> Any:
     """An optional reader's module, or a ConfigError saying how to install it (exit 2, not a traceback)."""
     import importlib
 
