@@ -262,3 +262,96 @@ def test_a_header_without_rows_is_checked_for_the_profile_columns(kind, tmp_path
         prof = profile_for(tmp_path, XLSX)
     assert main(["ingest", str(src), "--profile", str(prof), "--store", str(tmp_path / "s"), "-q"]) == 2
     assert "'Dealer'" in capsys.readouterr().err
+
+
+# ---- Every input problem: exit 2 naming the file (and line), or the row set aside --------------------------
+def _csv_with(tmp_path: Path, edit, n: int = 3000) -> Path:
+    header, rows = sample_rows(n)
+    lines = [",".join(header)] + [",".join(r) for r in rows]
+    edit(lines)
+    p = tmp_path / "night.csv"
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return p
+
+
+def _quote_dealer(k: int, text: str):
+    def edit(lines: list[str]) -> None:
+        cells = lines[k].split(",")
+        cells[5] = text
+        lines[k] = ",".join(cells)
+    return edit
+
+
+@pytest.mark.parametrize(("stray", "stored_n", "quarantined"), [
+    ('"D1004', 2999, "night.csv:101: a quote (\") opened and not closed on its line"),  # never closed
+    ('D10"04', 3000, None),  # inside a cell: text, as the CSV reader reads it
+])
+def test_a_stray_quote_in_a_3000_row_csv_costs_one_row_at_most_named_by_its_line(stray, stored_n, quarantined,
+                                                                                   tmp_path, capsys):
+    p = _csv_with(tmp_path, _quote_dealer(100, stray))
+    prof = profile_for(tmp_path, 'format = "csv"')
+    assert main(["ingest", str(p), "--profile", str(prof), "--store", str(tmp_path / "s")]) == 0
+    out, err = capsys.readouterr()
+    assert f"stored {stored_n}," in out and "store file" not in err
+    if quarantined:
+        assert quarantined in err
+    src = open_source({"format": "csv"}, p)
+    got = [r for t in src.batches() for r in t.to_pylist()]
+    assert [r["__row"] for r in got][:101] == list(range(2, 101)) + ([102, 103] if quarantined else [101, 102])
+    assert got[-1]["__row"] == 3001 and not quarantined or src.bad[0][0] == 101
+
+
+def test_the_careful_reading_gives_what_the_fast_one_gives_around_a_stray_quote(tmp_path):
+    """Quoted cells over several lines, doubled quotes, CRLF, blank and ragged rows, undecodable bytes:
+    read record by record (a stray quote on line 9) as the fast reader reads them without it."""
+    body = ('id,name,amt\r\n1,"x, y",$5\r\n\r\n2,"multi\r\nline",\r\n3,too,many,cells\r\n4,"say ""hi""",7\r\n'
+            '5,Jos\xe9,1\r\n')
+    fast = tmp_path / "fast.csv"
+    fast.write_bytes(body.encode("cp1252") + b"6,ok,2\r\n7,fine,3\r\n")
+    slow = tmp_path / "slow.csv"
+    slow.write_bytes(body.encode("cp1252") + b'6,"ok,2\r\n7,fine,3\r\n')
+    a, b = open_source({}, fast), open_source({}, slow)
+    rows_a = [r for t in a.batches() for r in t.to_pylist()]
+    rows_b = [r for t in b.batches() for r in t.to_pylist()]
+    assert rows_a[:-2] == rows_b[:-1] and rows_b[-1] == {"id": "7", "name": "fine", "amt": "3", "__row": 10}
+    assert rows_a[1] == {"id": "2", "name": "multi\r\nline", "amt": None, "__row": 4}
+    assert rows_a[2]["name"] == 'say "hi"'
+    assert a.bad == b.bad[:-1] and [x[:2] for x in a.bad] == [(6, "4 cells, the header has 3"),
+                                                             (8, "undecodable text (not utf-8)")]
+    assert b.bad[-1][0] == 9 and "not closed" in b.bad[-1][1] and a.blank == b.blank == 1
+
+
+def test_a_file_that_is_not_what_its_format_says_is_exit_2_naming_it(tmp_path, capsys):
+    prof_x = profile_for(tmp_path, XLSX)
+    book = tmp_path / "corrupt.xlsx"
+    book.write_bytes(b"PK\x03\x04 this is not a workbook")
+    assert main(["ingest", str(book), "--profile", str(prof_x), "--store", str(tmp_path / "s"), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "corrupt.xlsx: cannot read this workbook" in err and "internal error" not in err
+    prof_db = profile_for(tmp_path, SQLITE)
+    db = tmp_path / "notes.db"
+    db.write_text("not a database, only text\n" * 100)
+    assert main(["ingest", str(db), "--profile", str(prof_db), "--store", str(tmp_path / "s"), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "notes.db: cannot read this SQLite database" in err and "internal error" not in err
+
+
+def test_a_locked_sqlite_file_is_exit_2_naming_it(tmp_path, capsys):
+    db = tmp_path / "busy.db"
+    sqlite_export(db, sample_rows(5)[1])
+    import subprocess
+    import sys
+
+    hold = ("import sqlite3, sys; c = sqlite3.connect(sys.argv[1], isolation_level=None); "
+            "c.execute('BEGIN EXCLUSIVE'); print('held', flush=True); sys.stdin.read()")
+    holder = subprocess.Popen([sys.executable, "-c", hold, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)  # another process: POSIX locks do not stop this one's own connections
+    try:
+        assert holder.stdout.readline() == "held\n"
+        prof = profile_for(tmp_path, SQLITE)
+        assert main(["ingest", str(db), "--profile", str(prof), "--store", str(tmp_path / "s"), "-q"]) == 2
+        err = capsys.readouterr().err
+        assert "busy.db: cannot read this SQLite database" in err and "locked" in err
+        assert "internal error" not in err
+    finally:
+        holder.communicate("", timeout=30)

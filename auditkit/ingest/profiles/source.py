@@ -204,7 +204,7 @@ def _csv(src: RawSource) -> Iterator[pa.Table]:
     import pyarrow.csv as pacsv
 
     spec = src.spec
-    lines, fields, starts, ends = _records(Path(src.location), spec)
+    lines, fields, starts, ends, stray = _records(Path(src.location), spec)
     data = lines >= spec.header_row
     if not data.any():
         return
@@ -214,6 +214,16 @@ def _csv(src: RawSource) -> Iterator[pa.Table]:
     body = np.arange(len(lines)) > header
     empty = body & (ends - starts == 0)
     ragged = body & ~empty & (fields != width)
+    from .decoding import Replacing, decodes, set_aside
+
+    clean = decodes(src.location, spec.encoding)  # else undecodable rows are set aside, the others read
+    spans = np.diff(lines, append=lines[-1] + 1) > 1  # a record over several lines (a quoted line break)
+    if stray or (ragged & spans).any():  # a quote that runs past its line: read record by record
+        from .csvrows import careful_csv
+
+        last = int(lines[header + 1]) - 1 if header + 1 < len(lines) else int(lines[header])  # the header's last line
+        yield from careful_csv(src, names, last, clean, ROW)
+        return
     src.blank += int(empty.sum())
     if ragged.any():
         with open(src.location, "rb") as fh:
@@ -231,9 +241,6 @@ def _csv(src: RawSource) -> Iterator[pa.Table]:
                                invalid_row_handler=lambda row: "skip")
     convert = pacsv.ConvertOptions(column_types=dict.fromkeys(names, pa.string()), strings_can_be_null=True,
                                    null_values=[""], quoted_strings_can_be_null=True)
-    from .decoding import Replacing, decodes, set_aside
-
-    clean = decodes(src.location, spec.encoding)  # else undecodable rows are set aside, the others read
     with open(src.location, "rb") as fh:
         fh.seek(int(ends[header]))  # past the header record and its line break
         fh.readline()
@@ -270,17 +277,25 @@ def _header(path: Path, spec: SourceSpec, start: int, end: int) -> list[str]:
     return names
 
 
-def _records(path: Path, spec: SourceSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _records(path: Path, spec: SourceSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
     """Per CSV record: the physical line it starts on (1-based), its number of cells, and its byte
     span (start, end without the line break); a line break or delimiter inside quotes does not count.
-    Read in chunks (bounded memory); ASCII-compatible encodings only (utf-8, cp1252, latin-1)."""
+    Last, whether a quote is stray: one opening anywhere but at a cell's start (pyarrow's reader
+    reads it as text, this scan as a quote) or one never closed; the records are then not to be
+    trusted. Read in chunks (bounded memory); ASCII-compatible encodings only (utf-8, cp1252, latin-1)."""
     q, d = ord(spec.quote), ord(spec.delimiter)
     line_of, cells, starts, ends = [], [], [], []
-    offset, quotes, newlines, start, delims, start_line = 0, 0, 0, 0, 0, 1
+    offset, quotes, newlines, start, delims, start_line, before, stray = 0, 0, 0, 0, 0, 1, 10, False
     with open(path, "rb") as fh:
         while chunk := fh.read(_CHUNK):
             b = np.frombuffer(chunk, np.uint8)
-            parity = np.bitwise_xor.accumulate((b == q).view(np.uint8)) ^ np.uint8(quotes)  # quotes so far, mod 2 (a byte a byte)
+            is_q = b == q
+            parity = np.bitwise_xor.accumulate(is_q.view(np.uint8)) ^ np.uint8(quotes)  # quotes so far, mod 2 (a byte a byte)
+            if not stray and (at := np.flatnonzero(is_q & (parity == 1))).size:  # the quotes that open
+                prev = np.where(at > 0, b[np.maximum(at - 1, 0)], before)
+                ok = (prev == d) | (prev == 10) | (prev == q) | ((offset + at == 3) & (prev == 0xBF))  # after a BOM
+                stray = not ok.all()
+            before = int(b[-1])
             outside = parity == 0
             nl = np.flatnonzero((b == 10) & outside)
             dl = np.flatnonzero((b == d) & outside)
@@ -306,13 +321,14 @@ def _records(path: Path, spec: SourceSpec) -> tuple[np.ndarray, np.ndarray, np.n
             quotes = int(parity[-1])
             newlines += len(all_nl)
             offset += len(chunk)
+    stray = stray or quotes == 1  # a quote never closed
     if offset > start:  # a last record without a line break
         line_of.append(np.array([start_line]))
         cells.append(np.array([delims + 1]))
         starts.append(np.array([start]))
         ends.append(np.array([offset]))
     if not starts:
-        return (np.empty(0, np.int64),) * 4  # type: ignore[return-value]
+        return (*(np.empty(0, np.int64),) * 4, stray)  # type: ignore[return-value]
     line_arr, cell_arr = np.concatenate(line_of), np.concatenate(cells)
     start_arr, end_arr = np.concatenate(starts).astype(np.int64), np.concatenate(ends).astype(np.int64)
     # a record's end excludes a CR before its LF; a record of only "\r" or nothing is empty
@@ -320,7 +336,7 @@ def _records(path: Path, spec: SourceSpec) -> tuple[np.ndarray, np.ndarray, np.n
         crlf = _ends_with_cr(fh, end_arr)
     end_arr = end_arr - crlf
     cell_arr = np.where(end_arr == start_arr, 0, cell_arr)
-    return line_arr.astype(np.int64), cell_arr, start_arr, end_arr
+    return line_arr.astype(np.int64), cell_arr, start_arr, end_arr, stray
 
 
 def _ends_with_cr(fh: Any, ends: np.ndarray) -> np.ndarray:
