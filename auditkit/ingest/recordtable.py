@@ -25,7 +25,7 @@ from .blocks import Parsed, bulk_rows, in_line_order, json_schema, line_by_line
 __all__ = ["records_table", "parse_records", "fits", "schema"]
 
 _NONE = type(None)
-_STRING, _INTEGER, _NUMBER, _BOOL = {str, _NONE}, {int, _NONE}, {int, float, _NONE}, {bool, _NONE}
+_INTEGER, _NUMBER = {int, _NONE}, {int, float, _NONE}
 
 
 @functools.cache
@@ -35,27 +35,34 @@ def schema() -> pa.Schema:
 
 
 def fits(values: list[Any], t: pa.DataType) -> bool:
-    """Whether the JSON parser would take every value (None: absent or null) as type ``t``."""
+    """Whether the JSON parser would take every value (None: absent or null) as type ``t``, where
+    ``pa.array`` would take more: a float for an integer (1.5 truncated), a boolean or a non-finite
+    number for a double, a string for a list (its characters). Strings and booleans ``pa.array``
+    refuses as the parser does (it raises; the caller then gives None)."""
+    if _strict(t):
+        return True
     kinds = set(map(type, values))
-    if pa.types.is_string(t):
-        return kinds <= _STRING
     if pa.types.is_integer(t):
         return kinds <= _INTEGER
     if pa.types.is_floating(t):
         if not kinds <= _NUMBER:
             return False
         return float not in kinds or all(math.isfinite(v) for v in values if type(v) is float)
-    if pa.types.is_boolean(t):
-        return kinds <= _BOOL
     if pa.types.is_list(t):
-        return kinds <= {list, _NONE} and fits(list(itertools.chain.from_iterable(v for v in values if v)),
-                                                  t.value_type)
+        if not kinds <= {list, _NONE}:
+            return False
+        return _strict(t.value_type) or fits(list(itertools.chain.from_iterable(v for v in values if v)), t.value_type)
     if pa.types.is_struct(t):
         if not kinds <= {dict, _NONE}:
             return False
         items = [v for v in values if v is not None]
         return all(fits([d.get(f.name) for d in items], f.type) for f in t)
     return False
+
+
+def _strict(t: pa.DataType) -> bool:
+    """Whether ``pa.array`` refuses every value the JSON parser refuses for type ``t``."""
+    return pa.types.is_string(t) or pa.types.is_boolean(t)
 
 
 def records_table(records: list[dict[str, Any]]) -> pa.Table | None:
