@@ -110,6 +110,8 @@ def _refuse_formulas_without_values(src: RawSource, sheet: str, header_row: int)
     """A ConfigError naming the first formula cell below the header whose value the workbook does not
     hold: it has none, or the workbook asks to be calculated on load (a program wrote it, with a
     placeholder value). Read from the workbook's XML a part at a time (calamine gives values only)."""
+    if not zipfile.is_zipfile(src.location):  # an .xls or .xlsb book: calamine's values only
+        return
     with zipfile.ZipFile(src.location) as z:
         part = _sheet_part(z, sheet)
         if part is None:
