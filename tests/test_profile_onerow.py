@@ -62,9 +62,9 @@ def _faulty(path, rng):
 @given(game=st.sampled_from(GAMES), seed=st.integers(0, 10_000), notation=st.sampled_from(CARD_NOTATIONS),
        times=st.sampled_from(TIME_KINDS), money=st.sampled_from(MONEY_STYLES), cells=st.sampled_from(["json", "split"]),
        nets=st.sampled_from(["direct", "bankroll"]), made=st.sampled_from(["", "ids", "seq", "times"]),
-       faults=st.booleans())
+       faults=st.booleans(), left_out=st.booleans())
 def test_one_row_rounds_map_a_column_at_a_time_as_records_do(tmp_path_factory, game, seed, notation, times, money,
-                                                             cells, nets, made, faults):
+                                                             cells, nets, made, faults, left_out):
     if game == "pai_gow_poker" and notation not in ("auditkit", "rank-suit"):
         notation = "auditkit"
     if notation == "points" and game != "baccarat":
@@ -83,6 +83,8 @@ def test_one_row_rounds_map_a_column_at_a_time_as_records_do(tmp_path_factory, g
             '[times]\nkind = "none"\nzone = "America/Chicago"\nstart_date = 2025-06-01\n'
     assert made == "" or text != profile.read_text() or f'"{ {"ids": "round_id", "seq": "round_seq"}.get(made)}"' \
         not in profile.read_text()
+    if left_out:
+        text = text.replace("[source]", 'left_out = ["events"]\n[source]', 1)
     profile.write_text(text)
     if faults:
         _faulty(path, random.Random(seed))

@@ -16,10 +16,10 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..blocks import Parsed, bulk_rows, in_line_order, line_by_line
 from ..recordtable import fits, schema
+from . import assemble
 from . import mapping as m
 from .model import LISTS, Profile
 
@@ -65,20 +65,10 @@ def one_row_rounds(table: pa.Table, prof: Profile, first_ordinal: int = 0, seq: 
     data = [c for c in table.column_names if c != m.ROW]
     rows = table[m.ROW].to_numpy()
     texts = m._row_texts(table, data)
-    empty = np.ones(n, bool)
-    for c in data:
-        empty &= ~pc.fill_null(pc.greater(pc.utf8_length(pc.utf8_trim_whitespace(table[c])), 0), False).to_numpy(
-            zero_copy_only=False)
+    empty = m.blank_rows(table, data)
     out.blank = int(empty.sum())
-    values: dict[str, list[Any]] = {}
-    why: dict[int, str] = {}
-    for target, spec in prof.fields.items():
-        vals, reasons = m._field_values(table, target, spec, prof, n)
-        values[target] = vals
-        for i, r in reasons.items():
-            why.setdefault(i, f"{target}: {r}" if not r.startswith(target) else r)
-    whens = {t: m._when(table, s) for t, s in prof.fields.items() if s.when}
-    plan = m._plan(prof, values, whens)
+    values, why, whens = m.field_values(table, prof)
+    plan = assemble.plan(prof, values, whens)
     found = np.flatnonzero(~empty)
     out.groups = len(found)
     failed = np.zeros(n, bool)
@@ -98,6 +88,9 @@ def one_row_rounds(table: pa.Table, prof: Profile, first_ordinal: int = 0, seq: 
         ordinal = np.searchsorted(found, good)  # the round's place among the rounds found, quarantined ones too
         cols["started_at"] = [(day + dt.timedelta(seconds=(first_ordinal + int(k)) * prof.spacing_seconds)).isoformat()
                               for k in ordinal]
+    for name in ("events", "wagers"):  # the lists the export leaves out, empty as the log leaves them
+        if name in prof.left_out:
+            cols[name] = [[] if v is None else v for v in cols.get(name) or [None] * len(good)]
     counts = dict(seq or {})
     if "round_seq" not in prof.fields and "shoe_id" in cols:
         made = []
@@ -130,10 +123,10 @@ def _columns(plan: list[tuple], lists: list[str], good: np.ndarray) -> dict[str,
     items: dict[str, dict[str, list[Any]]] = {name: {} for name in lists}
     for head, tail, kind, vals, mask in plan:
         keep = _take(vals, good, mask)
-        if kind == m.ITEM:
+        if kind == assemble.ITEM:
             items[head][tail] = keep
             continue
-        if kind == m.COLLECT:
+        if kind == assemble.COLLECT:
             keep = [v if v is None or isinstance(v, list) else [v] for v in keep]
         if tail:
             objects.setdefault(head, {})[tail] = keep
