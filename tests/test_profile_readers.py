@@ -120,7 +120,9 @@ def pg_casino(postgres_url, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     source = ('format = "postgresql"\nurl = "env:CASINO_URL"\nquery = "SELECT * FROM rounds ORDER BY id"\n'
               'snapshot_key = "SELECT max(id) FROM rounds"')
-    return postgres_url, profile_for(tmp_path, source)
+    yield postgres_url, profile_for(tmp_path, source)
+    with pg.connect(postgres_url, autocommit=True) as conn, conn.cursor() as cur:
+        cur.execute("DROP TABLE IF EXISTS rounds, victims")  # the server is shared by the session's tests
 
 
 def _victims(url: str) -> int:
