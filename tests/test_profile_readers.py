@@ -171,6 +171,9 @@ def test_no_password_is_printed_and_a_server_down_or_an_sql_error_is_exit_2_nami
     assert main(["profile", "check", str(prof), "casino"]) == 2
     err = capsys.readouterr().err
     assert "s3cret" not in err and "casino" in err and "internal error" not in err
+    assert main(["-v", "profile", "check", str(prof), "casino"]) == 2  # the traceback too
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "s3cret" not in err
     monkeypatch.setenv("CASINO_URL", url)
     prof.write_text(prof.read_text().replace("ORDER BY id", "ORDER BY nope"))
     assert main(["ingest", "casino", "--profile", str(prof), "--store", "s", "-q"]) == 2
@@ -357,3 +360,15 @@ def test_a_locked_sqlite_file_is_exit_2_naming_it(tmp_path, capsys):
         assert "internal error" not in err
     finally:
         holder.communicate("", timeout=30)
+
+
+def test_a_traceback_asked_for_with_v_hides_a_url_password_too(monkeypatch, capsys):
+    import auditkit.cli.profile as cli_profile
+
+    def boom(args):
+        raise RuntimeError("could not reach postgresql://bob:s3cret@db.example/casino")
+
+    monkeypatch.setattr(cli_profile, "run_check", boom)
+    assert main(["-v", "profile", "check", "p.toml", "casino"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "s3cret" not in err and "bob:***@db.example" in err

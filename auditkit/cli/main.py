@@ -124,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ..ingest.profiles.source import redact  # no password of a URL in any message
 
         if args.verbose:
-            traceback.print_exc(file=sys.stderr)
+            print(redact(traceback.format_exc()), end="", file=sys.stderr)
         if isinstance(exc, _expected_errors()):
             print(f"auditkit: error: {redact(_describe(exc))}", file=sys.stderr)
         else:
