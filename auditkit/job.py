@@ -335,7 +335,8 @@ def expand_inputs(job: Job) -> tuple[list[Path], list[str], list[tuple[str, str]
                     skipped.append((str(hit), why))
                 else:
                     found.append(hit)
-        elif full.exists():
+        elif full.exists() or getattr(getattr(job.profiles.get(pattern), "source", None), "format", None) == \
+                "postgresql":  # a database read through its profile is a name, not a file
             found.append(full)
         else:
             raise JobError(f"input {pattern!r} does not exist ({full})")

@@ -71,7 +71,8 @@ def _profiled(job: Job, files: list[Path]) -> tuple[list[Path], list[tuple[list[
     taken: set[Path] = set()
     for pattern, profile in job.profiles.items():
         hits, _, _ = expand_inputs(Job(path=job.path, name=job.name, inputs=[pattern], store=job.store,
-                                       output=job.output, follow_symlinks=job.follow_symlinks))
+                                       output=job.output, follow_symlinks=job.follow_symlinks,
+                                       profiles={pattern: profile}))
         groups.append((hits, profile))
         taken |= set(hits)
     return [f for f in files if f not in taken], groups

@@ -158,13 +158,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("auditkit: error: interrupted", file=sys.stderr)
         return EXIT_ERROR
     except Exception as exc:  # noqa: BLE001 - every failure is exit 2 with one line, never 1 or a traceback
+        from ..ingest.profiles.source import redact  # no password of a URL in any message
+
         if args.verbose:
-            traceback.print_exc(file=sys.stderr)
+            print(redact(traceback.format_exc()), end="", file=sys.stderr)
         if isinstance(exc, _expected_errors()):
-            print(f"auditkit: error: {_describe(exc)}", file=sys.stderr)
+            print(f"auditkit: error: {redact(_describe(exc))}", file=sys.stderr)
         else:
-            print(f"auditkit: error: internal error: {type(exc).__name__}: {exc} (run with -v for the traceback)",
-                  file=sys.stderr)
+            print(f"auditkit: error: internal error: {type(exc).__name__}: {redact(str(exc))} (run with -v for the "
+                  "traceback)", file=sys.stderr)
         return EXIT_ERROR
 
 

@@ -587,7 +587,9 @@ class _FileProgress:
         from ..progress import progress_bar
 
         self.start, self.rounds = time.perf_counter(), 0
-        self.bar = progress_bar(path.stat().st_size, path.name, "B", enabled) if enabled else None
+        # a database read through a profile is a name, not a file: a bar of rounds, without a size
+        size = path.stat().st_size if enabled and path.is_file() else None
+        self.bar = progress_bar(size, path.name, "B", enabled) if enabled else None
 
     def __call__(self, done: int, rounds: int) -> None:
         self.rounds = rounds
