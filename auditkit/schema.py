@@ -47,7 +47,7 @@ COMMON = [
 (:data:`auditkit.rules.coverage.EVIDENCE`); null when it recorded all (the JSONL log, the CSV layout).
 Stores written before it read it as null, and a null leaves the round's content hash as it was.
 ``house_rules``: the round's own house rules (name, value) where its export records them per row
-(a profile's ``rules.*`` fields: docs/profiles.md), read by :meth:`auditkit.rules.context.Context.house_param`
+(a profile's ``rules.*`` fields: docs/profiles.md), read by :meth:`auditkit.rules.context.Context.param`
 instead of the table's configured value; null otherwise."""
 
 OPTIONAL = frozenset({"not_recorded", "house_rules"})

@@ -57,7 +57,7 @@ class Game:
       cover (the game notebook's opening); ``hand_text(hand)``, one patron hand as a line; ``EVENTS``, an
       event type's words (``{type: event -> str}``).
     * ``house_rules``: the settings its rules read per round when a round carries its own (an import
-      profile's ``rules.<name>``: :meth:`auditkit.rules.context.Context.house_param`), each with the
+      profile's ``rules.<name>``: :meth:`auditkit.rules.context.Context.param`), each with the
       type a profile reads it as (``int``, ``ratio``, ``bool``).
     * ``csv_flattened``: record objects of its own that the CSV layout writes as ``<name>_<key>``
       columns where another game's field of the same name is a column of its own (pai gow poker's
