@@ -8,8 +8,12 @@ batch always holds whole rounds. The partition columns ``game`` and ``date``
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
+
+if TYPE_CHECKING:
+    from . import games
 
 __all__ = ["CARDS", "WAGER", "EVENT", "COMMON", "OPTIONAL", "schema_for", "table_of", "STATUSES", "FINDINGS",
            "SUMMARIES", "QUARANTINE"]
@@ -60,15 +64,16 @@ def table_of(columns: dict[str, pa.Array], schema: pa.Schema, rows: int) -> pa.T
 
 
 def schema_for(game: str) -> pa.Schema:
-    """The stored schema of a game's rounds: :data:`COMMON`, then the game's own columns."""
+    """The stored schema of a game's rounds: :data:`COMMON`, then the game's own columns (the game
+    registry, :mod:`auditkit.games`, imports nothing of auditkit: the schema asks it, not the reverse)."""
     from . import games
 
     return _schema(games.get(game))
 
 
 @functools.cache
-def _schema(game: object) -> pa.Schema:
-    return game.schema()
+def _schema(game: games.Game) -> pa.Schema:
+    return pa.schema([*COMMON, *game.columns])
 
 
 FINDINGS = pa.schema([

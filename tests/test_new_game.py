@@ -56,3 +56,16 @@ def test_a_game_from_outside_auditkit_is_ingested_validated_and_reported(tmp_pat
     with open(tmp_path / "even.csv", newline="") as fh:  # at 0:1 a win nets 0
         even = list(csv.DictReader(fh))
     assert sorted((r["round_id"], r["discrepancy"]) for r in even) == [("W-1", "10.00"), ("W-3", "-10.00")]
+
+
+def test_the_game_registry_imports_nothing_of_auditkit():
+    """``auditkit.games`` (the registry) sits below the schema and the game packages: it imports no module
+    of auditkit, not even inside a function (``Game.schema`` imported ``auditkit.schema`` while
+    ``schema_for`` imported the registry: a cycle); game packages are imported by name on first use."""
+    import ast
+
+    tree = ast.parse((Path(__file__).resolve().parents[1] / "auditkit" / "games" / "__init__.py").read_text("utf-8"))
+    imports = [ast.unparse(n) for n in ast.walk(tree)
+               if isinstance(n, ast.ImportFrom) and (n.level or (n.module or "").split(".")[0] == "auditkit")
+               or isinstance(n, ast.Import) and any(a.name.split(".")[0] == "auditkit" for a in n.names)]
+    assert imports == []

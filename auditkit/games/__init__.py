@@ -101,14 +101,6 @@ class Game:
     def section_name(self) -> str:
         return self.config_section or self.name
 
-    def schema(self):
-        """The stored Arrow schema of its rounds: the common columns, then its own."""
-        import pyarrow as pa
-
-        from ..schema import COMMON
-
-        return pa.schema([*COMMON, *self.columns])
-
     def load_rules(self) -> Any:
         """Import the module that registers its rules."""
         return importlib.import_module(self.rules)
