@@ -214,7 +214,7 @@ def _ordered() -> list[Rule]:
 
     found = games.games()
     for g in found:
-        g.load_rules()
+        _ = g.rules  # importing it registers them
     return _sorted_rules(tuple(tuple(g.names) for g in found), tuple(RULES))
 
 
