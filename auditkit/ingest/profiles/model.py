@@ -65,8 +65,23 @@ def load_profile(path: str | Path) -> Profile:
     return parse_profile(raw, str(p))
 
 
+def _open_questions(value: Any, where: str, key: str = "") -> None:
+    """Refuse a value the draft left as a question (``"TODO: ..."``, ``auditkit profile suggest``): it is
+    answered by the user, never taken as a value (a zone or a decimal mark guessed is a wrong audit)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _open_questions(v, where, f"{key}.{k}" if key else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _open_questions(v, where, f"{key}[{i}]")
+    elif isinstance(value, str) and value.lstrip().upper().startswith("TODO"):
+        raise _err(where, key, f"still a question of the draft: {value.strip()!r}; answer it in the profile "
+                               "(docs/profiles.md: what a user must still decide)")
+
+
 def parse_profile(raw: dict[str, Any], where: str = "<profile>") -> Profile:
     """The :class:`Profile` of a parsed TOML document."""
+    _open_questions(raw, where)
     check_keys(raw, {"profile", "name", "source", "grain", "fields", "cards", "times", "money", "values",
                       "not_recorded", "left_out"}, where, "")
     if raw.get("profile") != 1:
