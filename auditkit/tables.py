@@ -63,7 +63,7 @@ def _words(game: str) -> Any | None:
     from . import games
 
     try:
-        return games.get(game).words_module()
+        return games.get(game).words
     except KeyError:
         return None
 
