@@ -1,5 +1,5 @@
 """The findings writers: JSON lines (the report's columns) on stdout and ``--out``, rows of a
-spreadsheet-safe CSV (:func:`auditkit.report.spreadsheet_safe`, shared with the report), exactly once
+spreadsheet-safe CSV (:func:`auditkit.report.csv_text`, the report's writer), exactly once
 across restarts (see docs/live.md)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import IO, Any
 import numpy as np
 import pandas as pd
 
-from ..report import spreadsheet_safe
+from ..report import csv_text
 from ..schema import FINDINGS
 
 COLUMNS = [f.name for f in FINDINGS]
@@ -96,8 +96,7 @@ class Outputs:
             if self._out_fh is not None:
                 _write(self._out_fh, ("\n".join(lines) + "\n").encode("utf-8"), self.out)
         if self._csv_fh is not None and len(found):
-            text = spreadsheet_safe(found[COLUMNS]).to_csv(index=False, header=False, float_format="%.2f",
-                                                           lineterminator="\r\n")
+            text = csv_text(found[COLUMNS], header=False) or ""
             _write(self._csv_fh, text.encode("utf-8"), self.csv)
         self.stats["findings"] += len(new)
         if self.on_emit is not None:
