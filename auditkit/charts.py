@@ -14,6 +14,7 @@ readable tables and the drill-down. :func:`save_chart` writes PNG, SVG, HTML
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -474,8 +475,14 @@ def _day(day: str | None) -> str:
     return pd.Timestamp(day).strftime("%b %d, %Y") if day else "?"
 
 
+_MD_PUNCTUATION = re.compile(r"([!-%'-/:-@\[-`{-~])")  # every ASCII punctuation character but &
+
+
 def _md(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("*", "\\*").replace("_", "\\_")
+    """Text from a log or profile (a table or dealer id) as inert Markdown: one line, every ASCII punctuation
+    character backslash-escaped (CommonMark's escapes) and ``&`` written ``&amp;``, so no HTML tag, entity, link,
+    autolinked URL or address, emphasis or block starts in it; a renderer shows the text as written."""
+    return _MD_PUNCTUATION.sub(r"\\\1", " ".join(str(text).split())).replace("&", "&amp;")
 
 
 def summary(figures: dict[str, Any], title: str = "Summary") -> Any:
@@ -483,7 +490,7 @@ def summary(figures: dict[str, Any], title: str = "Summary") -> Any:
     from IPython.display import Markdown
 
     f = figures
-    lines = [f"### {title}",
+    lines = [f"### {_md(title)}",
              f"**{f['rounds']:,} rounds checked** over {f['days']} gaming day{'s' if f['days'] != 1 else ''}, "
              f"{_day(f['first_day'])} to {_day(f['last_day'])}."]
     if not f["findings"]:
@@ -514,7 +521,7 @@ def summary(figures: dict[str, Any], title: str = "Summary") -> Any:
     if len(flagged):
         parts = []
         for _i, r in flagged.head(6).iterrows():
-            parts.append(f"{r['level']} {_md(r['group'])} ({_md(str(r['game']).replace('_', ' '))}, "
+            parts.append(f"{_md(r['level'])} {_md(r['group'])} ({_md(str(r['game']).replace('_', ' '))}, "
                          f"{_md(str(r['event']).replace('_', ' '))} "
                          f"{r['rate']:.3f} against {r['expected_rate']:.3f}, adjusted p {r['p_adjusted']:.1e})")
         more = f" and {len(flagged) - 6} more" if len(flagged) > 6 else ""

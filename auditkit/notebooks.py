@@ -78,9 +78,10 @@ def render(notebook: str | Path, params: Mapping[str, Any] | None, out_html: str
 
 
 def _interactive(spec: dict[str, Any]) -> str:
-    """A div and the vegaEmbed call that draws ``spec`` in it (``</`` escaped: log text never ends the script)."""
+    """A div and the vegaEmbed call that draws ``spec`` in it: ``<``, ``>`` and ``&`` of the spec's text (log text)
+    written as JSON escapes (``\\u003c``), so nothing in it ends the script or opens a comment in it."""
     div = f"auditkit-chart-{uuid.uuid4().hex[:12]}"
-    data = json.dumps(spec).replace("</", "<\\/")
+    data = json.dumps(spec).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return (f'<div id="{div}"></div><script type="text/javascript">'
             f'vegaEmbed("#{div}", {data}, {{"actions": false}}).catch(console.error);</script>')
 
