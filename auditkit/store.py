@@ -43,7 +43,7 @@ import time
 from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 
-__all__ = ["atomic_path", "safe_component", "pid_alive", "remove_stale_temps", "StoreLocked", "CorruptStore",
+__all__ = ["atomic_path", "named_error", "safe_component", "pid_alive", "remove_stale_temps", "StoreLocked", "CorruptStore",
            "LOCK_NAME"]
 
 log = logging.getLogger("auditkit.store")
@@ -78,14 +78,33 @@ def _publish(tmp: Path, path: Path) -> None:
     os.replace(tmp, path)
 
 
+def named_error(exc: OSError, path: Path | str, tmp: Path | str | None = None) -> OSError:
+    """``exc`` naming ``path`` when it names no file or only the temporary file ``tmp`` written for ``path`` (a
+    full disk, a read-only folder: ``out/f.csv: No space left on device``); as it is otherwise, or when it
+    is no system error (a locked or damaged store says what it is)."""
+    if exc.errno is None or (exc.filename is not None and str(exc.filename) != str(tmp)):
+        return exc
+    return OSError(exc.errno, os.strerror(exc.errno), str(path))  # its subclass by errno (PermissionError...)
+
+
 @contextlib.contextmanager
 def atomic_path(path: Path) -> Iterator[Path]:
-    """Yield a temporary sibling of ``path``; on success fsync and rename it into place."""
+    """Yield a temporary sibling of ``path``; on success fsync and rename it into place. On failure the
+    temporary file is removed and a system error names ``path`` (:func:`named_error`)."""
     path = Path(path)
-    tmp_path = _temp_sibling(path)
+    try:
+        tmp_path = _temp_sibling(path)
+    except OSError as exc:
+        raise named_error(exc, path, exc.filename if str(exc.filename).endswith(".tmp") else None) from exc
     try:
         yield tmp_path
         _publish(tmp_path, path)
+    except OSError as exc:
+        tmp_path.unlink(missing_ok=True)
+        named = named_error(exc, path, tmp_path)
+        if named is exc:
+            raise
+        raise named from exc
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
@@ -257,43 +276,67 @@ class ParquetStream:
         from .integrity import HashingFile
 
         self.files, self.rel, self.schema, self.on_close = files, rel, schema, on_close
-        if files.remote:  # removed by the system when closed
-            self.tmp, spool = None, tempfile.TemporaryFile()  # noqa: SIM115 (closed by close or abort)
-        else:
-            self.tmp = _temp_sibling(Path(files.path(rel)))
-            spool = open(self.tmp, "wb")  # noqa: SIM115 (closed by close or abort)
-        self._fh = HashingFile(spool)
-        sink = pa.PythonFile(self._fh, mode="w")
-        self._writer = pq.ParquetWriter(sink, schema, compression="zstd", use_dictionary=dictionary)
+        self.tmp: Path | None = None
+        with self._naming():
+            if files.remote:  # removed by the system when closed
+                spool = tempfile.TemporaryFile()  # noqa: SIM115 (closed by close or abort)
+            else:
+                self.tmp = _temp_sibling(Path(files.path(rel)))
+                spool = open(self.tmp, "wb")  # noqa: SIM115 (closed by close or abort)
+            self._fh = HashingFile(spool)
+            try:  # it writes the file's first bytes
+                self._writer = pq.ParquetWriter(pa.PythonFile(self._fh, mode="w"), schema, compression="zstd",
+                                                use_dictionary=dictionary)
+            except BaseException:
+                spool.close()
+                if self.tmp is not None:
+                    self.tmp.unlink(missing_ok=True)
+                raise
         self.rows = 0
+
+    @contextlib.contextmanager
+    def _naming(self) -> Iterator[None]:
+        """A system error (a full disk) raised as naming the file written, not its temporary file."""
+        try:
+            yield
+        except OSError as exc:
+            named = named_error(exc, self.files.path(self.rel), self.tmp)
+            if named is exc:
+                raise
+            raise named from exc
 
     def write(self, table: pa.Table) -> None:
         """Append rows (row groups of at most :data:`ROW_GROUP` rows)."""
-        self._writer.write_table(table.select(self.schema.names).cast(self.schema), row_group_size=ROW_GROUP)
+        with self._naming():
+            self._writer.write_table(table.select(self.schema.names).cast(self.schema), row_group_size=ROW_GROUP)
         self.rows += table.num_rows
 
     def close(self) -> None:
-        self._writer.close()
-        size, sha = self._fh.size, self._fh.sha.hexdigest()
-        if self.tmp is None:
-            try:
-                self._fh.fh.seek(0)
-                self.files.upload(self.rel, self._fh.fh)
-            finally:
+        """Finish the file and make it visible; on failure the caller aborts (the temporary file is removed)."""
+        with self._naming():
+            self._writer.close()
+            size, sha = self._fh.size, self._fh.sha.hexdigest()
+            if self.tmp is None:
+                try:
+                    self._fh.fh.seek(0)
+                    self.files.upload(self.rel, self._fh.fh)
+                finally:
+                    self._fh.fh.close()
+            else:
                 self._fh.fh.close()
-        else:
-            self._fh.fh.close()
-            _publish(self.tmp, Path(self.files.path(self.rel)))
+                _publish(self.tmp, Path(self.files.path(self.rel)))
         if self.on_close is not None:
             self.on_close(self.rel, self.rows, size, sha)
 
     def abort(self) -> None:
-        try:
+        """Drop the file: never raises (a failed write's abort meets the same full disk), leaves no temporary file."""
+        with contextlib.suppress(OSError, pa.ArrowException):
             self._writer.close()
-        finally:
+        self._writer.is_open = False  # its finalizer would close it again, and print the same error
+        with contextlib.suppress(OSError):  # a buffered file's close writes what it holds: a full disk fails it
             self._fh.fh.close()
-            if self.tmp is not None:
-                self.tmp.unlink(missing_ok=True)
+        if self.tmp is not None:
+            self.tmp.unlink(missing_ok=True)
 
 
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")

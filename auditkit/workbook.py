@@ -10,6 +10,7 @@ temporary file and a rename (atomic). XlsxWriter is imported only here.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Mapping
 from datetime import datetime
@@ -30,10 +31,23 @@ _MONEY_FORMAT = '#,##0.00;[Red]-#,##0.00'
 _WIDEST = 60  # characters: a long message wraps in the cell instead of a column across the screen
 
 
+def _close_zips(tb: Any) -> None:
+    """Close the zip file a failed ``Workbook.close`` left open (its finalizer would print the same error again)."""
+    import zipfile
+
+    while tb is not None:
+        for value in list(tb.tb_frame.f_locals.values()):
+            if isinstance(value, zipfile.ZipFile):
+                with contextlib.suppress(OSError):
+                    value.close()
+        tb = tb.tb_next
+
+
 def write_workbook(path: str | Path, findings: pd.DataFrame, *, scope: Mapping[str, Any] | None = None,
                    coverage: pd.DataFrame | None = None, quarantine: pd.DataFrame | None = None) -> Path:
     """Write the workbook of ``findings`` (the report's columns) to ``path``, atomically."""
     import xlsxwriter
+    import xlsxwriter.exceptions
 
     from .report import summarize
 
@@ -56,7 +70,11 @@ def write_workbook(path: str | Path, findings: pd.DataFrame, *, scope: Mapping[s
             _sheet(book, formats, "Coverage", coverage)
         if quarantine is not None:
             _sheet(book, formats, "Quarantine", quarantine)
-        book.close()
+        try:
+            book.close()
+        except xlsxwriter.exceptions.FileCreateError as exc:  # its wrapper of the system error (a full disk)
+            _close_zips(getattr(exc.__context__, "__traceback__", None))
+            raise exc.__context__ if isinstance(exc.__context__, OSError) else OSError(str(exc)) from exc
     return path
 
 

@@ -376,7 +376,11 @@ class SourceWriter:
         self.store, self.seen, self.sha, self.name, self.rec = store, seen, sha, name, rec
         self.parts = _Parts(store, sha, name)
         self.index = store.index_stream(sha)
-        self.quarantine = store.quarantine_stream(sha)
+        try:
+            self.quarantine = store.quarantine_stream(sha)
+        except BaseException:  # a full disk: the index's temporary file goes too
+            self.index.abort()
+            raise
         self.renamed: list[tuple[str, str]] = []
         self.not_stored: list[np.ndarray] = []  # lines whose rows a worker wrote but are not to be stored
         self.new_ids: list[np.ndarray] = []  # id hashes of the rows stored, when the store's are streamed
