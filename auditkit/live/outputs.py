@@ -15,15 +15,9 @@ import pandas as pd
 
 from ..report import csv_text
 from ..schema import FINDINGS
+from ..store import named_error
 
 COLUMNS = [f.name for f in FINDINGS]
-
-
-def _named(exc: OSError, path: Path) -> OSError:
-    """``exc`` naming the file it happened on (a full disk: which file could not be written)."""
-    if exc.filename is None and exc.errno is not None:
-        return type(exc)(exc.errno, exc.strerror or str(exc), str(path))
-    return exc  # names its file already, or says what it is (a locked store)
 
 
 def _write(fh: IO[bytes], data: bytes, path: Path | None) -> None:
@@ -32,7 +26,7 @@ def _write(fh: IO[bytes], data: bytes, path: Path | None) -> None:
         fh.write(data)
         fh.flush()
     except OSError as exc:
-        raise _named(exc, path or Path(str(fh.name))) from exc
+        raise named_error(exc, path or Path(str(fh.name))) from exc
 
 
 def _plain(v: Any) -> Any:
