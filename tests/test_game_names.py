@@ -15,8 +15,6 @@ GAME = re.compile("|".join(re.escape(n).replace("_", "[_ ]") for g in games.game
 
 NAMED = {
     "cli/validate.py": "--citation's help shows a rule id as an example (baccarat.b5)",
-    "ingest/profiles/roles.py": "profile suggest drafts a game from the columns it sees (a joker: pai gow poker)",
-    "ingest/profiles/suggest.py": "the same, from player and banker cards or double/split columns",
     "simulate/exports.py": "builds the bundled sample exports, one per game",
     "simulate/samples.py": "builds the bundled sample logs of the four games",
     "simulate/stories.py": "the sample data's planted stories, one per game",

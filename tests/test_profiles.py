@@ -132,6 +132,21 @@ def test_a_bad_profile_is_refused_up_front_naming_the_file_and_the_key(edit, key
     assert str(prof) in str(exc.value) and f": {key}:" in str(exc.value)
 
 
+@pytest.mark.parametrize(("edit", "key"), [
+    (('zone = "America/Chicago"', 'zone = "TODO: the time zone the times were written in"'), "times.zone"),
+    (('shoe_id = {const = "S1"}', 'shoe_id = {template = "TODO: {Round}"}'), "fields.shoe_id.template"),
+    (('notation = "points"', 'notation = "points"\nnote = ["ok", " todo: the suit order"]'), "cards.note[1]"),
+])
+def test_a_question_the_draft_left_open_is_refused_until_answered(edit, key, tmp_path):
+    prof = tmp_path / "draft.toml"
+    prof.write_text(BASE.replace(*edit))
+    with pytest.raises(ConfigError) as exc:
+        load_profile(prof)
+    assert f"{prof}: {key}: still a question of the draft" in str(exc.value)
+    prof.write_text(BASE)
+    assert load_profile(prof).fields  # the same profile answered is read
+
+
 def test_rows_are_grouped_into_rounds_and_a_round_whose_rows_disagree_is_quarantined_whole(tmp_path):
     prof, data = _write(tmp_path, BASE, [
         "1,1,3 0 0,8 0,B,1,P,10,-10", "1,1,3 0 0,8 0,B,2,B,20,19", ",,,,,,,,",   # a round of two wagers, a blank row

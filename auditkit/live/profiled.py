@@ -24,7 +24,7 @@ import pyarrow as pa
 from ..ingest.perline import from_object
 from ..ingest.profiles.mapping import ROW, house_rules, map_rows
 from ..ingest.profiles.model import Profile
-from ..ingest.profiles.source import json_text
+from ..ingest.profiles.nested import cells as json_cells
 from ..paytables import ConfigError
 from .tail import Tracked, Unread
 from .watcher import Watcher
@@ -206,7 +206,7 @@ class ProfiledWatcher(Watcher):
                 return {}, f"not valid JSON: {exc}"
             if not isinstance(obj, dict):
                 return {}, "a record must be a JSON object"
-            return {k: json_text(v) for k, v in obj.items()}, None
+            return json_cells(obj), None  # an object's fields also by their dotted paths
         try:
             cells = next(csv.reader([text], **self._dialect))
         except csv.Error as exc:

@@ -20,9 +20,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .assemble import as_logged, empty_amounts, nets, num, one_row_records, plan, record
+from .compute import compute_column
 from .model import LISTS, FieldSpec, Profile, kind_of
 from .notation import code_reasons, column_codes, column_values, converter, money_reader, time_values
-from .template import format_column
+from .template import format_column, names
 
 __all__ = ["Mapped", "map_rows", "ROW", "house_rules"]
 
@@ -55,19 +57,29 @@ def _field_values(table: pa.Table, target: str, spec: FieldSpec, prof: Profile, 
     """Every row's value of one field and the reasons of the rows it failed for."""
     kind = kind_of(target, spec)
     if spec.const is not None:
-        return [spec.const] * n, {}
+        return [_const(target, spec, kind, prof)] * n, {}
+    if spec.default is not None:  # an empty cell reads as the default's text
+        table = _defaulted(table, spec)
     if spec.bankroll_before:
         read = money_reader(prof)
         before, r1 = column_values(table[spec.bankroll_before], read)
         after, r2 = column_values(table[spec.bankroll_after], read)
-        out = [None if a is None or b is None else _num(a - b) for a, b in zip(after, before, strict=True)]
+        out = [None if a is None or b is None else num(a - b) for a, b in zip(after, before, strict=True)]
         return out, {**r1, **r2}
     if spec.returned:
         return column_values(table[spec.returned], money_reader(prof))
     read = converter(kind, spec, prof)
-    if spec.template is not None:
-        texts, reasons = format_column(table, spec.template)
-        reasons = {i: f"{target}: template {spec.template!r}: {why}" for i, why in reasons.items()}
+    if spec.template is not None or spec.compute is not None:
+        if spec.template is not None:
+            texts, reasons = format_column(table, spec.template)
+            reasons = {i: f"{target}: template {spec.template!r}: {why}" for i, why in reasons.items()}
+            for name in names(spec.template):  # an empty cell fills no template: a reason, never a silent gap
+                for i in np.flatnonzero(table[name].is_null().to_numpy(zero_copy_only=False)).tolist():
+                    reasons.setdefault(i, f"{target}: template {spec.template!r}: {{{name}}} is empty "
+                                          "(give the field a default)")
+        else:
+            texts, reasons = compute_column(table, spec.compute)  # type: ignore[arg-type]
+            reasons = {i: f"{target}: compute {spec.compute!r}: {why}" for i, why in reasons.items()}
         if kind == "text" and spec.values is None:
             return texts.to_pylist(), reasons
         out, more = column_values(texts, read)
@@ -81,6 +93,31 @@ def _field_values(table: pa.Table, target: str, spec: FieldSpec, prof: Profile, 
     if kind == "time" and spec.values is None:
         return time_values(table[spec.column], prof)  # type: ignore[index]
     return column_values(table[spec.column], read)  # type: ignore[index]
+
+
+def _const(target: str, spec: FieldSpec, kind: str, prof: Profile) -> Any:
+    """A constant: a string read as a cell is (split, pattern, values, the field's type), else as given."""
+    if not isinstance(spec.const, str) or (kind == "text" and spec.values is None and not spec.cuts
+                                           and spec.split is None and not spec.json):
+        return spec.const
+    try:
+        return converter(kind, spec, prof)(spec.const)
+    except ValueError as exc:
+        from ...paytables import ConfigError
+
+        raise ConfigError(f"{prof.where}: fields.{target}.const: {exc}") from exc
+
+
+def _defaulted(table: pa.Table, spec: FieldSpec) -> pa.Table:
+    """``table`` with the empty cells (null or only spaces) of the columns ``spec`` reads set to its default."""
+    for name in dict.fromkeys(spec.source_columns()):
+        if spec.when and name in {c["column"] for c in spec.when["conds"]}:
+            continue
+        col = table[name]
+        blank = pc.or_kleene(pc.is_null(col), pc.equal(pc.utf8_trim_whitespace(col), ""))
+        filled = pc.if_else(blank, pa.scalar(spec.default, pa.string()), col)
+        table = table.set_column(table.column_names.index(name), name, filled)
+    return table
 
 
 def _items(values: list[Any]) -> list[Any] | None:
@@ -121,11 +158,6 @@ def house_rules(rec: dict[str, Any]) -> list[dict[str, Any]] | None:
     return [{"name": k, "value": float(v)} for k, v in sorted(rules.items())]
 
 
-def _num(v: float) -> float | int:
-    v = round(v, 6)
-    return int(v) if float(v).is_integer() else v
-
-
 def map_rows(table: pa.Table, prof: Profile, first_ordinal: int = 0, seq: dict[Any, int] | None = None) -> Mapped:
     """The rounds of ``table`` (string columns and :data:`ROW`), mapped through ``prof``; ``first_ordinal``
     (rounds before these, for made times) and ``seq`` (rounds seen per shoe) continue an earlier call's."""
@@ -150,21 +182,25 @@ def map_rows(table: pa.Table, prof: Profile, first_ordinal: int = 0, seq: dict[A
     out.blank = int(empty.sum())
     values: dict[str, list[Any]] = {}
     why: dict[int, str] = {}
+    whens = {t: _when(table, s) for t, s in prof.fields.items() if s.when}
     for target, spec in prof.fields.items():
         vals, reasons = _field_values(table, target, spec, prof, n)
         values[target] = vals
+        mask = whens.get(target)
         for i, r in reasons.items():
-            why.setdefault(i, f"{target}: {r}" if not r.startswith(target) else r)
-    whens = {t: _when(table, s) for t, s in prof.fields.items() if s.when}
-    plan = _plan(prof, values, whens)
+            if mask is None or mask[i]:  # a field fails only on the rows it is taken from
+                why.setdefault(i, f"{target}: {r}" if not r.startswith(target) else r)
+    empty_amounts(prof, values, whens, why, n)
+    steps = plan(prof, values, whens)
     lists = [name for name in LISTS if any(t.startswith(name + ".") for t in prof.fields)]
     groups = _groups(table, prof, empty, why)
     zone = ZoneInfo(prof.zone) if prof.zone else None
     seq = {} if seq is None else seq  # rounds seen per shoe, for a round_seq the export lacks
-    made = None if prof.round_key else _one_row_records(plan, lists, [idx[0] for idx in groups])
+    made = None if prof.round_key else one_row_records(steps, lists, [idx[0] for idx in groups])
     out.groups = len(groups)
     day = dt.datetime.fromisoformat(prof.start_date).replace(tzinfo=zone) if prof.time_kind == "none" else None
     count_seq = "round_seq" not in prof.fields
+    infer_split = "hands.split" not in prof.fields and any(t.startswith("hands.") for t in prof.fields)
     for k, idx in enumerate(groups):
         first = rows[idx[0]]
         failed = [i for i in idx if i in why]
@@ -176,7 +212,7 @@ def map_rows(table: pa.Table, prof: Profile, first_ordinal: int = 0, seq: dict[A
                                 f"another row of the round could not be mapped (row {first_bad}: {why[failed[0]]})", None))
             continue
         try:
-            rec = _record(prof, idx, plan, lists) if made is None else _nets(prof, lists, made[k])
+            rec = record(prof, idx, steps, lists) if made is None else nets(prof, lists, made[k])
         except ValueError as exc:
             for i in idx:
                 out.bad.append((rows[i], texts[i], f"round of rows {rows[idx[0]]}-{rows[idx[-1]]} "
@@ -184,6 +220,7 @@ def map_rows(table: pa.Table, prof: Profile, first_ordinal: int = 0, seq: dict[A
             continue
         if "round_id" not in rec:
             rec["round_id"] = _made_id(prof, table, idx[0], rec, first)
+        as_logged(prof, rec, infer_split)
         if day is not None:
             rec["started_at"] = (day + dt.timedelta(seconds=(first_ordinal + k) * prof.spacing_seconds)).isoformat()
         if count_seq and "shoe_id" in rec:
@@ -195,9 +232,14 @@ def map_rows(table: pa.Table, prof: Profile, first_ordinal: int = 0, seq: dict[A
 
 
 def _when(table: pa.Table, spec: FieldSpec) -> np.ndarray:
+    """The rows a field is taken from: all its conditions hold, or any of them."""
     w = spec.when or {}
-    col = pc.utf8_trim_whitespace(table[w["column"]])
-    return pc.fill_null(pc.is_in(col, value_set=pa.array(w["in"], pa.string())), False).to_numpy(zero_copy_only=False)
+    masks = []
+    for c in w["conds"]:
+        col = pc.utf8_trim_whitespace(table[c["column"]])
+        masks.append(pc.fill_null(pc.is_in(col, value_set=pa.array(c["in"], pa.string())), False).to_numpy(
+            zero_copy_only=False))
+    return np.logical_and.reduce(masks) if w["mode"] == "all" else np.logical_or.reduce(masks)
 
 
 def _groups(table: pa.Table, prof: Profile, empty: np.ndarray, why: dict[int, str]) -> list[list[int]]:
@@ -215,127 +257,6 @@ def _groups(table: pa.Table, prof: Profile, empty: np.ndarray, why: dict[int, st
             continue
         found.setdefault(key, []).append(i)
     return list(found.values())
-
-
-ROUND, ITEM, COLLECT = 0, 1, 2
-
-
-def _plan(prof: Profile, values: dict[str, list[Any]], whens: dict[str, np.ndarray]) -> list[tuple]:
-    """(head, tail, kind, values, rows mask or None) of every field, worked out once per source."""
-    plan = []
-    for target, vals in values.items():
-        head, _, tail = target.partition(".")
-        kind = ITEM if head in LISTS and tail else COLLECT if prof.fields[target].collect else ROUND
-        plan.append((head, tail, kind, vals, whens.get(target)))
-    return plan
-
-
-def _record(prof: Profile, idx: list[int], plan: list[tuple], lists: list[str]) -> dict[str, Any]:
-    """The round record of the rows ``idx``; ValueError when they disagree."""
-    rec: dict[str, Any] = {}
-    if len(idx) == 1:  # one row, one round: nothing to agree or collect across rows
-        return _nets(prof, lists, _one_row_records(plan, lists, idx)[0])
-    per_row: dict[int, dict[str, dict[str, Any]]] = {i: {} for i in idx}
-    for head, tail, kind, vals, mask in plan:
-        rows = idx if mask is None else [i for i in idx if mask[i]]
-        if kind == ITEM:
-            for i in rows:
-                if vals[i] is not None:
-                    per_row[i].setdefault(head, {})[tail] = vals[i]
-        elif kind == COLLECT:
-            got: list[Any] = []
-            for i in rows:
-                v = vals[i]
-                if v is not None:
-                    got.extend(v if isinstance(v, list) else [v])
-            if got:
-                _put(rec, head, tail, got)
-        else:
-            distinct: list[Any] = []
-            for i in rows:
-                v = vals[i]
-                if v is not None and v not in distinct:
-                    distinct.append(v)
-            if len(distinct) > 1:
-                target = f"{head}.{tail}" if tail else head
-                raise ValueError(f"its rows disagree on {target}: {', '.join(map(repr, distinct[:4]))}")
-            if distinct:
-                _put(rec, head, tail, distinct[0])
-    for name in lists:
-        lst = [per_row[i][name] for i in idx if name in per_row[i]]
-        for item in lst:
-            _net(prof, name, item)
-        if name != "events":  # events repeat (a seat bets, then doubles): in the rows' order
-            _no_twice(name, lst)
-        rec[name] = lst
-    return rec
-
-
-def _one_row_records(plan: list[tuple], lists: list[str], rows: list[int]) -> list[dict[str, Any]]:
-    """The records of rounds of one row each (the rows ``rows``), built a field at a time; their nets
-    from amounts returned are left to :func:`_nets`."""
-    recs: list[dict[str, Any]] = [{} for _ in rows]
-    items = {name: [{} for _ in rows] for name in lists}
-    for head, tail, kind, vals, mask in plan:
-        keep = [vals[i] for i in rows] if mask is None else [vals[i] if mask[i] else None for i in rows]
-        if kind == ITEM:
-            for d, v in zip(items[head], keep, strict=True):
-                if v is not None:
-                    d[tail] = v
-            continue
-        if kind == COLLECT:
-            keep = [v if v is None or isinstance(v, list) else [v] for v in keep]
-        if tail:
-            for rec, v in zip(recs, keep, strict=True):
-                if v is not None:
-                    rec.setdefault(head, {})[tail] = v
-        else:
-            for rec, v in zip(recs, keep, strict=True):
-                if v is not None:
-                    rec[head] = v
-    for name in lists:
-        for rec, item in zip(recs, items[name], strict=True):
-            rec[name] = [item] if item else []
-    return recs
-
-
-def _nets(prof: Profile, lists: list[str], rec: dict[str, Any]) -> dict[str, Any]:
-    """The record with its hands' and wagers' nets from amounts returned (ValueError without the amount)."""
-    for name in lists:
-        for item in rec[name]:
-            _net(prof, name, item)
-    return rec
-
-
-def _put(rec: dict[str, Any], head: str, tail: str, value: Any) -> None:
-    if tail:
-        rec.setdefault(head, {})[tail] = value
-    else:
-        rec[head] = value
-
-
-def _net(prof: Profile, name: str, item: dict[str, Any]) -> None:
-    """A net from the amount returned: returned - the amount wagered."""
-    spec = prof.fields.get(f"{name}.net")
-    if spec is None or not spec.returned or "net" not in item:
-        return
-    amount = item.get("amount" if name == "wagers" else "wager")
-    if amount is None:
-        raise ValueError(f"a {name[:-1]} has an amount returned but no amount wagered")
-    item["net"] = _num(item["net"] - amount)
-
-
-def _no_twice(name: str, lst: list[dict[str, Any]]) -> None:
-    keys = ("seat", "hand") if name == "hands" else ("seat", "bet")
-    seen: set[tuple] = set()
-    for item in lst:
-        key = tuple(item.get(k) for k in keys)
-        if all(v is None for v in key):
-            continue
-        if key in seen:
-            desc = " ".join(f"{k} {v}" for k, v in zip(keys, key, strict=True) if v is not None)
-            raise ValueError(f"{name[:-1]} {desc} twice")
-        seen.add(key)
 
 
 def _made_id(prof: Profile, table: pa.Table, i: int, rec: dict[str, Any], first: int) -> str:

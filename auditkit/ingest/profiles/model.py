@@ -47,6 +47,7 @@ class Profile:
     decimal: str = "."
     parentheses: bool = True
     not_recorded: list[str] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)  # evidence left out as a log leaves it out
     source: Any = None  # the [source] table's spec (profsrc), or the raw table
 
 
@@ -76,10 +77,25 @@ def not_utf8(data: bytes, exc: UnicodeDecodeError) -> str:
     return f"not UTF-8 text: byte 0x{data[start]:02x} at line {line}, column {column}"
 
 
+def _open_questions(value: Any, where: str, key: str = "") -> None:
+    """Refuse a value the draft left as a question (``"TODO: ..."``, ``auditkit profile suggest``): it is
+    answered by the user, never taken as a value (a zone or a decimal mark guessed is a wrong audit)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _open_questions(v, where, f"{key}.{k}" if key else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _open_questions(v, where, f"{key}[{i}]")
+    elif isinstance(value, str) and value.lstrip().upper().startswith("TODO"):
+        raise _err(where, key, f"still a question of the draft: {value.strip()!r}; answer it in the profile "
+                               "(docs/profiles.md: what a user must still decide)")
+
+
 def parse_profile(raw: dict[str, Any], where: str = "<profile>") -> Profile:
     """The :class:`Profile` of a parsed TOML document."""
+    _open_questions(raw, where)
     check_keys(raw, {"profile", "name", "source", "grain", "fields", "cards", "times", "money", "values",
-                      "not_recorded"}, where, "")
+                      "not_recorded", "left_out"}, where, "")
     if raw.get("profile") != 1:
         raise _err(where, "profile", f"must be 1 (the profile format version), got {raw.get('profile')!r}")
     prof = Profile(name=typed(raw.get("name", Path(where).stem), str, where, "name"), where=where, raw=raw)
@@ -102,8 +118,31 @@ def parse_profile(raw: dict[str, Any], where: str = "<profile>") -> Profile:
     _times(prof, typed(raw.get("times", {}), dict, where, "times"))
     _money(prof, typed(raw.get("money", {}), dict, where, "money"))
     extra = typed(raw.get("not_recorded", []), list, where, "not_recorded")
+    left = typed(raw.get("left_out", []), list, where, "left_out")
+    prof.left_out = _left_out(prof, [typed(x, str, where, "left_out") for x in left], extra)
     prof.not_recorded = _not_recorded(prof, [typed(x, str, where, "not_recorded") for x in extra])
     return prof
+
+
+LEFT_OUT = {"events": "events.", "wagers": "wagers.", "announced": "announced.", "deal_order": "deal_order",
+            "cut_card": "cut_card", "dealer": "dealer_id", "shoe": "shoe_id"}
+"""The kinds a profile may say its export leaves out as a log leaves them out, each with the fields
+that would record it (a kind both left out and mapped is a contradiction)."""
+
+
+def _left_out(prof: Profile, kinds: list[str], extra: list[str]) -> list[str]:
+    for k in kinds:
+        if k not in LEFT_OUT:
+            raise _err(prof.where, "left_out", f"{k!r} is not one of {', '.join(LEFT_OUT)}")
+        if k in extra:
+            raise _err(prof.where, "left_out", f"{k!r} is also in not_recorded: say one (left out as a log leaves "
+                       "it out, or not recorded: rules needing it not checkable)")
+        mapped = [t for t in prof.fields if t == LEFT_OUT[k] or t.startswith(LEFT_OUT[k])]
+        if k == "shoe" and prof.shoe_key:
+            mapped.append("grain.shoe")
+        if mapped:
+            raise _err(prof.where, "left_out", f"{k!r} is left out but the profile maps {mapped[0]}")
+    return list(dict.fromkeys(kinds))
 
 
 def _source(table: Any, where: str) -> Any:
@@ -167,9 +206,11 @@ def _cards(prof: Profile, c: dict) -> None:
         raise _err(where, "cards.notation", f"{prof.notation!r} is not one of {', '.join(NOTATIONS)}")
     if "pattern" in c:
         text = typed(c["pattern"], str, where, "cards.pattern")
+        from .cut import Unbounded, compile_pattern
+
         try:
-            prof.pattern = re.compile(text)
-        except re.error as exc:
+            prof.pattern = compile_pattern(text)
+        except (re.error, Unbounded) as exc:
             raise _err(where, "cards.pattern", f"bad pattern {text!r}: {exc}") from exc
         if "rank" not in prof.pattern.groupindex:
             raise _err(where, "cards.pattern", "needs a group (?P<rank>...) (and (?P<suit>...) when cards have suits)")
@@ -257,13 +298,12 @@ def _not_recorded(prof: Profile, extra: list[str]) -> list[str]:
     for key, kind in (("dealer_id", "dealer"), ("shoe_id", "shoe")):
         if key not in prof.fields:
             out.add(kind)
-    if not any(k.startswith(("wagers.", "hands.")) and k.rsplit(".", 1)[-1] in ("net", "amount", "wager")
-               for k in prof.fields):
-        out.add("wagers")
+    if not any(k.startswith(("wagers.", "hands.")) and kind_of(k, s) == "money" for k, s in prof.fields.items()):
+        out.add("wagers")  # any amount mapped is a wager recorded: three card poker's ante, play, pair plus
     if not any(k.startswith("announced.") for k in prof.fields):
         out.add("announced")
     if not any(k.startswith("events") for k in prof.fields):
         out.add("events")
     if any(k in prof.fields for k in ("player_cards", "banker_cards")):  # baccarat's
         out.update(k for k in ("deal_order", "cut_card") if k not in prof.fields)
-    return sorted(out)
+    return sorted(out - set(prof.left_out))

@@ -236,6 +236,14 @@ def converter(kind: str, spec: FieldSpec, prof: Profile) -> Callable[[str], Any]
 
 
 def _one(kind: str, spec: FieldSpec, prof: Profile) -> Callable[[str], Any]:
+    if spec.cuts:  # the part of the cell the field takes (auditkit.ingest.profiles.cut), then read as a cell
+        from dataclasses import replace
+
+        from .cut import cutter
+
+        part = replace(spec, split=None, json=False, pattern=None, group=None, only=None, index=None,
+                       repeat=False)
+        return cutter(spec, _one(kind, part, prof), kind in ("cards", "ints"))
     if kind == "cards":
         read_card = card_reader(prof)
         base: Callable[[str], Any] = lambda cell: card_list(cell, spec, read_card)  # noqa: E731

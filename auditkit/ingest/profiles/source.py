@@ -366,6 +366,8 @@ def _text(value: Any) -> str | None:
 # ---- JSON -------------------------------------------------------------------------------------------
 def _json(src: RawSource) -> Iterator[pa.Table]:
     """JSON lines (one object a line) or a JSON document (an array of objects, at ``records``)."""
+    from .nested import cells, records  # rows from an array at any depth; objects' fields by their paths
+
     spec = src.spec
     items: list[tuple[int, Any]] = []
     with open(src.location, "rb") as fh:
@@ -380,20 +382,19 @@ def _json(src: RawSource) -> Iterator[pa.Table]:
                     src.bad.append((n, f"not valid JSON: {exc}", raw.decode(spec.encoding, "replace")[:4096]))
         else:
             doc = json.loads(fh.read().decode(spec.encoding))
-            for part in (spec.records or "").split(".") if spec.records else []:
-                if not isinstance(doc, dict) or part not in doc:
-                    raise ConfigError(f"{src.name}: source.records = {spec.records!r}: no such key")
-                doc = doc[part]
-            if not isinstance(doc, list):
-                raise ConfigError(f"{src.name}: the records are not a JSON array (source.records names it)")
-            items = list(enumerate(doc, 1))
+
+            try:
+                items, parents = records(doc, spec.records)
+            except ValueError as exc:
+                raise ConfigError(f"{src.name}: source.records = {spec.records!r}: {exc}") from exc
+            src.bad.extend(parents)
     rows: list[dict[str, str | None]] = []
     numbers: list[int] = []
     for n, obj in items:
         if not isinstance(obj, dict):
             src.bad.append((n, "a record must be a JSON object", json.dumps(obj)[:4096]))
             continue
-        rows.append({k: json_text(v) for k, v in obj.items()})
+        rows.append(cells(obj))  # an object's fields also by their dotted paths
         numbers.append(n)
     names = list(dict.fromkeys(k for r in rows for k in r))
     for lo in range(0, len(rows), src.batch_rows):

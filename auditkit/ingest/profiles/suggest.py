@@ -1,195 +1,185 @@
 """A draft profile from an export's header and a sample of its values (``auditkit profile suggest``).
 
-It guesses each column's field from its name and its values (card notation, time format, money,
-vocabularies), and writes ``# TODO:`` where it could not decide; docs/profiles.md says what to edit.
+Each column gets a role from its name and values together (:mod:`.roles`); the game is recognised
+from the roles of all the columns; each role becomes the field the game records it as. What the
+sample cannot decide (the time zone, a separator that may be a decimal one) is a ``TODO:`` value the
+profile refuses until it is answered; what it could not place is a ``# TODO:`` comment.
+docs/profiles.md ("profile suggest") lists what a user must still decide.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
-
 import pyarrow as pa
 
+from .draft import TODO, Draft
 from .mapping import ROW
-from .roles import pattern_lines, role_column, role_fields, round_key
-from .sniff import MONEY, cells, exact_target, guess_target, norm, notation_of, time_of, toml_text
+from .placement import MONEY_ROLES, Placement, left_out
+from .roles import Column, classify, recognise_game, role_column
+from .sniff import has_offset, money_format, norm
 
-__all__ = ["suggest_profile", "SAMPLE"]
+__all__ = ["suggest_profile", "SAMPLE", "Suggestion"]
 
 SAMPLE = 500  # rows looked at
 
 
-def suggest_profile(table: pa.Table, file_name: str, source_lines: Sequence[str] = ()) -> str:
-    """The draft profile's TOML text for a source's rows (string columns and ``__row``)."""
-    cols = [c for c in table.column_names if c != ROW]
+class Suggestion:
+    """The draft of one export: :attr:`draft` (its TOML by ``text()``), the round key, the game."""
+
+    def __init__(self, draft: Draft, key: list[str], game: str | None) -> None:
+        self.draft, self.key, self.game = draft, key, game
+
+    def text(self) -> str:
+        return self.draft.text()
+
+
+def suggest_profile(table: pa.Table, file_name: str, source: dict | None = None, utc: tuple[str, ...] = ()
+                    ) -> Suggestion:
+    """The draft profile of a source's rows (string columns and ``__row``); ``source`` its ``[source]``;
+    ``utc`` the columns the source gives as instants written in UTC (a PostgreSQL ``timestamptz``)."""
     head = table.slice(0, SAMPLE)
-    out = [f"# Draft profile for {file_name}, written by `auditkit profile suggest` from its header and",
-           f"# the first {min(SAMPLE, table.num_rows)} rows. Check every line; docs/profiles.md documents each key.",
-           "profile = 1", f"name = {toml_text(norm(file_name.rsplit('.', 1)[0]) or 'export')}", "", *source_lines, ""]
-    fields: list[str] = []
-    todo: list[str] = []
-    values_tables: list[str] = []
-    notation: str | None = None
-    times: tuple[str, str | None] | None = None
-    used: set[str] = set()
-    item_list = None
-    roles = role_column(head, cols)
-    skip: set[str] = set()
-    game: str | None = None
-    card_lines: list[str] = []
-    if roles:  # rows of several kinds (a dealer's, a player's, a side bet's): each field from its rows
-        fields, values_tables, skip, notation, game = role_fields(head, cols, *roles)
-        used |= {f.split(" =", 1)[0].strip('"') for f in fields}
-        item_list = "hands"
-        if notation == "pattern":
-            card_lines = pattern_lines([v for c in skip for v in cells(
-                [x for x in head[c].to_pylist() if x is not None and x.strip()])[1]])
-    key = round_key(head, cols, bool(roles))
-    time_named = any(guess_target(c) == "started_at" for c in cols)
-    groups: dict[str, list[str]] = {}
-    for c in cols:
-        m = re.match(r"^(p|b|player|banker)_?(card_?)?\d$", norm(c))
-        if m:
-            groups.setdefault("player_cards" if m[1].startswith("p") else "banker_cards", []).append(c)
-    for target, members in groups.items():
-        cards = [v.strip() for c in members for v in head[c].to_pylist() if v is not None and v.strip()]
-        found = notation_of(cards, members[0])
-        if found:
-            notation = notation or found
-            fields.append(f"{target} = {{columns = [{', '.join(toml_text(c) for c in members)}]}}")
-            used.add(target)
-    grouped = {c for members in groups.values() for c in members if any(f.startswith(
-        ("player_cards", "banker_cards")) for f in fields)}
-    for c in cols:
-        if c in grouped or c in skip:
-            continue
-        vals = [v for v in head[c].to_pylist() if v is not None and v.strip()]
-        target = "round_id" if c == key else guess_target(c)
-        if target == "round_id" and key is not None and c != key:  # a row's own id when rows share a round
-            todo.append(f"# TODO: column {toml_text(c)} numbers the rows, not the rounds ({toml_text(key)} does): "
-                        "leave it out or map it")
-            continue
-        if target is None and not time_named and "started_at" not in used and all(":" in v for v in vals) \
-                and (t := time_of(vals)) and t[0] in ("iso", "strftime"):
-            target = "started_at"  # a column of dates and times of day, when no column is named as one
-        distinct = list(dict.fromkeys(vals))
-        if not vals:
-            todo.append(f"# TODO: column {toml_text(c)} is empty in the sample: map it or leave it out")
-            continue
-        exact = exact_target(c)
-        vocabulary = exact in ("outcome", "wagers.bet") and not set(distinct) <= {"player", "banker", "tie"}
-        if exact == "dice" and (m := re.fullmatch(r"\d(\D+)\d\1\d", vals[0].strip())):
-            fields.append(f"dice = {{column = {toml_text(c)}, split = {toml_text(m[1])}}}")  # 4-2-6
-            used.add(exact)
-            continue
-        if exact and exact not in used and not exact.endswith(("cards", ".high", ".low")) and exact != "started_at" \
-                and not vocabulary:
-            fields.append(f"{exact} = {toml_text(c)}")
-            used.add(exact)
-            if exact.startswith("hands."):
-                item_list = "hands"
-            continue
-        how, cards = cells(vals)
-        card_notation = notation_of(cards, c) if target in (None, "player_cards", "banker_cards", "dealer_cards",
-                                                        "cards") else None
-        if card_notation and target in (None, "cards"):
-            n = norm(c)
-            target = next((f"{side}_cards" for side in ("player", "banker", "dealer") if side in n), "cards")
-        if target in ("player_cards", "banker_cards", "dealer_cards", "cards") and card_notation:
-            notation = notation or card_notation
-            spec = {"json": "json = true", None: ""}.get(how, f"split = {toml_text(how or ' ')}")
-            name = "hands.cards" if target == "cards" else target
-            if target == "cards":
-                item_list = "hands"
-            if name in used:
-                todo.append(f"# TODO: column {toml_text(c)} holds cards too ({', '.join(distinct[:3])}): which?")
-                continue
-            fields.append(f"{name} = {{column = {toml_text(c)}{', ' + spec if spec else ''}}}")
-            used.add(name)
-            continue
-        if target == "started_at" and (t := time_of(vals)):
-            times = times or t
-            fields.append(f"started_at = {toml_text(c)}")
-            used.add(target)
-            continue
-        if target in ("seat", "bet", "amount", "net"):
-            lst = "wagers" if target in ("bet", "amount") or item_list != "hands" else "hands"
-            name = f"{lst}.{'wager' if lst == 'hands' and target == 'amount' else target}"
-            if name in used:
-                todo.append(f"# TODO: column {toml_text(c)} looks like {name} too: which?")
-                continue
-            if target == "bet" and len(distinct) <= 12:
-                table_name = "bet"
-                values_tables.append(_vocabulary(table_name, distinct, ("player", "banker", "tie")))
-                fields.append(f"{name} = {{column = {toml_text(c)}, values = \"{table_name}\"}}")
+    columns = [classify(c, head[c].to_pylist()) for c in table.column_names if c != ROW]
+    draft = Draft([f"Draft profile for {file_name}, written by `auditkit profile suggest` from its header and",
+                   f"the first {min(SAMPLE, table.num_rows)} rows. Check every line; docs/profiles.md documents "
+                   "each key and lists what a draft leaves to decide."])
+    stem = norm(file_name.rsplit(".", 1)[0]) or "export"
+    draft.section(None)
+    draft.set("profile", 1)
+    draft.set("name", stem)
+    if source:
+        draft.section("source")
+        for k, v in source.items():
+            draft.set(k, v)
+    kinds = role_column(columns)
+    roles = [r for c in columns for r in c.roles]
+    game, tied = recognise_game(roles, kinds is not None)
+    key = _round_key(columns, kinds is not None)
+    build = Placement(draft, columns, game, kinds, key)
+    build.game_field(tied)
+    build.columns()
+    _grain(draft, build, key)
+    draft.sections.setdefault("fields", [])
+    draft.sections["fields"] = build.fields.sections["fields"]
+    if build.not_recorded:
+        draft.set("not_recorded", build.not_recorded, "evidence the export lacks", section=None)
+    if left := left_out(build):
+        draft.note("TODO: decide: no column records these. left_out reads each round as a log without them (none "
+                   "happened);\nif the vendor's system does not record them, write not_recorded = [...] instead "
+                   "(rules needing them: not checkable)", section=None)
+        draft.set("left_out", left, section=None)
+    _cards(draft, columns)
+    _times(draft, columns, build.used, utc)
+    _money(draft, columns)
+    for name, table_ in build.tables.items():
+        draft.section(f"values.{name}")
+        for k, v in table_.items():
+            if isinstance(v, str) and v.startswith(TODO):
+                draft.note(f"TODO: {k!r} = ? ({v[len(TODO):]})")
             else:
-                fields.append(f"{name} = {toml_text(c)}")
-            used.add(name)
-            continue
-        if target == "outcome" and len(distinct) <= 12:
-            values_tables.append(_vocabulary("outcome", distinct, ("player", "banker", "tie")))
-            fields.append(f'outcome = {{column = {toml_text(c)}, values = "outcome"}}')
-            used.add(target)
-            continue
-        if target and target not in used and target not in ("cards",):
-            fields.append(f"{target} = {toml_text(c)}")
-            used.add(target)
-            if target == "shoe_id" and all(v.strip().isdigit() for v in vals):
-                todo.append(f"# TODO: {toml_text(c)} numbers shoes (1, 2...) and restarts: make shoe_id name each shoe "
-                            f"once, e.g. {{template = \"{{Table}}-{{Day}}-S{{{c}:02d}}\"}}")
-            continue
-        sample = ", ".join(distinct[:6])
-        kind = "amounts" if all(MONEY.match(v.strip()) for v in vals) else f"{len(distinct)} distinct values"
-        todo.append(f"# TODO: column {toml_text(c)} ({kind}; e.g. {sample[:80]}): map it to a field or leave it out")
-    blackjack = any(re.search(r"doubl|split|surrend|insurance", norm(c)) for c in cols)
-    if "game" not in used and game:
-        fields.insert(0, f"game = {{const = {toml_text(game)}}}  # TODO: check the game")
-    elif "game" not in used and blackjack:
-        fields.insert(0, 'game = {const = "blackjack"}  # TODO: check the game')
-    elif "game" not in used and "player_cards" in used:
-        fields.insert(0, 'game = {const = "baccarat"}  # TODO: or mini_baccarat')
-    elif "game" not in used:
-        fields.insert(0, '# TODO: the game: a constant (baccarat, blackjack, three_card_poker, pai_gow_poker...) '
-                      'or a column with a [values] table\ngame = {const = "baccarat"}')
-    if "table_id" not in used:
-        fields.insert(1, '# TODO: the table id: a column, or a constant naming the table\ntable_id = {const = "TABLE-1"}')
-    grain = ["[grain]"]
-    if any(f.startswith(("wagers.", "hands.")) for f in used) and "round_id" in used:
-        key = key or next(c for c in cols if guess_target(c) == "round_id")
-        grain += [f'rows = "{"hand" if item_list == "hands" else "wager"}"', f"round = [{toml_text(key)}]",
-                  "# TODO: check the grain: one row per round, hand, wager or card, and the columns that group rows"]
-    else:
-        grain += ['rows = "round"', "# TODO: if several rows make one round, say which columns group them: "
-                  "round = [\"...\"]"]
-    out += grain + ["", "[fields]", *fields, *todo, ""]
-    out += ["[cards]", *(card_lines or [f'notation = "{notation}"' if notation else
-            '# TODO: the card notation was not recognised: a preset or a pattern\nnotation = "auditkit"']), ""]
-    out.append("[times]")
-    if times is None:
-        out += ["# TODO: no time column recognised: map started_at and give its format, or say there are none",
-                'kind = "none"', 'start_date = 2025-01-01', 'zone = "America/Indiana/Indianapolis"']
-    else:
-        out.append(f'kind = "{times[0]}"')
-        if times[1]:
-            out.append(f"format = {toml_text(times[1])}")
-        out.append('zone = "America/Indiana/Indianapolis"  # TODO: the zone the times were written in')
-    out += ["", "[money]", 'currency = ["$"]', 'thousands = ","', "parentheses = true", ""]
-    out += values_tables
-    return "\n".join(out) + "\n"
+                draft.set(k, v)
+    return Suggestion(draft, key, game)
 
 
-def _vocabulary(name: str, distinct: list[str], targets: tuple[str, ...]) -> str:
-    lines = [f"[values.{name}]"]
-    undecided = False
-    for v in distinct:
-        low = v.strip().lower()
-        guess = next((t for t in targets if t in low or low == t[0]), None)
-        if guess is None:
-            undecided = True
-            lines.append(f"# TODO: {toml_text(v)} = \"?\"")
-        else:
-            lines.append(f"{toml_text(v)} = {toml_text(guess)}")
-    if undecided:
-        lines.insert(1, "# TODO: values it could not map")
-    return "\n".join(lines) + "\n"
+def _round_key(columns: list[Column], shared: bool) -> list[str]:
+    """The column naming each row's round when rows share rounds: a round id or a game counter whose
+    values repeat in the sample (one unique to each row numbers rows)."""
+    table = next((c for c in columns if c.role == "table" and len(c.distinct) > 1), None)
+    for role in ("round_id", "round_counter"):
+        for c in columns:
+            if c.role == role and len(c.distinct) < len(c.values):
+                return _per_table(c, table) if role == "round_counter" else [c.name]
+    if not shared:
+        counters = [c for c in columns if c.role == "round_counter"]
+        if counters and not any(c.role == "round_id" for c in columns):
+            return _per_table(counters[0], table)
+    return []
+
+
+def _per_table(counter: Column, table: Column | None) -> list[str]:
+    """A game counter's key: with the table when the counter restarts per table (a number met on two)."""
+    if table is None:
+        return [counter.name]
+    seen: dict[str, str] = {}
+    for n, t in zip(counter.cells, table.cells, strict=True):
+        if n is None or t is None:
+            continue
+        if seen.setdefault(n.strip(), t.strip()) != t.strip():
+            return [table.name, counter.name]
+    return [counter.name]
+
+def _grain(draft: Draft, build: Placement, key: list[str]) -> None:
+    draft.section("grain")
+    items = any(t.startswith(("hands.", "wagers.")) for t in build.used)
+    if key and (items or build.kinds):
+        draft.set("rows", "hand" if build.items == "hands" else "wager")
+        draft.set("round", key, "the columns whose values together name a round")
+    elif key:
+        draft.set("rows", "round")
+        draft.set("round", key)
+    else:
+        draft.set("rows", "round", "TODO if several rows make one round: round = [the columns that group them]")
+    if not build.fields.has("table_id", "fields"):
+        build.fields.note("TODO: the table id: a column, or a constant naming the table")
+        build.fields.set("table_id", f"{TODO}the table")  # a column no export has: refused until answered
+
+
+def _cards(draft: Draft, columns: list[Column]) -> None:
+    draft.section("cards")
+    tagged = next((c.compound for c in columns if c.compound is not None and c.compound.kind == "tagged"), None)
+    if tagged is not None:  # who:rank:suit tokens: the card part of each token
+        draft.set("notation", "pattern")
+        draft.set("pattern", tagged.card)
+        if tagged.numbered_suits:
+            draft.set("suits", {"0": "c", "1": "d", "2": "h", "3": "s"}, "TODO: check the order of the numbered "
+                      "suits (no finding depends on it: only the cards' texts do)")
+        if tagged.ace_14:
+            draft.set("ranks", {"14": "A"})
+        return
+    found = [c.cards for c in columns if c.cards is not None]
+    if not found:
+        draft.note("TODO: no card column recognised: name the notation (a preset or a pattern)")
+        draft.set("notation", "auditkit")
+        return
+    first = found[0]
+    if any(f.table() != first.table() for f in found[1:]):
+        draft.note("TODO: the card columns are written in different notations: check every card column")
+    for k, v in first.table().items():
+        draft.set(k, v)
+
+
+def _times(draft: Draft, columns: list[Column], used: set[str], utc: tuple[str, ...] = ()) -> None:
+    draft.section("times")
+    col = next((c for c in columns if c.role == "time" and c.time), None)
+    zone = f"{TODO}the time zone the times were written in, e.g. America/Chicago (docs/profiles.md)"
+    if col is None or "started_at" not in used:
+        draft.note("TODO: no time column recognised: map started_at and give its format, or say there are none")
+        draft.set("kind", "none")
+        draft.set("start_date", f"{TODO}the date of the first round, YYYY-MM-DD")
+        draft.set("zone", zone)
+        return
+    kind, fmt = col.time  # type: ignore[misc]
+    draft.set("kind", kind)
+    if fmt:
+        draft.set("format", fmt)
+    if kind == "iso" and has_offset(col.values):
+        draft.note("the times carry their UTC offset: no zone to give")
+        return
+    if col.name in utc:
+        draft.set("zone", "UTC", "a timestamp with time zone: the database gives its instants in UTC")
+        return
+    draft.set("zone", zone, "the draft never guesses it")
+
+
+def _money(draft: Draft, columns: list[Column]) -> None:
+    values = [v for c in columns if c.role in MONEY_ROLES for v in c.values]
+    fmt = money_format(values)
+    draft.section("money")
+    mixed = "TODO: amounts in several currencies: auditkit compares amounts as written; keep one currency per source"
+    draft.set("currency", fmt.currency, mixed if len(fmt.currency) > 1 else None if fmt.currency else
+              "no currency symbol in the amounts")
+    if fmt.undecided:
+        draft.set("decimal", f"{TODO}',' or '.': {fmt.undecided}", "answer with one character")
+        draft.set("thousands", "")
+    else:
+        draft.set("decimal", fmt.decimal)
+        draft.set("thousands", fmt.thousands)
+    draft.set("parentheses", fmt.parentheses)
