@@ -533,7 +533,8 @@ def summary(figures: dict[str, Any], title: str = "Summary") -> Any:
 
 # ---- saving ---------------------------------------------------------------------------------
 def save_chart(chart: alt.TopLevelMixin, path: str | Path, scale: float = 2.0) -> Path:
-    """Write a chart as PNG, SVG, HTML (self-contained, works offline) or JSON, by the file's suffix."""
+    """Write a chart as PNG, SVG, HTML (self-contained, works offline, log text never markup) or JSON, by the
+    file's suffix."""
     import vl_convert as vlc
     from altair.utils._importers import vl_version_for_vl_convert
 
@@ -545,8 +546,12 @@ def save_chart(chart: alt.TopLevelMixin, path: str | Path, scale: float = 2.0) -
         data: bytes | str = vlc.vegalite_to_png(spec, vl_version=version, scale=scale)
     elif suffix == ".svg":
         data = vlc.vegalite_to_svg(spec, vl_version=version)
-    elif suffix in (".html", ".htm"):
-        data = vlc.vegalite_to_html(spec, vl_version=version, bundle=True)
+    elif suffix in (".html", ".htm"):  # its data as JSON escapes in our own page (vl-convert's wrote it raw)
+        from .notebooks import chart_page
+
+        title = spec.get("title")
+        data = chart_page({**spec, "$schema": alt.SCHEMA_URL},
+                          title if isinstance(title, str) else (title or {}).get("text", "chart"))
     elif suffix == ".json":
         data = json.dumps(spec, indent=1)
     else:
