@@ -119,9 +119,13 @@ def write_summaries(findings: pd.DataFrame, folder: str | Path) -> dict[str, str
     return names
 
 
-def format_summary(findings: pd.DataFrame, rounds_checked: int | None = None) -> str:
-    """A short plain-text summary by citation for the terminal."""
+def format_summary(findings: pd.DataFrame, rounds_checked: int | None = None,
+                   filters: Mapping[str, str] | None = None) -> str:
+    """A short plain-text summary by citation for the terminal; ``filters`` (option -> value) first."""
     lines = []
+    if filters:
+        lines.append("filtered: " + " ".join(f"{k} {v}" for k, v in filters.items())
+                     + " (findings and coverage of the selected rounds only)")
     if rounds_checked is not None:
         lines.append(f"rounds checked: {rounds_checked}")
     if findings.empty:
@@ -157,13 +161,14 @@ class Outputs:
 
 def write_outputs(out: Outputs, findings: pd.DataFrame, coverage: pd.DataFrame, scope: Mapping[str, Any], *,
                   csv_frame: pd.DataFrame | None = None, reviewed: pd.DataFrame | None = None,
-                  quarantine: pd.DataFrame | None = None) -> dict[str, Path]:
+                  quarantine: pd.DataFrame | None = None, context: Any = None) -> dict[str, Path]:
     """Write every report of a run (``validate``, ``report`` and a job's all write theirs here): the
     findings CSV (``csv_frame`` when it shows something else, a summary), the Parquet with the coverage
     in its metadata, the summaries and ``coverage.csv``, the workbook (``reviewed``: the findings with
     their reviews, when the store has them; ``quarantine``: its quarantine sheet) and the HTML page,
     which links the CSV and the workbook beside it. ``scope`` (what was checked) heads the workbook and
-    the page. Returns the path of each report written, by kind."""
+    the page; ``context`` (:class:`auditkit.reportcontext.ReportContext`: filters, rounds behind the
+    findings, provenance) adds who and where to both. Returns the path of each report written, by kind."""
     from .rules.coverage import write_coverage
 
     written = {"findings_csv": write_csv(findings if csv_frame is None else csv_frame, out.csv)}
@@ -176,7 +181,8 @@ def write_outputs(out: Outputs, findings: pd.DataFrame, coverage: pd.DataFrame, 
         from .workbook import write_workbook
 
         written["workbook"] = Path(write_workbook(out.xlsx, findings if reviewed is None else reviewed,
-                                                  coverage=coverage, quarantine=quarantine, scope=dict(scope)))
+                                                  coverage=coverage, quarantine=quarantine, scope=dict(scope),
+                                                  context=context))
     if out.html:
         from .runreport import write_html_report
 
@@ -184,5 +190,5 @@ def write_outputs(out: Outputs, findings: pd.DataFrame, coverage: pd.DataFrame, 
         if out.xlsx:
             links["workbook"] = os.path.relpath(out.xlsx, Path(out.html).parent)
         written["html"] = write_html_report(out.html, findings, title=out.title, coverage=coverage, scope=scope,
-                                            links=links)
+                                            links=links, context=context)
     return written

@@ -108,6 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = build_parser()
         _mistyped(parser, argv)
         args = parser.parse_args(argv)
+        args.command_line = argv  # a report's provenance names the command
     except UsageError as exc:
         print(f"auditkit: error: {exc}", file=sys.stderr)
         return EXIT_ERROR

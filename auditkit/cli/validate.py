@@ -81,6 +81,23 @@ def output_paths(args: argparse.Namespace) -> list[Path]:
     return out
 
 
+def coverage_written(args: argparse.Namespace) -> str | None:
+    """Where the whole coverage table was written (the summary names it only then), or None."""
+    if args.summaries:
+        return str(Path(args.summaries) / "coverage.csv")
+    return f"the Coverage sheet of {args.xlsx}" if args.xlsx else None
+
+
+def _context(store, args: argparse.Namespace, config, filters: dict[str, str]):
+    """The report's context (rounds behind it, outcome tests, provenance) for --html and --xlsx, else None."""
+    if not (args.html or args.xlsx):
+        return None
+    from ..reportcontext import gather
+
+    return gather(store, games=args.game, filters=filters, config=config, outcomes=bool(args.html),
+                  command=getattr(args, "command_line", None))
+
+
 @contextlib.contextmanager
 def temporary_store() -> Iterator[Path]:
     """A private store in $TMPDIR for the one-shot route, named with this process's id; the ones
@@ -161,9 +178,11 @@ def _nothing_checked(args: argparse.Namespace, store, checked: int, report) -> s
 def run(args: argparse.Namespace) -> int:
     from ..paytables import load_config
     from ..report import Outputs, format_summary, write_csv, write_outputs
+    from ..reportcontext import describe_filters
     from ..rules.coverage import Tally, format_coverage
     from ..store import Store
 
+    filters = describe_filters({"--game": args.game, "--citation": args.citation})
     args.citation = check_citations(args.citation, args.game)
     check_engine(args)
     config = load_config(args.config)
@@ -178,6 +197,7 @@ def run(args: argparse.Namespace) -> int:
         store = Store(args.paths[0])
         with store.lock(args.lock_timeout, shared=True, command="validate"):
             findings, checked = _check(store, config, args, show, tally)
+            context = _context(store, args, config, filters)
     else:
         held = in_this_process(args, profile)
         with temporary_store() as tmp:  # a held store spills to it past HOLD_BYTES
@@ -195,6 +215,7 @@ def run(args: argparse.Namespace) -> int:
             quarantine = store.quarantine() if args.xlsx else None  # the temporary store goes with the block
             require_rounds(report, store)
             findings, checked = _check(store, config, args, show, tally, workers)
+            context = _context(store, args, config, filters)
     coverage = tally.table()
     unmatched = _nothing_checked(args, store, checked, report)
     if unmatched:
@@ -203,10 +224,10 @@ def run(args: argparse.Namespace) -> int:
         quarantine = store.quarantine()
     write_outputs(Outputs(args.out, parquet=args.parquet, summaries=args.summaries, xlsx=args.xlsx, html=args.html),
                   findings, coverage, {"inputs": ", ".join(map(str, args.paths)), "rounds checked": checked,
-                                       "findings": len(findings)}, quarantine=quarantine)
+                                       "findings": len(findings)}, quarantine=quarantine, context=context)
     if not args.quiet:  # -q: errors and warnings only
-        print(format_summary(findings, checked) + (f"\nwarning: {unmatched}" if unmatched else ""))
-        print(format_coverage(coverage))
+        print(format_summary(findings, checked, filters) + (f"\nwarning: {unmatched}" if unmatched else ""))
+        print(format_coverage(coverage, see=coverage_written(args)))
         print(f"report: {args.out}")
     if problem:  # the reports are written; the run still could not do its job
         print(f"auditkit: error: {problem}", file=sys.stderr)
