@@ -14,6 +14,7 @@ readable tables and the drill-down. :func:`save_chart` writes PNG, SVG, HTML
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ __all__ = [
     "discrepancy_histogram", "largest_discrepancies", "cumulative_payouts", "funnel_plot", "hold_heatmap",
     "hold_by_table", "save_chart", "nothing", "citation_labels", "summary", "table", "rounds", "OFFLINE_RENDERER",
     "VEGALITE_V5_MIME", "VEGALITE_V5_SCHEMA", "use_currency", "game_title", "game_intro", "known_odds",
+    "dealer_shifts", "outcomes_table", "OUTCOME_NAMES",
 ]
 
 MAX_ROWS = 5000
@@ -50,22 +52,32 @@ def _check(frame: pd.DataFrame, what: str) -> pd.DataFrame:
 _FREQ = {"day": "D", "week": "7D", "month": "MS", "year": "YS"}
 
 
-def _period_labels(values: pd.Series, unit: str) -> tuple[pd.Series, list[str]]:
+def _period_labels(values: pd.Series, unit: str,
+                   period: tuple[str, str] | None = None) -> tuple[pd.Series, list[str]]:
     """Date labels (``Jun 01``, ``Jun 2025``) for ``YYYY-MM-DD`` period starts, and every period from the
-    first to the last in order (days without a row keep their place on the axis)."""
+    first to the last in order (days without a row keep their place on the axis); ``period`` (the first
+    and last gaming day checked) widens the axis to the whole period, not from the first finding."""
     days = pd.to_datetime(values.astype(str))
-    every = pd.date_range(days.min(), days.max(), freq=_FREQ.get(unit, "D")) if len(days) else pd.DatetimeIndex([])
-    fmt = {"month": "%b %Y", "year": "%Y"}.get(unit, "%b %d" if days.dt.year.nunique() <= 1 else "%b %d %Y")
+    first, last = (days.min(), days.max()) if len(days) else (None, None)
+    if period and len(days):
+        # the period's first day in the unit's periods, as analysis.over_time starts them (weeks on Mondays)
+        start = pd.Timestamp(period[0]).to_period({"week": "W", "month": "M", "year": "Y"}.get(unit, "D")).start_time
+        first, last = min(first, start), max(last, pd.Timestamp(period[1]))
+    every = pd.date_range(first, last, freq=_FREQ.get(unit, "D")) if len(days) else pd.DatetimeIndex([])
+    years = pd.Series(every.year).nunique() if len(every) else days.dt.year.nunique()
+    fmt = {"month": "%b %Y", "year": "%Y"}.get(unit, "%b %d" if years <= 1 else "%b %d %Y")
     return days.dt.strftime(fmt), list(dict.fromkeys(every.strftime(fmt)))
 
 
-def _period_x(frame: pd.DataFrame, field: str, unit: str, title: str | None = None) -> tuple[pd.DataFrame, alt.X]:
-    """``frame`` with a ``when`` label column, and an axis of gaming days (weeks, months) labelled as dates.
+def _period_x(frame: pd.DataFrame, field: str, unit: str, title: str | None = None,
+              period: tuple[str, str] | None = None) -> tuple[pd.DataFrame, alt.X]:
+    """``frame`` with a ``when`` label column, and an axis of gaming days (weeks, months) labelled as dates,
+    spanning ``period`` (first and last gaming day) when given.
 
     Labels are made here (``Jun 01``), not by Vega, so no viewer's time zone moves
     a gaming day and no axis shows hours or epoch milliseconds.
     """
-    labels, order = _period_labels(frame[field], unit)
+    labels, order = _period_labels(frame[field], unit, period)
     axis = alt.Axis(labelAngle=0 if len(order) <= 12 else -45, labelOverlap=True)
     return frame.assign(when=labels), alt.X("when:O", sort=order, scale=alt.Scale(domain=order),
                                             title=title or f"Gaming {unit}", axis=axis)
@@ -154,13 +166,14 @@ def _money(title: str) -> str:
 
 
 # ---- findings --------------------------------------------------------------------------------
-def findings_over_time(frame: pd.DataFrame, color: str = "severity", title: str = "Findings over time") -> alt.Chart:
+def findings_over_time(frame: pd.DataFrame, color: str = "severity", title: str = "Findings over time",
+                       period: tuple[str, str] | None = None) -> alt.Chart:
     """Stacked bars of findings per gaming day (week, month), linked to a clickable legend.
 
     ``frame``: :func:`auditkit.analysis.over_time` (findings per 1,000 rounds dealt; a small multiple per
     game when it has a ``game`` column with more than one) or :func:`auditkit.analysis.heatmap_frame` with
     ``rows=color`` (counts). Coloured by severity by default, so the legend has three entries whatever
-    the number of citations.
+    the number of citations. ``period`` (:func:`auditkit.analysis.period_of`): the axis spans it.
     """
     frame = _check(frame, "findings_over_time")
     if frame.empty:
@@ -169,7 +182,7 @@ def findings_over_time(frame: pd.DataFrame, color: str = "severity", title: str 
     unit = str(frame["granularity"].iloc[0])
     scale = alt.Scale(domain=SEVERITY_ORDER, range=SEVERITY_COLORS) if color == "severity" else alt.Undefined
     rate = "per_1000" in frame.columns
-    frame, x = _period_x(frame, "period", unit)
+    frame, x = _period_x(frame, "period", unit, period=period)
     tips = [alt.Tooltip("when:N", title=f"gaming {unit}"), alt.Tooltip(f"{color}:N"),
             alt.Tooltip("findings:Q", title="findings"), alt.Tooltip("rounds_flagged:Q", title="rounds flagged")]
     if rate:
@@ -306,13 +319,15 @@ def largest_discrepancies(top: pd.DataFrame, title: str = "Largest payout discre
     ).properties(width=520)
 
 
-def cumulative_payouts(frame: pd.DataFrame, title: str = "Cumulative over- and underpayment") -> alt.Chart:
-    """Running totals per day (:func:`auditkit.analysis.cumulative_payouts`), one line per direction."""
+def cumulative_payouts(frame: pd.DataFrame, title: str = "Cumulative over- and underpayment",
+                       period: tuple[str, str] | None = None) -> alt.Chart:
+    """Running totals per day (:func:`auditkit.analysis.cumulative_payouts`), one line per direction;
+    ``period`` (:func:`auditkit.analysis.period_of`): the axis spans it."""
     frame = _check(frame, "cumulative_payouts")
     if frame.empty:
         return nothing("No payout discrepancies in this period.", title)
     hover = alt.selection_point(fields=["day"], nearest=True, on="pointerover", empty=False)
-    frame, x = _period_x(frame, "day", "day")
+    frame, x = _period_x(frame, "day", "day", period=period)
     games = frame["game"].astype(str).unique() if "game" in frame.columns else []
     if len(games):
         frame = frame.assign(game=frame["game"].astype(str).map(game_title))
@@ -387,7 +402,11 @@ def funnel_plot(eo: pd.DataFrame, limits: pd.DataFrame, key: str = "table_id", t
                  alt.Tooltip("z:Q", format=".2f"), alt.Tooltip("p_value:Q", format=".2e"),
                  alt.Tooltip("p_adjusted:Q", format=".2e"), "flagged:N"],
     )
-    return alt.layer(bands, upper, names, centre, pts, title=title).properties(width=560, height=320)
+    # the improbable groups named beside their points: read in a static page too, without a tooltip
+    marked = alt.Chart(shown[shown["flagged"].astype(bool)]).mark_text(
+        align="left", baseline="middle", dx=8, fontSize=11, fontWeight="bold", color="#c0392b").encode(
+        x=x, y="rate:Q", text=f"{key}:N")
+    return alt.layer(bands, upper, names, centre, pts, marked, title=title).properties(width=560, height=320)
 
 
 # ---- hold -----------------------------------------------------------------------------------
@@ -416,11 +435,20 @@ def hold_heatmap(frame: pd.DataFrame, title: str = "Hold by table and day") -> a
     ).properties(width=alt.Step(18), height=alt.Step(16))
 
 
-def hold_by_table(frame: pd.DataFrame, title: str = "Hold by table") -> alt.Chart:
-    """Hold per table over the period (:func:`auditkit.analysis.hold` by game and table)."""
+def hold_by_table(frame: pd.DataFrame, title: str = "Hold by table", min_rounds: int | None = None) -> alt.Chart:
+    """Hold per table over the period (:func:`auditkit.analysis.hold` by game and table), the tables with
+    fewer than ``min_rounds`` rounds (:data:`auditkit.analysis.MIN_ROUNDS`) left out, the title saying how
+    many: a table of a handful of rounds at 100% hold says nothing and would set the scale."""
+    from .analysis import MIN_ROUNDS
+
     frame = _check(frame, "hold_by_table")
     if frame.empty:
         return nothing("No completed rounds in this period.", title)
+    least = MIN_ROUNDS if min_rounds is None else min_rounds
+    kept = frame[frame["rounds"] >= least]
+    if len(kept) and len(kept) < len(frame):
+        title = f"{title} ({len(frame) - len(kept)} table(s) with fewer than {least:,} rounds left out)"
+        frame = kept
     frame = frame.assign(game=frame["game"].astype(str).map(game_title))
     return alt.Chart(frame, title=title).mark_bar().encode(
         y=alt.Y("table_id:N", sort="-x", title="Table"),
@@ -429,6 +457,54 @@ def hold_by_table(frame: pd.DataFrame, title: str = "Hold by table") -> alt.Char
         tooltip=["game:N", "table_id:N", alt.Tooltip("rounds:Q", format=","), alt.Tooltip("drop:Q", format=",.2f"),
                  alt.Tooltip("win:Q", format=",.2f"), alt.Tooltip("hold:Q", format=".2%")],
     ).properties(width=520)
+
+
+def dealer_shifts(frame: pd.DataFrame, title: str = "Findings per 1,000 rounds by dealer and shift") -> alt.Chart:
+    """A cell per dealer and shift (:func:`auditkit.analysis.by_dealer_shift`), its rate written in it: a
+    dealer whose findings come in one shift stands out (three card poker's swing shift)."""
+    from .analysis import DEFAULT_SHIFTS
+
+    frame = _check(frame, "dealer_shifts")
+    if frame.empty:
+        return nothing("No findings in this period.", title)
+    shifts = [s for s in [*DEFAULT_SHIFTS, "other"] if s in set(frame["shift"])]
+    hours = ", ".join(f"{s} {a}-{b}" for s, (a, b) in DEFAULT_SHIFTS.items())
+    top = float(frame["per_1000"].max()) or 1.0
+    base = alt.Chart(frame, title=title).encode(
+        x=alt.X("shift:N", sort=shifts, title=f"Shift (local hours: {hours})", axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("dealer_id:N", sort=list(dict.fromkeys(frame["dealer_id"])), title="Dealer"))
+    cells = base.mark_rect().encode(
+        color=alt.Color("per_1000:Q", scale=alt.Scale(scheme="orangered", domainMin=0), title="Per 1,000 rounds"),
+        tooltip=["dealer_id:N", "shift:N", alt.Tooltip("rounds_checked:Q", format=",", title="rounds dealt"),
+                 alt.Tooltip("findings:Q", format=","), alt.Tooltip("per_1000:Q", format=",.1f")])
+    text = base.mark_text(fontSize=11).encode(
+        text=alt.Text("per_1000:Q", format=".1f"),
+        color=alt.condition(f"datum.per_1000 > {top / 2}", alt.value("white"), alt.value("#222")))
+    return (cells + text).properties(width=alt.Step(110), height=alt.Step(22))
+
+
+OUTCOME_NAMES = {"table_id": "table", "dealer_id": "dealer", "shoe_id": "shoe", "date": "day", "trials": "rounds",
+                 "observed": "observed", "expected": "expected count", "rate": "observed rate",
+                 "expected_rate": "expected rate", "p_value": "p", "p_adjusted": "adjusted p (Holm)",
+                 "flagged": "improbable", "chi2_p": "chi-square p (the three outcomes)"}
+"""The column names of an expected-versus-observed table, as a reader says them."""
+
+
+def outcomes_table(frame: pd.DataFrame, empty: str = "No group departs from theory beyond chance.",
+                   rows: int | None = ROWS) -> Any:
+    """:func:`auditkit.analysis.expected_vs_observed` or :func:`auditkit.analysis.flagged_groups` for people:
+    named columns (:data:`OUTCOME_NAMES`), ``improbable`` yes or no, the chi-square column only where a
+    game has one (baccarat's three outcomes)."""
+    from .tables import readable
+
+    if frame.empty:
+        return show(frame, rows, empty=empty)
+    out = readable(frame)
+    if "flagged" in frame:
+        out["flagged"] = np.where(frame["flagged"].astype(bool), "yes", "no")
+    if "chi2_p" in frame and frame["chi2_p"].isna().all():
+        out = out.drop(columns="chi2_p")
+    return show(out.rename(columns=OUTCOME_NAMES), rows, empty=empty)
 
 
 # ---- tables and the opening summary ---------------------------------------------------------------
@@ -474,8 +550,14 @@ def _day(day: str | None) -> str:
     return pd.Timestamp(day).strftime("%b %d, %Y") if day else "?"
 
 
+_MD_PUNCTUATION = re.compile(r"([!-%'-/:-@\[-`{-~])")  # every ASCII punctuation character but &
+
+
 def _md(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("*", "\\*").replace("_", "\\_")
+    """Text from a log or profile (a table or dealer id) as inert Markdown: one line, every ASCII punctuation
+    character backslash-escaped (CommonMark's escapes) and ``&`` written ``&amp;``, so no HTML tag, entity, link,
+    autolinked URL or address, emphasis or block starts in it; a renderer shows the text as written."""
+    return _MD_PUNCTUATION.sub(r"\\\1", " ".join(str(text).split())).replace("&", "&amp;")
 
 
 def summary(figures: dict[str, Any], title: str = "Summary") -> Any:
@@ -483,7 +565,7 @@ def summary(figures: dict[str, Any], title: str = "Summary") -> Any:
     from IPython.display import Markdown
 
     f = figures
-    lines = [f"### {title}",
+    lines = [f"### {_md(title)}",
              f"**{f['rounds']:,} rounds checked** over {f['days']} gaming day{'s' if f['days'] != 1 else ''}, "
              f"{_day(f['first_day'])} to {_day(f['last_day'])}."]
     if not f["findings"]:
@@ -514,7 +596,7 @@ def summary(figures: dict[str, Any], title: str = "Summary") -> Any:
     if len(flagged):
         parts = []
         for _i, r in flagged.head(6).iterrows():
-            parts.append(f"{r['level']} {_md(r['group'])} ({_md(str(r['game']).replace('_', ' '))}, "
+            parts.append(f"{_md(r['level'])} {_md(r['group'])} ({_md(str(r['game']).replace('_', ' '))}, "
                          f"{_md(str(r['event']).replace('_', ' '))} "
                          f"{r['rate']:.3f} against {r['expected_rate']:.3f}, adjusted p {r['p_adjusted']:.1e})")
         more = f" and {len(flagged) - 6} more" if len(flagged) > 6 else ""
@@ -526,7 +608,8 @@ def summary(figures: dict[str, Any], title: str = "Summary") -> Any:
 
 # ---- saving ---------------------------------------------------------------------------------
 def save_chart(chart: alt.TopLevelMixin, path: str | Path, scale: float = 2.0) -> Path:
-    """Write a chart as PNG, SVG, HTML (self-contained, works offline) or JSON, by the file's suffix."""
+    """Write a chart as PNG, SVG, HTML (self-contained, works offline, log text never markup) or JSON, by the
+    file's suffix."""
     import vl_convert as vlc
     from altair.utils._importers import vl_version_for_vl_convert
 
@@ -538,8 +621,12 @@ def save_chart(chart: alt.TopLevelMixin, path: str | Path, scale: float = 2.0) -
         data: bytes | str = vlc.vegalite_to_png(spec, vl_version=version, scale=scale)
     elif suffix == ".svg":
         data = vlc.vegalite_to_svg(spec, vl_version=version)
-    elif suffix in (".html", ".htm"):
-        data = vlc.vegalite_to_html(spec, vl_version=version, bundle=True)
+    elif suffix in (".html", ".htm"):  # its data as JSON escapes in our own page (vl-convert's wrote it raw)
+        from .notebooks import chart_page
+
+        title = spec.get("title")
+        data = chart_page({**spec, "$schema": alt.SCHEMA_URL},
+                          title if isinstance(title, str) else (title or {}).get("text", "chart"))
     elif suffix == ".json":
         data = json.dumps(spec, indent=1)
     else:

@@ -44,7 +44,6 @@ by the next run. See docs/batch.md.
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import json
 import logging
@@ -245,8 +244,10 @@ def load_job(path: str | Path) -> Job:
     if not isinstance(notebooks, bool):
         from .notebooks import NOTEBOOKS
 
-        if not isinstance(notebooks, list) or not notebooks or set(notebooks) - set(NOTEBOOKS):
-            raise JobError(f"{path}: notebooks must be true, false or a list of {', '.join(NOTEBOOKS)}")
+        unknown = [n for n in notebooks if n not in NOTEBOOKS] if isinstance(notebooks, list) else None
+        if unknown is None or unknown:
+            raise JobError(f"{path}: notebooks must be true, false or a list (empty: none) of {', '.join(NOTEBOOKS)}"
+                           + (f"; unknown: {', '.join(map(repr, unknown))}" if unknown else ""))
     follow = raw.get("follow_symlinks", False)
     if not isinstance(follow, bool):
         raise JobError(f"{path}: follow_symlinks must be true or false")
@@ -309,12 +310,15 @@ def expand_inputs(job: Job) -> tuple[list[Path], list[str], list[tuple[str, str]
     matches passed over as (path, reason).
 
     A literal path that does not exist is an error; a glob matching nothing
-    (an empty night) is not. Globs are expanded with :mod:`glob` (``**``
-    recursive, hidden files skipped); nothing is executed. A match that is a
-    symbolic link out of the glob's folder (unless ``follow_symlinks``), a FIFO,
-    a device or a socket is passed over.
+    (an empty night) is not. Globs are expanded by walking the glob's folder
+    (:func:`auditkit.ingest.walk.glob_matches`: ``**`` recursive, hidden names
+    skipped, each folder entered once, a link loop reported and never followed
+    round); nothing is executed. A match that is a symbolic link out of the
+    glob's folder (unless ``follow_symlinks``), a FIFO, a device or a socket is
+    passed over.
     """
     from .ingest.sources import input_problem
+    from .ingest.walk import glob_matches
 
     base = job.path.parent
     found: list[Path] = []
@@ -323,17 +327,18 @@ def expand_inputs(job: Job) -> tuple[list[Path], list[str], list[tuple[str, str]
     for pattern in job.inputs:
         full = base / Path(pattern).expanduser()
         if GLOB_CHARS & set(pattern):
-            hits = sorted(glob.glob(str(full), recursive=True))
+            root = _glob_root(full)
+            hits = glob_matches(root, full.parts[len(root.parts):], job.follow_symlinks, skipped)
             if not hits:
                 empty.append(pattern)
-            root = _glob_root(full)
-            for hit in map(Path, hits):
+            for hit in hits:
                 why = input_problem(hit, root, job.follow_symlinks)
                 if why:
                     skipped.append((str(hit), why))
                 else:
                     found.append(hit)
-        elif full.exists():
+        elif full.exists() or getattr(getattr(job.profiles.get(pattern), "source", None), "format", None) == \
+                "postgresql":  # a database read through its profile is a name, not a file
             found.append(full)
         else:
             raise JobError(f"input {pattern!r} does not exist ({full})")

@@ -71,7 +71,8 @@ def _profiled(job: Job, files: list[Path]) -> tuple[list[Path], list[tuple[list[
     taken: set[Path] = set()
     for pattern, profile in job.profiles.items():
         hits, _, _ = expand_inputs(Job(path=job.path, name=job.name, inputs=[pattern], store=job.store,
-                                       output=job.output, follow_symlinks=job.follow_symlinks))
+                                       output=job.output, follow_symlinks=job.follow_symlinks,
+                                       profiles={pattern: profile}))
         groups.append((hits, profile))
         taken |= set(hits)
     return [f for f in files if f not in taken], groups
@@ -307,6 +308,7 @@ def write(run: Run) -> tuple[Path, dict[str, str], dict[str, int], Any]:
     """Every report, into a hidden folder ``<output>/<local date>/.<run id>.partial``: (the folder, the
     name of each report by kind, the review counts, the coverage table)."""
     from . import report as rep
+    from .reportcontext import gather
     from .runreport import cannot_draw
 
     day = Date.fromtimestamp(run.started.timestamp()).isoformat()  # the run's local date
@@ -317,12 +319,16 @@ def write(run: Run) -> tuple[Path, dict[str, str], dict[str, int], Any]:
     counts = _review_counts(run.store, run.findings, run.pending)
     if why := cannot_draw():
         log.warning("no report.html: %s", why)
+    days = sorted(d for _g, d in run.parts)
+    context = gather(run.store, games=sorted({g for g, _d in run.parts}), start=days[0] if days else None,
+                     end=days[-1] if days else None, parts=run.parts, config=run.config, outcomes=not why,
+                     sources=run.pending, command=["run", str(run.job.path)])  # the partitions this run checked
     written = rep.write_outputs(
         rep.Outputs(partial / "findings.csv", parquet=partial / "findings.parquet", summaries=partial,
                     xlsx=partial / "findings.xlsx", html=None if why else partial / "report.html",
                     title=f"auditkit: {run.job.name}"),
         run.findings, coverage, {"job": run.job.name, "rounds checked": run.checked},
-        reviewed=counts.pop("findings"), quarantine=q)
+        reviewed=counts.pop("findings"), quarantine=q, context=context)
     names = {"findings_csv": "findings.csv", "findings_parquet": "findings.parquet", "quarantine": "quarantine.csv",
              "record": "run.json",
              **{k: p.name for k, p in written.items() if k not in ("findings_csv", "findings_parquet", "html")}}

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 import pandas as pd
@@ -22,7 +22,7 @@ from .rules.template import evidence_text
 from .schema import FINDINGS, SUMMARIES
 from .store import atomic_path, write_parquet_atomic
 
-__all__ = ["safe_cell", "spreadsheet_safe", "write_csv", "write_findings_parquet", "summarize",
+__all__ = ["safe_cell", "spreadsheet_safe", "csv_text", "write_csv", "write_findings_parquet", "summarize",
            "summary_by_citation", "format_summary", "payout_totals", "write_summaries", "SUMMARIES",
            "Outputs", "write_outputs"]
 
@@ -51,14 +51,20 @@ def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def csv_text(frame: pd.DataFrame, fh: IO[str] | None = None, *, header: bool = True) -> str | None:
+    """The one CSV writer of auditkit's outputs (files, ``watch --csv``, ``review list``): spreadsheet-safe
+    cells, money to the cent, CRLF rows (RFC 4180, what spreadsheets expect; it also makes every Python
+    quote a cell with a bare CR). Written to ``fh``, or returned as text when there is none."""
+    return spreadsheet_safe(frame).to_csv(fh, index=False, header=header, float_format="%.2f", lineterminator="\r\n")
+
+
 def write_csv(frame: pd.DataFrame | Iterable[pd.DataFrame], path: str | Path) -> Path:
     """Write a frame as spreadsheet-safe UTF-8 CSV, atomically (a header alone when empty); or frames one
     after another (a large table a batch at a time, in bounded memory), the first giving the header."""
     path = Path(path)
     with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", newline="") as fh:
         for k, part in enumerate([frame] if isinstance(frame, pd.DataFrame) else frame):
-            # CRLF rows (RFC 4180, what spreadsheets expect); it also makes every Python quote a cell with a bare CR
-            spreadsheet_safe(part).to_csv(fh, index=False, header=k == 0, float_format="%.2f", lineterminator="\r\n")
+            csv_text(part, fh, header=k == 0)
     return path
 
 
@@ -113,9 +119,13 @@ def write_summaries(findings: pd.DataFrame, folder: str | Path) -> dict[str, str
     return names
 
 
-def format_summary(findings: pd.DataFrame, rounds_checked: int | None = None) -> str:
-    """A short plain-text summary by citation for the terminal."""
+def format_summary(findings: pd.DataFrame, rounds_checked: int | None = None,
+                   filters: Mapping[str, str] | None = None) -> str:
+    """A short plain-text summary by citation for the terminal; ``filters`` (option -> value) first."""
     lines = []
+    if filters:
+        lines.append("filtered: " + " ".join(f"{k} {v}" for k, v in filters.items())
+                     + " (findings and coverage of the selected rounds only)")
     if rounds_checked is not None:
         lines.append(f"rounds checked: {rounds_checked}")
     if findings.empty:
@@ -136,7 +146,7 @@ def format_summary(findings: pd.DataFrame, rounds_checked: int | None = None) ->
 class Outputs:
     """The reports a run writes: the findings CSV, and each other one where a path is given."""
 
-    csv: Path
+    csv: Path | None  # None: no findings CSV (another report is asked for)
     parquet: Path | None = None
     summaries: Path | None = None  # a folder: summary_by_*.csv and coverage.csv
     xlsx: Path | None = None
@@ -151,16 +161,17 @@ class Outputs:
 
 def write_outputs(out: Outputs, findings: pd.DataFrame, coverage: pd.DataFrame, scope: Mapping[str, Any], *,
                   csv_frame: pd.DataFrame | None = None, reviewed: pd.DataFrame | None = None,
-                  quarantine: pd.DataFrame | None = None) -> dict[str, Path]:
+                  quarantine: pd.DataFrame | None = None, context: Any = None) -> dict[str, Path]:
     """Write every report of a run (``validate``, ``report`` and a job's all write theirs here): the
     findings CSV (``csv_frame`` when it shows something else, a summary), the Parquet with the coverage
     in its metadata, the summaries and ``coverage.csv``, the workbook (``reviewed``: the findings with
     their reviews, when the store has them; ``quarantine``: its quarantine sheet) and the HTML page,
     which links the CSV and the workbook beside it. ``scope`` (what was checked) heads the workbook and
-    the page. Returns the path of each report written, by kind."""
+    the page; ``context`` (:class:`auditkit.reportcontext.ReportContext`: filters, rounds behind the
+    findings, provenance) adds who and where to both. Returns the path of each report written, by kind."""
     from .rules.coverage import write_coverage
 
-    written = {"findings_csv": write_csv(findings if csv_frame is None else csv_frame, out.csv)}
+    written = {"findings_csv": write_csv(findings if csv_frame is None else csv_frame, out.csv)} if out.csv else {}
     if out.parquet:
         written["findings_parquet"] = write_findings_parquet(findings, out.parquet, coverage)
     if out.summaries:
@@ -170,13 +181,14 @@ def write_outputs(out: Outputs, findings: pd.DataFrame, coverage: pd.DataFrame, 
         from .workbook import write_workbook
 
         written["workbook"] = Path(write_workbook(out.xlsx, findings if reviewed is None else reviewed,
-                                                  coverage=coverage, quarantine=quarantine, scope=dict(scope)))
+                                                  coverage=coverage, quarantine=quarantine, scope=dict(scope),
+                                                  context=context))
     if out.html:
         from .runreport import write_html_report
 
-        links = {"findings (CSV)": os.path.relpath(out.csv, Path(out.html).parent)}
+        links = {"findings (CSV)": os.path.relpath(out.csv, Path(out.html).parent)} if out.csv else {}
         if out.xlsx:
             links["workbook"] = os.path.relpath(out.xlsx, Path(out.html).parent)
         written["html"] = write_html_report(out.html, findings, title=out.title, coverage=coverage, scope=scope,
-                                            links=links)
+                                            links=links, context=context)
     return written

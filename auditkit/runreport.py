@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from .money import format_money
+from .reportcontext import ReportContext
 from .status import SEVERITY_RANK
 from .store import atomic_path
 
@@ -31,7 +32,8 @@ table{border-collapse:collapse;font-size:.9em;margin:.5em 0} td,th{border:1px so
 vertical-align:top} th{background:#eef2f7;text-align:left} td.n{text-align:right;font-variant-numeric:tabular-nums}
 .high{color:#c0392b;font-weight:600} .medium{color:#b35c00} .low{color:#555} .muted{color:#666}
 .cards{display:flex;gap:1em;flex-wrap:wrap} .card{border:1px solid #ddd;border-radius:6px;padding:.6em 1em}
-.card b{display:block;font-size:1.5em}
+.card b{display:block;font-size:1.5em} .scope{margin:.3em 0} .filtered{background:#fff4d6;padding:.3em .6em}
+.provenance{font-size:.85em;color:#444} table.who{font-size:.8em;width:100%} code{font-size:.9em}
 """
 
 
@@ -46,26 +48,40 @@ def cannot_draw() -> str | None:
 
 def write_html_report(path: str | Path, findings: pd.DataFrame, *, title: str = "auditkit run report",
                       scope: Mapping[str, Any] | None = None, coverage: pd.DataFrame | None = None,
-                      links: Mapping[str, str] | None = None, quarantined: int = 0) -> Path:
-    """Write the page for ``findings`` (the report's columns) to ``path``, atomically."""
+                      links: Mapping[str, str] | None = None, quarantined: int = 0,
+                      context: ReportContext | None = None) -> Path:
+    """Write the page for ``findings`` (the report's columns) to ``path``, atomically; ``context`` (the
+    filters, the rounds behind the findings, the outcome tests, the provenance) adds who and where."""
+    from .analysis import DEFAULT_SHIFTS, MIN_ROUNDS
     from .report import payout_totals
+    from .whowhere import dealer_by_shift, who_and_where
 
     path = Path(path)
     money = payout_totals(findings)
+    currency = context.currency if context else ""
     by_severity = {s: int((findings["severity"] == s).sum()) if len(findings) else 0 for s in SEVERITY_COLORS}
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_e(title)}</title>",
              f"<style>{_STYLE}</style></head><body><h1>{_e(title)}</h1>"]
+    if context is not None:
+        parts.append(_filters(context))
     if scope:
         shown = [f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v) for v in scope.values()]
-        parts.append(_table(pd.DataFrame({"": list(scope), "value": shown})))
+        parts.append("<div class='scope'>" + " · ".join(f"{_e(k)}: <b>{_e(v)}</b>" for k, v in zip(scope, shown,
+                                                                                              strict=True)) + "</div>")
     parts.append("<div class='cards'>")
     for label, value, css in [("findings", len(findings), ""), *((s, n, s) for s, n in by_severity.items()),
                               ("rounds flagged", findings["round_id"].nunique() if len(findings) else 0, ""),
-                              ("overpaid", format_money(money["overpaid"]), ""),
-                              ("underpaid", format_money(money["underpaid"]), ""),
+                              (f"overpaid {currency}".strip(), format_money(money["overpaid"]), ""),
+                              (f"underpaid {currency}".strip(), format_money(money["underpaid"]), ""),
                               ("lines quarantined", quarantined, "")]:
         parts.append(f"<div class='card'><b class='{css}'>{_e(value)}</b>{_e(label)}</div>")
     parts.append("</div>")
+    if context is not None and len(context.rounds):
+        parts.append("<h2>Who and where, per game</h2><p class='muted'>the worst tables and dealers by findings per "
+                     f"1,000 rounds, among those with {MIN_ROUNDS:,} rounds or more (<i>name: per 1,000 (findings of rounds; "
+                     "overpaid, underpaid)</i>); findings with money beside procedure findings (no money); outcome "
+                     "frequencies improbable at Holm-adjusted p &lt; 0.01</p>")
+        parts.append(_table(who_and_where(findings, context), css="who"))
     if links:
         parts.append("<p>" + " · ".join(f"<a href='{_e(href)}'>{_e(name)}</a>" for name, href in links.items())
                      + "</p>")
@@ -78,10 +94,20 @@ def write_html_report(path: str | Path, findings: pd.DataFrame, *, title: str = 
                                          "reasons"]]))
         else:
             parts.append("<p>Every check could check every round in scope.</p>")
+    elif coverage is not None:
+        parts.append("<p><b>No round in scope</b>: nothing was checked" + (" (no round matches the filters)"
+                     if context is not None and context.filters else "") + ".</p>")
     else:
         parts.append("<p class='muted'>No coverage table for this run.</p>")
+    if context is not None and len(findings) and len(context.rounds):
+        shifts = dealer_by_shift(findings, context.rounds)
+        if len(shifts):
+            hours = ", ".join(f"{name} {a}-{b}" for name, (a, b) in DEFAULT_SHIFTS.items())
+            parts.append("<h2>Dealers by shift</h2><p class='muted'>findings per 1,000 rounds each dealer dealt in "
+                         f"each shift (local hours: {hours}; rounds in brackets), the worst dealers of each game</p>"
+                         + _table(shifts))
     if len(findings):
-        parts.append("<h2>Findings by day</h2>" + _svg(_by_day(findings)))
+        parts.append("<h2>Findings by day</h2>" + _svg(_by_day(findings, context.period if context else None)))
         parts.append("<h2>Findings by citation</h2>" + _svg(_by_citation(findings)))
         from .report import SUMMARIES, summarize
 
@@ -91,17 +117,46 @@ def write_html_report(path: str | Path, findings: pd.DataFrame, *, title: str = 
         parts.append(_table(_top(findings)))
     else:
         parts.append("<h2>Findings</h2><p>No findings.</p>")
+    if context is not None and context.provenance:
+        parts.append(_provenance(context))
     parts.append("</body></html>")
     with atomic_path(path) as tmp:
         tmp.write_text("\n".join(parts), "utf-8")
     return path
 
 
+def _filters(context: ReportContext) -> str:
+    """The filters that selected the report's rounds and findings, said before anything else."""
+    period = context.period
+    when = f"gaming days {period[0]} to {period[1]}" if period else "no round"
+    if not context.filters:
+        return f"<p class='scope'><b>Scope: every round of the inputs</b> (no filter), {_e(when)}</p>"
+    given = " ".join(f"{_e(k)} {_e(v)}" for k, v in context.filters.items())
+    return (f"<p class='scope filtered'><b>Filtered: {given}</b>; findings, coverage and counts are of the selected "
+            f"rounds only, {_e(when)}</p>")
+
+
+def _provenance(context: ReportContext) -> str:
+    """The foot of the page: what made it, from what (every input's SHA-256), by which command."""
+    from .reportcontext import INPUTS_LISTED
+
+    rows = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in context.provenance.items())
+    shown = context.inputs[:INPUTS_LISTED]
+    more = (f"<p class='muted'>and {len(context.inputs) - len(shown):,} more: the store's manifest lists them</p>"
+            if len(context.inputs) > len(shown) else "")
+    inputs = "".join(f"<tr><td>{_e(p)}</td><td><code>{_e(h)}</code></td></tr>" for p, h in shown)
+    note = ("<p class='muted'>SHA-256 of each input's bytes; a CSV source's hash covers its companion files "
+            "(hands, wagers, events) after it, each after a tag naming it (auditkit.ingest.sources.source_sha256)</p>")
+    return ("<h2>Provenance</h2><footer class='provenance'><table>" + rows + "</table>"
+            + (f"<table><tr><th>input</th><th>SHA-256</th></tr>{inputs}</table>{more}{note}" if shown else "")
+            + "</footer>")
+
+
 def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _table(frame: pd.DataFrame) -> str:
+def _table(frame: pd.DataFrame, css: str | None = None) -> str:
     """An HTML table; numbers right-aligned (money to the cent), everything escaped, nothing as NaN."""
     head = "".join(f"<th>{_e(c)}</th>" for c in frame.columns)
     rows = []
@@ -110,15 +165,19 @@ def _table(frame: pd.DataFrame) -> str:
         for c, v in zip(frame.columns, values, strict=True):
             if v is None or (isinstance(v, float) and v != v):
                 cells.append("<td></td>")
+            elif isinstance(v, list):  # lines of one cell
+                cells.append("<td>" + "<br>".join(_e(x) for x in v) + "</td>")
+            elif isinstance(v, int) and not isinstance(v, bool):
+                cells.append(f"<td class='n'>{v:,}</td>")
             elif isinstance(v, float):
                 cells.append(f"<td class='n'>{_e(format_money(v))}</td>")
             elif isinstance(v, int) or hasattr(v, "dtype"):
                 cells.append(f"<td class='n'>{_e(v)}</td>")
             else:
-                css = f" class='{v}'" if c == "severity" and v in SEVERITY_COLORS else ""
-                cells.append(f"<td{css}>{_e(v)}</td>")
+                cls = f" class='{v}'" if c == "severity" and v in SEVERITY_COLORS else ""
+                cells.append(f"<td{cls}>{_e(v)}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+    return f"<table{f' class={css!r}' if css else ''}><tr>{head}</tr>{''.join(rows)}</table>"
 
 
 def _top(findings: pd.DataFrame) -> pd.DataFrame:
@@ -130,12 +189,17 @@ def _top(findings: pd.DataFrame) -> pd.DataFrame:
     return top[[c for c in cols if c in top.columns]]
 
 
-def _by_day(findings: pd.DataFrame) -> dict[str, Any]:
+def _by_day(findings: pd.DataFrame, period: tuple[str, str] | None = None) -> dict[str, Any]:
+    """Findings per gaming day, the axis spanning the period checked (not from the first finding)."""
     days = findings.groupby(["date", "severity"], dropna=False).size().reset_index(name="findings")
+    x: dict[str, Any] = {"field": "date", "type": "temporal", "title": "gaming day", "timeUnit": "yearmonthdate",
+                         "axis": {"labelAngle": 0, "tickCount": 12}}
+    if period:
+        last = (pd.Timestamp(period[1]) + pd.Timedelta(days=1)).date().isoformat()
+        x["scale"] = {"domain": [period[0], last]}
     return {"$schema": "https://vega.github.io/schema/vega-lite/v5.json", "width": 900, "height": 220,
             "data": {"values": days.astype({"date": str}).to_dict("records")}, "mark": "bar",
-            "encoding": {"x": {"field": "date", "type": "temporal", "title": "gaming day",
-                               "timeUnit": "yearmonthdate", "axis": {"labelAngle": 0, "tickCount": 12}},
+            "encoding": {"x": x,
                          "y": {"field": "findings", "type": "quantitative", "aggregate": "sum", "title": "findings",
                                "axis": {"tickMinStep": 1, "format": "d"}},
                          "color": _severity_color()}}

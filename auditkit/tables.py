@@ -63,7 +63,7 @@ def _words(game: str) -> Any | None:
     from . import games
 
     try:
-        return games.get(game).words_module()
+        return games.get(game).words
     except KeyError:
         return None
 
@@ -170,10 +170,11 @@ def show(frame: pd.DataFrame, rows: int | None = ROWS, *, empty: str = "Nothing 
         return Markdown(f"*{empty}*")
     shown = frame if rows is None else frame.head(rows)
     styler = readable(shown.reset_index(drop=True), currency).style.format(precision=2, thousands=",", escape="html")
-    styler = styler.hide(axis="index")
+    styler = styler.hide(axis="index").format_index(escape="html", axis=1)  # a title may hold a config's currency
     # a line of a cell (a hand, a wager, an event) never wraps; prose (messages) wraps in a column wide enough
     styler = styler.set_properties(**{"white-space": "pre", "text-align": "left", "vertical-align": "top"})
-    prose = [c for c in styler.data.columns if c in PROSE]
+    # sentences only: a numeric column named like one (expected versus observed's ``expected``) stays narrow
+    prose = [c for c in styler.data.columns if c in PROSE and c in shown and not pd.api.types.is_numeric_dtype(shown[c])]
     if prose:
         styler = styler.set_properties(subset=prose, **{"white-space": "pre-line", "min-width": "28em"})
     if len(shown) < len(frame):

@@ -42,3 +42,63 @@ def postgres_url():
 
     with server() as url:
         yield url
+
+
+# ---- CPU time per test -----------------------------------------------------------------------------
+# ``--cpu-durations N`` lists the N tests that used the most CPU time (this process and the children it
+# waited for: subprocesses, process pools), setup, call and teardown together. Wall time (``--durations``)
+# grows with the machine's load; CPU time does not, so this is the list to read on a shared machine.
+# Under pytest-xdist each worker measures its tests and the controller, which gets every report, lists them.
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--cpu-durations", type=int, default=None, metavar="N",
+                     help="list the N tests using the most CPU time (0: all), and the suite's total")
+
+
+def _cpu_seconds() -> float:
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _measured(item: pytest.Item, when: str):
+    if item.config.getoption("cpu_durations") is None:
+        yield
+        return
+    start = _cpu_seconds()
+    yield
+    item.user_properties.append((f"cpu_{when}", round(_cpu_seconds() - start, 3)))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):
+    yield from _measured(item, "setup")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    yield from _measured(item, "call")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item):
+    yield from _measured(item, "teardown")
+
+
+_CPU: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    for name, value in report.user_properties:
+        if name == f"cpu_{report.when}":
+            _CPU[report.nodeid] = _CPU.get(report.nodeid, 0.0) + float(value)
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
+    n = config.getoption("cpu_durations")
+    if n is None or not _CPU:
+        return
+    ranked = sorted(_CPU.items(), key=lambda kv: -kv[1])
+    terminalreporter.write_sep("=", f"CPU time: {sum(_CPU.values()):.0f} s in {len(_CPU)} tests; the most")
+    for nodeid, seconds in ranked[:n] if n else ranked:
+        terminalreporter.write_line(f"{seconds:8.2f}s {nodeid}")

@@ -57,7 +57,9 @@ def once(paths, tmp: Path, **kw) -> Watcher:
 
 
 def emitted(path: Path) -> list[dict]:
-    return [json.loads(x) for x in path.read_text("utf-8").splitlines()] if path.exists() else []
+    """The findings a watcher has written to ``path`` so far: its complete lines (one it is still writing,
+    without its newline yet, is not one: a test polling a running watcher may read the file mid-line)."""
+    return [json.loads(x) for x in path.read_text("utf-8").split("\n")[:-1]] if path.exists() else []
 
 
 def keys(findings) -> Counter:

@@ -108,7 +108,7 @@ def test_expected_vs_observed_notebook_flags_biased_table(executed):
     nb = executed["03_expected_vs_observed"]
     if isinstance(nb, Exception):
         pytest.fail(str(nb))
-    flagged = next(o for c in nb.cells if c.cell_type == "code" and "C.table(A.flagged_groups" in c.source
+    flagged = next(o for c in nb.cells if c.cell_type == "code" and "C.outcomes_table(A.flagged_groups" in c.source
                    for o in c.outputs if o.get("output_type") == "execute_result")
     table = flagged["data"]["text/html"]
     assert BIASED_TABLE in table and "BAC-01" not in table and "TCP-" not in table and "BJ-" not in table

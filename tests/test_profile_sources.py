@@ -167,6 +167,8 @@ def test_postgresql_query_through_adbc(postgres_url, monkeypatch):
     monkeypatch.delenv("AUDIT_PG_URL")
     with pytest.raises(ConfigError, match="AUDIT_PG_URL is not set"):
         open_source(spec, "warehouse")
+    with pg.connect(postgres_url, autocommit=True) as conn, conn.cursor() as cur:
+        cur.execute("DROP TABLE hands")  # the server is shared by the session's tests
 
 
 def test_csv_rows_that_do_not_decode_are_set_aside_with_their_line_the_others_read(tmp_path):

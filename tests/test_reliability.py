@@ -322,7 +322,7 @@ BAD_ARGS = [
     (["score", "folder", "truth.csv"], "no such file"),
     (["score", "r.csv", "logs/a.jsonl"], "has no column"),
     (["run", "folder"], "cannot read job file"),
-    (["frobnicate"], "invalid choice"),
+    (["frobnicate"], "unknown command 'frobnicate'; one of ingest, validate"),
     ([], "the following arguments are required"),
 ]
 

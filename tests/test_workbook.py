@@ -38,10 +38,10 @@ def test_a_workbook_reads_back_typed(tmp_path):
     rows = book.get_sheet_by_name("Findings").to_python()
     header = rows[0]
     first = dict(zip(header, rows[1], strict=True))
-    assert first["discrepancy"] == -1.25 and first["source_line"] == 7
-    assert first["started_at"] == datetime.datetime(2025, 6, 1, 4, 2)
+    assert first["discrepancy (USD)"] == -1.25 and first["source_line"] == 7
+    assert first["started_at (local time)"] == datetime.datetime(2025, 6, 1, 4, 2) and first["utc_offset"] == "UTC-05:00"
     second = dict(zip(header, rows[2], strict=True))
-    assert second["message"] == '=HYPERLINK("http://x","y")' and second["discrepancy"] == ""
+    assert second["message"] == '=HYPERLINK("http://x","y")' and second["discrepancy (USD)"] == ""
     with zipfile.ZipFile(path) as z:
         assert not any(b"<f>" in z.read(n) for n in z.namelist() if n.startswith("xl/worksheets/"))
     assert dict((r[0], r[1]) for r in book.get_sheet_by_name("Summary").to_python() if r[0])["rounds checked"] == 2

@@ -65,15 +65,61 @@ non_negative = number({"min": 0})
 fraction = number({"min": 0, "max": 1})
 
 
-def check_citations(citations: Sequence[str] | None, games: Sequence[str] | None = None) -> list[str] | None:
-    """The checks ``--citation`` names, as citations and rule ids the engine selects by: each value a
-    citation (``68 IAC 10-10-14(b)(5)``), a rule id (``baccarat.b5``, as ``auditkit rules`` lists it) or
-    a citation's prefix (``68 IAC 10-10-14(b)``: every subsection under it). An unknown value is refused
-    with the closest known ones, one per line."""
-    if not citations:
-        return None
+CITATION_ACT = "68 IAC "
+
+
+def _key(text: str) -> str:
+    """A citation or rule id as compared: no spaces, lower case (``68 IAC 10-10-14 (B)`` is ``68iac10-10-14(b)``)."""
+    return "".join(text.split()).lower()
+
+
+def _heads(citations: Sequence[str]) -> list[str]:
+    """Every citation and every prefix of one that ends a parenthesis (``68 IAC 10-10-14(b)`` of ``...(b)(5)``)."""
+    out: dict[str, None] = {}
+    for c in citations:
+        for i, ch in enumerate(c):
+            if ch == ")":
+                out[c[:i + 1]] = None
+        out[c] = None
+    return list(out)
+
+
+def _short_forms(head: str) -> set[str]:
+    """The keys a citation is also written as: without ``68 IAC`` (``10-10-14(b)``) and by its last section
+    number only (``14(b)``)."""
+    key = _key(head)
+    forms = {key}
+    act = _key(CITATION_ACT)
+    if key.startswith(act):
+        short = key[len(act):]
+        forms.add(short)
+        section = short.split("(", 1)
+        if len(section) == 2:
+            forms.add(section[0].rsplit("-", 1)[-1] + "(" + section[1])
+    return forms
+
+
+def _closest(value: str, candidates: Sequence[str], n: int = 5) -> list[str]:
+    """The ``n`` candidates most like ``value``, compared also to their short forms, best first."""
     import difflib
 
+    key = _key(value)
+
+    def score(c: str) -> float:
+        return max(difflib.SequenceMatcher(None, key, form).ratio() for form in _short_forms(c) | {_key(c)})
+
+    scored = sorted(((score(c), i, c) for i, c in enumerate(candidates)), key=lambda t: (-t[0], t[1]))
+    return [c for s, _, c in scored if s >= 0.6][:n]
+
+
+def check_citations(citations: Sequence[str] | None, games: Sequence[str] | None = None) -> list[str] | None:
+    """The checks ``--citation`` names, as citations and rule ids the engine selects by: each value a
+    citation (``68 IAC 10-10-14(b)(5)``), a rule id (``baccarat.b5``, as ``auditkit rules`` lists it),
+    a citation's prefix (``68 IAC 10-10-14(b)``: every subsection under it), or a short form of one of
+    them (``10-10-14(b)``, ``14(b)``, ``b5``) when it names one only; spaces and case do not count. An
+    unknown or ambiguous value is refused with the closest known ones, one per line."""
+    if not citations:
+        return None
     from ..rules.registry import catalog
 
     table = catalog(None)
@@ -81,19 +127,21 @@ def check_citations(citations: Sequence[str] | None, games: Sequence[str] | None
         table = table[table["games"].map(lambda gs: any(g in gs.split(", ") for g in games))]
     known = list(dict.fromkeys(table["citation"]))
     ids = list(table["rule_id"])
+    heads = _heads(known)
     out: list[str] = []
     for value in citations:
-        v = value.strip()
-        under = [c for c in known if c.startswith(v) and (len(c) == len(v) or c[len(v)] == "(")] if v else []
-        if v in ids:
-            out.append(v)
-        elif under:
-            out.extend(under)
-        else:
-            close = difflib.get_close_matches(v, known + ids, n=5, cutoff=0.5)
-            hint = ("; the closest:\n  " + "\n  ".join(close)) if close else ""
-            raise UsageError(f"unknown citation {value!r} (a citation, its prefix or a rule id, as `auditkit rules` "
-                             f"lists them){hint}")
+        key = _key(value)
+        full = [r for r in ids if _key(r) == key] or [h for h in heads if _key(h) == key]
+        found = full or ([r for r in ids if _key(r.split(".", 1)[-1]) == key]
+                         + [h for h in heads if key and key in _short_forms(h)])
+        if len(found) != 1:
+            hint = found or _closest(value, heads + ids)
+            closest = ("; it could be:" if found else "; the closest:") + "\n  " + "\n  ".join(hint) if hint else ""
+            raise UsageError(f"{'ambiguous' if found else 'unknown'} citation {value!r} (a citation, its prefix or a "
+                             f"rule id, as `auditkit rules` lists them{' for ' + ', '.join(games) if games else ''})"
+                             f"{closest}")
+        head = found[0]
+        out.extend([head] if head in ids else [c for c in known if c == head or c.startswith(head + "(")])
     return list(dict.fromkeys(out))
 
 
@@ -135,8 +183,9 @@ def quarantine_problem(report: Any, store: Any, max_quarantined: float | None) -
 
 
 def prepare_outputs(paths: Sequence[str | Path | None], html: str | Path | None = None) -> None:
-    """Refuse an output that is a folder, and an HTML page (``html``) that cannot be drawn here; remove
-    the temporary files killed writers of the outputs left."""
+    """Before any work: refuse an output that is a folder or cannot be written (its folder missing and not
+    creatable, read-only, not a folder), and an HTML page (``html``) that cannot be drawn here; remove the
+    temporary files killed writers of the outputs left."""
     from ..store import remove_stale_temps
 
     if html:
@@ -146,9 +195,73 @@ def prepare_outputs(paths: Sequence[str | Path | None], html: str | Path | None 
             raise UsageError(f"--html {html}: {why}")
     outputs = [Path(p) for p in paths if p]
     for p in outputs:
-        if p.is_dir():
-            raise UsageError(f"{p} is a folder, not a file to write")
+        check_writable(p)
     remove_stale_temps(outputs)
+
+
+def check_writable(path: Path) -> None:
+    """Refuse an output file that cannot be written: a folder, or one whose nearest existing folder refuses
+    a new file (tried with an empty temporary file, removed at once; nothing else is created)."""
+    import tempfile
+
+    path = Path(path)
+    if path.is_dir():
+        raise UsageError(f"{path} is a folder, not a file to write")
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise UsageError(f"cannot write {path}: {folder} is not a folder")
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".auditkit-write-check-"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: cannot create a file in {folder} ({exc.strerror or exc})") from None
+
+
+def require_output(args: argparse.Namespace, options: Sequence[str]) -> None:
+    """Refuse a run that would write nothing: one of ``options`` (``--out``, ``--xlsx``...) must be given."""
+    if not any(getattr(args, o.lstrip("-").replace("-", "_")) for o in options):
+        raise UsageError(f"nothing to write: give {', '.join(options[:-1])} or {options[-1]}")
+
+
+EXPORTS = ((b"PK\x03\x04", "a ZIP file (an Excel workbook?)"), (b"SQLite format 3\x00", "a SQLite database"),
+           (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an old Excel workbook (.xls)"), (b"PAR1", "a Parquet file"))
+"""The first bytes of the exports (and other files) that are never a round log, and what they are."""
+
+
+def export_kind(path: Path) -> str | None:
+    """What a file named as a log is when it is a vendor's export, not a round log: a workbook, a
+    database, a CSV without the round log's columns; None for anything else (the readers judge it)."""
+    from ..ingest.csv import is_companion, is_round_csv
+
+    if not path.is_file():
+        return None
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(16)
+    except OSError:
+        return None
+    for magic, kind in EXPORTS:
+        if head.startswith(magic):
+            return "an Excel workbook" if magic == b"PK\x03\x04" and path.suffix.lower() in (".xlsx", ".xlsm") else kind
+    if path.name.lower().endswith(".csv") and not is_companion(path) and not is_round_csv(path):
+        return "a CSV whose header lacks round_id, game, table_id or started_at"
+    return None
+
+
+PROFILE_HINT = ("a vendor's export is read through an import profile: `auditkit profile suggest {file} --out "
+                "PROFILE.toml` drafts one, then give --profile PROFILE.toml (docs/profiles.md)")
+
+
+def refuse_exports(paths: Sequence[str | Path]) -> None:
+    """Before any work, refuse a file named without ``--profile`` that is an export, not a round log,
+    naming ``--profile`` and ``auditkit profile suggest``."""
+    import shlex
+
+    for raw in paths:
+        if kind := export_kind(Path(raw)):
+            raise UsageError(f"{raw}: not a round log ({kind}); " + PROFILE_HINT.format(file=shlex.quote(str(raw))))
 
 
 def add_profile(parser: argparse.ArgumentParser) -> None:
@@ -169,7 +282,11 @@ def load_profile_arg(args: argparse.Namespace) -> Any:
 def require_logs(report: Any, paths: Sequence[str | Path]) -> None:
     """Refuse an ingest that met no log file at all (an empty folder, only ``.json`` files)."""
     if not any(e.get("status") in ("ingested", "already ingested") for e in report.files):
-        raise UsageError(f"no log file (.jsonl, .jsonl.gz, .ndjson, .csv of rounds) in {', '.join(map(str, paths))}")
+        csvs = [path for path, why in report.skipped if why.startswith("not a round log")]
+        hint = (f"; {len(csvs)} CSV file(s) without the round log's columns, such as {csvs[0]}: "
+                + PROFILE_HINT.format(file="FILE")) if csvs else ""
+        raise UsageError(f"no log file (.jsonl, .jsonl.gz, .ndjson, .csv of rounds) in {', '.join(map(str, paths))}"
+                         + hint)
 
 
 def require_rounds(report: Any, store: Any = None) -> None:

@@ -20,6 +20,7 @@ from .common import (
     positive_int,
     prepare_outputs,
     quarantine_problem,
+    refuse_exports,
     report_quarantine,
     require_logs,
     require_rounds,
@@ -54,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
     store = Store(args.store)
     profile = load_profile_arg(args)
     prepare_outputs([args.quarantine_report])
+    if profile is None:
+        refuse_exports(args.paths)
     with store.lock(timeout=args.lock_timeout, command="ingest"):
         report = ingest_with_progress(args.paths, store, follow_symlinks=args.follow_symlinks, show=not args.quiet,
                                       max_line=args.max_line_bytes, workers=args.workers, scheduler=args.scheduler,

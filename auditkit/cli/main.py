@@ -41,7 +41,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _log_options(parser: argparse.ArgumentParser, default: object) -> None:
     parser.add_argument("-v", "--verbose", action="count", default=default,
-                        help="more log output (-vv for debug lines and tracebacks)")
+                        help="more log output (-vv: debug lines with their time, and tracebacks)")
     parser.add_argument("-q", "--quiet", action="store_true", default=default,
                         help="warnings and errors only, no progress bar")
 
@@ -61,9 +61,23 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+class _Message(logging.Formatter):
+    """A log record as the commands' own messages read: ``auditkit: warning: skip a.csv: ...``,
+    ``auditkit: ingested ...`` (``-v``); never a raw log line with a time and a logger's name."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        level = f"{record.levelname.lower()}: " if record.levelno >= logging.WARNING else ""
+        text = f"auditkit: {level}{record.getMessage()}"
+        return text + "\n" + self.formatException(record.exc_info) if record.exc_info else text
+
+
 def _setup_logging(verbose: int, quiet: bool) -> None:
+    """Warnings (``-q``: the same), ``-v`` informational lines, ``-vv`` debug lines with their time and logger."""
     level = logging.WARNING if quiet else (logging.DEBUG if verbose > 1 else logging.INFO if verbose else logging.WARNING)
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s") if level == logging.DEBUG
+                         else _Message())
+    logging.basicConfig(level=level, handlers=[handler])
 
 
 def _expected_errors() -> tuple[type[BaseException], ...]:
@@ -78,19 +92,25 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
 
 
 def _mistyped(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
-    """Refuse an option the command does not have, suggesting the closest ones (``--ouput``: did you mean
-    ``--out``?), before argparse would say only what is missing or print the top-level usage."""
+    """Refuse a command, action or option that does not exist, suggesting the closest ones (``valdate``:
+    did you mean ``validate``?, ``--ouput``: ``--out``?), before argparse would say only what is missing or
+    print the top-level usage."""
     import difflib
 
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    sub = _subcommands(parser)
     command = next((t for t in argv if not t.startswith("-")), None)
-    target = sub.choices.get(command) if command else None
-    if target is None:
+    if command is None or sub is None:
         return
+    target = _choose(sub, command, "unknown command", "auditkit --help")
+    inner = _subcommands(target)  # auditkit profile ACTION, auditkit review ACTION
+    after = argv[list(argv).index(command) + 1:]
+    action = next((t for t in after if not t.startswith("-")), None)
+    if inner is not None and action is not None:
+        _choose(inner, action, f"auditkit {command}: unknown action", f"auditkit {command} --help")
     parsers = [target] + [p for a in target._actions if isinstance(a, argparse._SubParsersAction)
                           for p in a.choices.values()]  # a command's actions (auditkit review import)
     known = list(dict.fromkeys(o for p in parsers for o in p._option_string_actions if o.startswith("--")))
-    for token in argv[list(argv).index(command) + 1:]:
+    for token in after:
         if token == "--":
             return
         name = token.split("=", 1)[0]
@@ -101,6 +121,22 @@ def _mistyped(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
         raise UsageError(f"auditkit {command}: unknown option {name}{hint}")
 
 
+def _subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction | None:
+    return next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+
+
+def _choose(sub: argparse._SubParsersAction, name: str, unknown: str, helps: str) -> argparse.ArgumentParser:
+    """The parser of command ``name``; an unknown one is refused with the closest (``valdate``: did you mean
+    ``validate``?)."""
+    import difflib
+
+    if name in sub.choices:
+        return sub.choices[name]
+    close = difflib.get_close_matches(name, list(sub.choices), n=3, cutoff=0.6)
+    hint = f"did you mean {' or '.join(close)}?" if close else f"one of {', '.join(sub.choices)} (see {helps})"
+    raise UsageError(f"{unknown} {name!r}; {hint}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 no finding, 1 findings written, 2 could not be done)."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -108,6 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = build_parser()
         _mistyped(parser, argv)
         args = parser.parse_args(argv)
+        args.command_line = argv  # a report's provenance names the command
     except UsageError as exc:
         print(f"auditkit: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -121,13 +158,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("auditkit: error: interrupted", file=sys.stderr)
         return EXIT_ERROR
     except Exception as exc:  # noqa: BLE001 - every failure is exit 2 with one line, never 1 or a traceback
+        from ..ingest.profiles.source import redact  # no password of a URL in any message
+
         if args.verbose:
-            traceback.print_exc(file=sys.stderr)
+            print(redact(traceback.format_exc()), end="", file=sys.stderr)
         if isinstance(exc, _expected_errors()):
-            print(f"auditkit: error: {_describe(exc)}", file=sys.stderr)
+            print(f"auditkit: error: {redact(_describe(exc))}", file=sys.stderr)
         else:
-            print(f"auditkit: error: internal error: {type(exc).__name__}: {exc} (run with -v for the traceback)",
-                  file=sys.stderr)
+            print(f"auditkit: error: internal error: {type(exc).__name__}: {redact(str(exc))} (run with -v for the "
+                  "traceback)", file=sys.stderr)
         return EXIT_ERROR
 
 

@@ -1,9 +1,11 @@
-"""``auditkit profile suggest FILE`` and ``auditkit profile check PROFILE FILE``: write and try an import profile."""
+"""``auditkit profile suggest FILE`` and ``auditkit profile check FILE --profile PROFILE``: write and try an import
+profile."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -25,13 +27,30 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
                    "when it holds several)")
     g.set_defaults(func=run_suggest)
     c = inner.add_parser("check", help="print the first rounds as auditkit reads them and every row it cannot map "
-                         "(exit 0 all rows map, 1 some do not, 2 the profile is invalid)", **common)
-    c.add_argument("profile", help="the profile (TOML)")
-    c.add_argument("file", help="the export")
+                         "(exit 0 all rows map, 1 some do not, 2 the profile is invalid)",
+                         usage="%(prog)s FILE --profile TOML [--rounds N] [--max-rows N] [-v] [-q]", **common)
+    c.add_argument("file", nargs="+", metavar="FILE", help="the export (the older order PROFILE FILE is still read)")
+    c.add_argument("--profile", metavar="TOML", help="the import profile (TOML), as validate --profile takes it "
+                   "(no default: required)")
     c.add_argument("--rounds", type=positive_int, default=3, metavar="N", help="rounds to print")
     c.add_argument("--max-rows", type=positive_int, default=200, metavar="N",
                    help="unmapped rows to print (all are counted)")
-    c.set_defaults(func=run_check)
+    c.set_defaults(func=_check_in_either_order)
+
+
+def _check_in_either_order(args: argparse.Namespace) -> int:
+    """``profile check FILE --profile P``, or the older ``profile check PROFILE FILE`` with a note."""
+    if args.profile is not None:
+        if len(args.file) != 1:
+            raise UsageError(f"profile check takes one FILE with --profile, not {len(args.file)}")
+        args.file = args.file[0]
+    elif len(args.file) == 2:
+        args.profile, args.file = args.file
+        print(f"auditkit: note: the profile goes after --profile now: auditkit profile check "
+              f"{shlex.quote(args.file)} --profile {shlex.quote(args.profile)}", file=sys.stderr)
+    else:
+        raise UsageError("profile check needs --profile PROFILE: auditkit profile check FILE --profile PROFILE")
+    return run_check(args)
 
 
 def _sql_tables(fmt: str, location: str) -> list[tuple[str, list[str]]]:
@@ -203,34 +222,45 @@ def run_suggest(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from ..ingest.blocks import parse_objects
+    """The preview: what the export holds, its first rounds beside their rows in words, the coverage the
+    rounds read will get per citation, and the rows that cannot be mapped grouped by reason."""
+    import pyarrow as pa
+
     from ..ingest.profiles import load_profile
-    from ..ingest.profiles.mapping import map_rows
-    from ..ingest.readers.profile import read_rows
+    from ..ingest.profiles import preview as pv
+    from ..ingest.profiles.mapping import ROW, map_rows
+    from ..ingest.profiles.source import open_source
+    from ..ingest.readers.profile import mapped_block
 
     prof = load_profile(args.profile)
     path = Path(args.file)
-    if not path.is_file():
+    if not path.is_file() and prof.source.format != "postgresql":  # a database is a name, not a file
         raise UsageError(f"no such file: {path}")
-    table, source_bad, name, blank = read_rows(prof.source, path)
-    mapped = map_rows(table, prof)
-    parsed = parse_objects(mapped.rounds, mapped.raws)
+    src = open_source(prof.source, path)
+    batches = list(src.batches())
+    table = pa.concat_tables(batches) if batches else pa.table({ROW: pa.array([], pa.int64())})
+    parsed, rows, attached, _ = mapped_block(prof, table, list(src.bad), src.blank)
     stored = {line for t in parsed.tables.values() for line in t["source_line"].to_pylist()}
-    shown = [(line, rec) for line, rec in mapped.rounds if line in stored][:args.rounds]
-    print(f"{name}: {mapped.rows + len(source_bad) + blank} row(s) read through profile {prof.name!r}: "
-          f"{len(stored)} round(s), {mapped.attached} row(s) read into their round, {mapped.blank + blank} blank")
+    print(f"{src.name}: {rows} row(s) read through profile {prof.name!r}: {len(stored)} round(s), "
+          f"{attached} row(s) read into their round, {parsed.blank} blank")
+    for note in src.notes:
+        print(note)
     if prof.not_recorded:
         print(f"not recorded by this export (rules needing it report 'not checkable'): {', '.join(prof.not_recorded)}")
-    for line, rec in shown:
-        print(f"round from row {line}: {json.dumps(rec, ensure_ascii=False)}")
-    bad = sorted([(row, reason) for row, reason, _ in source_bad] + [(row, reason) for row, _, reason, _ in mapped.bad]
-                 + [(line, reason) for line, _, reason, _ in parsed.bad])
+    if prof.left_out:
+        print(f"left out, read as a log that leaves it out (rules check what remains): {', '.join(prof.left_out)}")
+    if stored and table.column_names != [ROW]:
+        mapped = map_rows(table, prof)  # the records of the rounds shown, as the mapping made them
+        for line, rec in [(line, rec) for line, rec in mapped.rounds if line in stored][:args.rounds]:
+            print(f"\nround from row {line}: {json.dumps(rec, ensure_ascii=False)}")  # the record, then in words
+            cells = pv.source_cells(pv.round_rows(table, line, mapped.raws[line], ROW), ROW)
+            print("\n".join(pv.side_by_side(cells, pv.round_words(rec, prof.not_recorded))))
+    lines = pv.coverage_lines(parsed.tables)
+    if lines:
+        print("\n" + "\n".join(lines))
+    bad = [(row, reason) for row, _, reason, _ in parsed.bad]
     if not bad:
-        print("every row maps")
+        print("\nevery row maps")
         return EXIT_CLEAN
-    print(f"{len(bad)} row(s) could not be mapped:")
-    for row, reason in bad[:args.max_rows]:
-        print(f"  row {row}: {reason}")
-    if len(bad) > args.max_rows:
-        print(f"  ... and {len(bad) - args.max_rows} more")
+    print("\n" + "\n".join(pv.unmapped_lines(bad, args.max_rows)))
     return EXIT_FINDINGS

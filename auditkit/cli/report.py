@@ -11,7 +11,15 @@ from datetime import date as Date
 from typing import TYPE_CHECKING
 
 from ..status import SEVERITY_RANK
-from .common import DEFAULT_LOCK_TIMEOUT, EXIT_CLEAN, UsageError, add_lock_timeout, check_citations, prepare_outputs
+from .common import (
+    DEFAULT_LOCK_TIMEOUT,
+    EXIT_CLEAN,
+    UsageError,
+    add_lock_timeout,
+    check_citations,
+    prepare_outputs,
+    require_output,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -28,7 +36,8 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
                                    "Exit 0 when written, 2 on error.", **kw)
     s.add_argument("--store", help="store folder (or --job)")
     s.add_argument("--job", help="take the store from this job file (or --store)")
-    s.add_argument("--out", required=True, help="CSV file to write")
+    s.add_argument("--out", help="CSV file to write (when not given: none; at least one of --out, --parquet, "
+                   "--xlsx, --html)")
     s.add_argument("--from", dest="start", metavar="YYYY-MM-DD", help="first gaming day, inclusive (when not given: the first)")
     s.add_argument("--to", dest="end", metavar="YYYY-MM-DD", help="last gaming day, inclusive (when not given: the last)")
     s.add_argument("--game", action="append", choices=GAMES, help="only these games (repeatable; when not given: all)")
@@ -80,6 +89,7 @@ def select_findings(findings: pd.DataFrame, *, tables: list[str] | None = None, 
 def run(args: argparse.Namespace) -> int:
     from .. import report as rep
     from ..job import load_job
+    from ..reportcontext import describe_filters, gather
     from ..reviews import latest, with_reviews
     from ..rules.coverage import format_coverage, of_store
     from ..store import Store
@@ -87,8 +97,12 @@ def run(args: argparse.Namespace) -> int:
 
     if bool(args.store) == bool(args.job):
         raise UsageError("give either --store or --job")
+    require_output(args, ("--out", "--parquet", "--xlsx", "--html"))
+    filters = describe_filters({"--game": args.game, "--table": args.table, "--dealer": args.dealer,
+                                "--citation": args.citation, "--severity": args.severity, "--status": args.status})
     args.citation = check_citations(args.citation, args.game)
-    root = args.store if args.store else load_job(args.job).store  # a folder or an s3:// URI
+    job = load_job(args.job) if args.job else None
+    root = args.store if args.store else job.store  # a folder or an s3:// URI
     if not Store.is_store(root):
         raise UsageError(f"{root} is not a store (no _manifest or rounds folder)")
     start, end = _check_date(args.start, "--from"), _check_date(args.end, "--to")
@@ -103,16 +117,26 @@ def run(args: argparse.Namespace) -> int:
                 validated |= set(json.loads(store.read_text(state) or "{}")["validated"])
         behind = [r for r in store.manifest() if r.sha256 not in validated]
         findings = sort_findings(store.findings(args.game or None, start, end))
-        coverage = of_store(store, args.game or None, start, end)
         quarantine = store.quarantine() if args.xlsx else None
         findings = with_reviews(findings, latest(store))
+        findings = select_findings(findings, tables=args.table, citations=args.citation, severity=args.severity,
+                                   dealers=args.dealer)
+        if args.status:
+            findings = findings[findings["status"].isin(args.status)].reset_index(drop=True)
+        # coverage and counts of the selected rounds and checks only
+        coverage = of_store(store, args.game or None, start, end, tables=args.table, dealers=args.dealer,
+                            checks=args.citation, findings=findings)
+        context = None
+        if args.html or args.xlsx:
+            config = job.config() if job is not None else None
+            context = gather(store, games=args.game, start=start, end=end, tables=args.table, dealers=args.dealer,
+                             filters=filters, config=config, outcomes=bool(args.html),
+                             command=getattr(args, "command_line", None),
+                             configuration=None if config is not None else
+                             "that of the runs which stored the findings (report does not validate again)")
     if behind:
         print(f"auditkit: warning: {len(behind)} source(s) in the store were never validated by `auditkit run` "
               f"(e.g. {behind[0].path}); their findings are not in this report", file=sys.stderr)
-    findings = select_findings(findings, tables=args.table, citations=args.citation, severity=args.severity,
-                               dealers=args.dealer)
-    if args.status:
-        findings = findings[findings["status"].isin(args.status)].reset_index(drop=True)
     unmatched = _unmatched(store, args) if not len(findings) else None
     if unmatched:
         print(f"auditkit: warning: {unmatched}", file=sys.stderr)
@@ -120,11 +144,15 @@ def run(args: argparse.Namespace) -> int:
     rep.write_outputs(rep.Outputs(args.out, parquet=args.parquet, xlsx=args.xlsx, html=args.html),
                       findings, coverage, {"store": str(root), "from": args.start or "the first day",
                                            "to": args.end or "the last day", "findings": len(findings)},
-                      csv_frame=out, quarantine=quarantine)
+                      csv_frame=out, quarantine=quarantine, context=context)
     if not args.quiet:
-        print(f"{len(findings)} finding(s) on {findings['round_id'].nunique()} round(s) written to {args.out}"
+        if filters:
+            print("filtered: " + " ".join(f"{k} {v}" for k, v in filters.items())
+                  + " (findings and coverage of the selected rounds only)")
+        print(f"{len(findings)} finding(s) on {findings['round_id'].nunique()} round(s) written to "
+              f"{', '.join(str(p) for p in (args.out, args.parquet, args.xlsx, args.html) if p)}"
               + (f"; {unmatched}" if unmatched else ""))
-        print(format_coverage(coverage))
+        print(format_coverage(coverage, see=f"the Coverage sheet of {args.xlsx}" if args.xlsx else None))
     return EXIT_CLEAN
 
 

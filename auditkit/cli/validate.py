@@ -28,13 +28,16 @@ from .common import (
     load_profile_arg,
     prepare_outputs,
     quarantine_problem,
+    refuse_exports,
     report_quarantine,
     require_logs,
+    require_output,
     require_rounds,
 )
 
 log = logging.getLogger("auditkit")
 TEMP_STORE = re.compile(r"^auditkit-validate-(\d+)-")  # the one-shot route's store in $TMPDIR: creator pid
+OUTPUTS = ("--out", "--parquet", "--summaries", "--xlsx", "--html")
 HOLD_BYTES = 512 << 20
 """Bytes of rounds (as Arrow tables) that the one-shot route holds in memory when it runs in this process
 only (:func:`in_this_process`); those past it go to its temporary store's folder as Parquet."""
@@ -47,7 +50,8 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
 
     s = sub.add_parser("validate", help="check every round and write the violation report", **kw)
     s.add_argument("paths", nargs="+", help="log files or folders, or one store folder")
-    s.add_argument("--out", required=True, help="violation report CSV")
+    s.add_argument("--out", help="the violation report CSV (when not given: none; at least one of --out, "
+                   "--parquet, --summaries, --xlsx, --html)")
     s.add_argument("--parquet", help="also write the findings as Parquet here")
     s.add_argument("--summaries", metavar="DIR", help="also write summaries by citation, table, dealer and day here")
     s.add_argument("--xlsx", metavar="FILE", help="also write an Excel workbook: summary, findings, summaries by "
@@ -79,6 +83,23 @@ def output_paths(args: argparse.Namespace) -> list[Path]:
         out += [Path(args.summaries) / f"summary_by_{name}.csv" for name in SUMMARIES]
         out.append(Path(args.summaries) / "coverage.csv")
     return out
+
+
+def coverage_written(args: argparse.Namespace) -> str | None:
+    """Where the whole coverage table was written (the summary names it only then), or None."""
+    if args.summaries:
+        return str(Path(args.summaries) / "coverage.csv")
+    return f"the Coverage sheet of {args.xlsx}" if args.xlsx else None
+
+
+def _context(store, args: argparse.Namespace, config, filters: dict[str, str]):
+    """The report's context (rounds behind it, outcome tests, provenance) for --html and --xlsx, else None."""
+    if not (args.html or args.xlsx):
+        return None
+    from ..reportcontext import gather
+
+    return gather(store, games=args.game, filters=filters, config=config, outcomes=bool(args.html),
+                  command=getattr(args, "command_line", None))
 
 
 @contextlib.contextmanager
@@ -161,14 +182,19 @@ def _nothing_checked(args: argparse.Namespace, store, checked: int, report) -> s
 def run(args: argparse.Namespace) -> int:
     from ..paytables import load_config
     from ..report import Outputs, format_summary, write_csv, write_outputs
+    from ..reportcontext import describe_filters
     from ..rules.coverage import Tally, format_coverage
     from ..store import Store
 
+    filters = describe_filters({"--game": args.game, "--citation": args.citation})
     args.citation = check_citations(args.citation, args.game)
     check_engine(args)
     config = load_config(args.config)
     profile = load_profile_arg(args)
+    require_output(args, OUTPUTS)
     prepare_outputs(output_paths(args), html=args.html)
+    if profile is None:
+        refuse_exports(args.paths)
     show = not args.no_progress and not args.quiet
     problem = None
     tally = Tally()
@@ -178,6 +204,7 @@ def run(args: argparse.Namespace) -> int:
         store = Store(args.paths[0])
         with store.lock(args.lock_timeout, shared=True, command="validate"):
             findings, checked = _check(store, config, args, show, tally)
+            context = _context(store, args, config, filters)
     else:
         held = in_this_process(args, profile)
         with temporary_store() as tmp, contextlib.ExitStack() as stack:  # a held store spills to tmp past HOLD_BYTES
@@ -197,6 +224,7 @@ def run(args: argparse.Namespace) -> int:
             require_rounds(report, store)
             store.compact()  # the small parts read as one a partition
             findings, checked = _check(store, config, args, show, tally, workers)
+            context = _context(store, args, config, filters)
     coverage = tally.table()
     unmatched = _nothing_checked(args, store, checked, report)
     if unmatched:
@@ -205,11 +233,11 @@ def run(args: argparse.Namespace) -> int:
         quarantine = store.quarantine()
     write_outputs(Outputs(args.out, parquet=args.parquet, summaries=args.summaries, xlsx=args.xlsx, html=args.html),
                   findings, coverage, {"inputs": ", ".join(map(str, args.paths)), "rounds checked": checked,
-                                       "findings": len(findings)}, quarantine=quarantine)
+                                       "findings": len(findings)}, quarantine=quarantine, context=context)
     if not args.quiet:  # -q: errors and warnings only
-        print(format_summary(findings, checked) + (f"\nwarning: {unmatched}" if unmatched else ""))
-        print(format_coverage(coverage))
-        print(f"report: {args.out}")
+        print(format_summary(findings, checked, filters) + (f"\nwarning: {unmatched}" if unmatched else ""))
+        print(format_coverage(coverage, see=coverage_written(args)))
+        print(f"report: {', '.join(str(p) for p in (args.out, args.parquet, args.summaries, args.xlsx, args.html) if p)}")
     if problem:  # the reports are written; the run still could not do its job
         print(f"auditkit: error: {problem}", file=sys.stderr)
         return EXIT_ERROR

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from ..ingest import MAX_LINE
-from .common import DEFAULT_LOCK_TIMEOUT, add_lock_timeout, positive, positive_int
+from .common import DEFAULT_LOCK_TIMEOUT, add_lock_timeout, check_writable, positive, positive_int, refuse_exports
 
 
 def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
@@ -51,6 +51,11 @@ def run(args: argparse.Namespace) -> int:
         missing = [p for p in args.paths if not Path(p).exists()]
         if missing:
             raise InputError(f"no such file or folder: {', '.join(missing)}")
+    for output in (args.out, args.csv, args.checkpoint):
+        if output:
+            check_writable(Path(output))
+    if not args.profile:
+        refuse_exports(args.paths)
     kind: Any = Watcher
     if args.profile:
         from ..ingest.profiles import load_profile

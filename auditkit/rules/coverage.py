@@ -194,34 +194,65 @@ def coverage_table(counts: dict[tuple[str, str], np.ndarray]) -> pd.DataFrame:
 
 
 def of_store(store: Any, games: Sequence[str] | None = None, start: str | None = None,
-             end: str | None = None) -> pd.DataFrame:
+             end: str | None = None, *, tables: Sequence[str] | None = None, dealers: Sequence[str] | None = None,
+             checks: Sequence[str] | None = None, findings: pd.DataFrame | None = None) -> pd.DataFrame:
     """The coverage table of a store's validated days (of some games, between two days), without
     validating again: which rounds each rule could not check is read from the few columns that tell
-    (:func:`columns_for`), the findings from the stored findings."""
+    (:func:`columns_for`), the findings from the stored findings (or ``findings``, when given: those a
+    report selected). A report filtered to some ``tables`` (ids or globs), ``dealers`` or ``checks``
+    (citations and rule ids) gets the coverage of the selected rounds and checks only."""
     from .registry import rules_for
 
     tally = Tally()
     for game in games or store.games():
-        rules = rules_for(game)
+        rules = [r for r in rules_for(game) if not checks or r.rule_id in checks or r.citation in checks]
         cols = columns_for(game, {k for r in rules for k in r.needs})
+        if tables or dealers:
+            cols = list(dict.fromkeys([*cols, "table_id", "dealer_id"]))
         for date in store.dates(game, start, end):
             for batch in store.scan(game, date, columns=cols):
+                if tables or dealers:
+                    batch = batch.filter(_selected(batch, tables, dealers))
+                    if not batch.num_rows:  # a game none of whose rounds is selected has no row
+                        continue
                 lack = lacking(batch, game)
                 for r in rules:
                     tally.add(game, r, batch.num_rows, cannot(lack, r.needs), lack, np.empty(0, np.int64))
-    found = store.findings(list(games) if games else None, start, end)
+    found = store.findings(list(games) if games else None, start, end) if findings is None else findings
+    if findings is None and (tables or dealers):
+        found = found[_selected(found, tables, dealers)]
     for (game, rule_id), n in found.groupby(["game", "rule_id"]).size().items():
         if (game, rule_id) in tally.counts:
             tally.counts[game, rule_id][_FINDINGS] += int(n)
     return tally.table()
 
 
-def format_coverage(table: pd.DataFrame) -> str:
-    """The terminal's coverage block: the rules that could not check some rounds, and why."""
+def _selected(rows: Any, tables: Sequence[str] | None, dealers: Sequence[str] | None) -> np.ndarray:
+    """The mask of the rows (an Arrow table or a frame) at these tables (ids or globs) and dealers."""
+    import fnmatch
+
+    ids = np.asarray(to_numpy(rows["table_id"], None) if isinstance(rows, pa.Table) else rows["table_id"], object)
+    keep = np.ones(len(ids), dtype=bool)
+    if tables:
+        ok = {t for t in set(ids.tolist()) if t is not None and any(fnmatch.fnmatchcase(t, p) for p in tables)}
+        keep &= np.isin(ids, list(ok)) if ok else np.zeros(len(ids), dtype=bool)
+    if dealers:
+        who = np.asarray(to_numpy(rows["dealer_id"], None) if isinstance(rows, pa.Table) else rows["dealer_id"],
+                         object)
+        keep &= np.isin(who, list(dealers))
+    return keep
+
+
+def format_coverage(table: pd.DataFrame, see: str | None = None) -> str:
+    """The terminal's coverage block: the rules that could not check some rounds, and why; ``see``: where
+    the whole table was written (a file named only when it was written)."""
+    if table.empty:  # nothing validated or selected: no round, not a clean one
+        return "coverage: no round in scope"
     short = table[table["rounds_not_checkable"] > 0]
     if short.empty:
         return "coverage: every check could check every round in scope"
-    lines = [f"not checkable (the data does not show it; see coverage.csv): {len(short)} check(s)"]
+    where = f"; see {see}" if see else ""
+    lines = [f"not checkable (the data does not show it{where}): {len(short)} check(s)"]
     width = max(len(c) for c in short["citation"])
     rule_width = max(len(c) for c in short["rule_id"])
     for r in short.itertuples(index=False):

@@ -171,26 +171,11 @@ def map_rows(table: pa.Table, prof: Profile, first_ordinal: int = 0, seq: dict[A
 
         raise ConfigError(f"{prof.where}: the source has no column {', '.join(map(repr, missing))} "
                           f"(its columns: {', '.join(map(repr, data))})")
-    n = table.num_rows
     rows = table[ROW].to_numpy().tolist()
     texts = _row_texts(table, data)
-    empty = np.ones(n, bool)
-    for c in data:
-        col = table[c]
-        empty &= ~pc.fill_null(pc.greater(pc.utf8_length(pc.utf8_trim_whitespace(col)), 0), False).to_numpy(
-            zero_copy_only=False)
+    empty = blank_rows(table, data)
     out.blank = int(empty.sum())
-    values: dict[str, list[Any]] = {}
-    why: dict[int, str] = {}
-    whens = {t: _when(table, s) for t, s in prof.fields.items() if s.when}
-    for target, spec in prof.fields.items():
-        vals, reasons = _field_values(table, target, spec, prof, n)
-        values[target] = vals
-        mask = whens.get(target)
-        for i, r in reasons.items():
-            if mask is None or mask[i]:  # a field fails only on the rows it is taken from
-                why.setdefault(i, f"{target}: {r}" if not r.startswith(target) else r)
-    empty_amounts(prof, values, whens, why, n)
+    values, why, whens = field_values(table, prof)
     steps = plan(prof, values, whens)
     lists = [name for name in LISTS if any(t.startswith(name + ".") for t in prof.fields)]
     groups = _groups(table, prof, empty, why)
@@ -229,6 +214,33 @@ def map_rows(table: pa.Table, prof: Profile, first_ordinal: int = 0, seq: dict[A
         out.raws[first] = raw
         out.attached += len(idx) - 1
     return out
+
+
+def blank_rows(table: pa.Table, data: list[str]) -> np.ndarray:
+    """The rows whose every cell (of the columns ``data``) is empty or only spaces."""
+    empty = np.ones(table.num_rows, bool)
+    for c in data:
+        empty &= ~pc.fill_null(pc.greater(pc.utf8_length(pc.utf8_trim_whitespace(table[c])), 0), False).to_numpy(
+            zero_copy_only=False)
+    return empty
+
+
+def field_values(table: pa.Table, prof: Profile) -> tuple[dict[str, list[Any]], dict[int, str], dict[str, np.ndarray]]:
+    """Every field's value on every row, the reason of each row that cannot be mapped (its first), and
+    each ``when`` field's rows (:func:`map_rows`; :mod:`.onerow` for sources whose rows are rounds)."""
+    n = table.num_rows
+    values: dict[str, list[Any]] = {}
+    why: dict[int, str] = {}
+    whens = {t: _when(table, s) for t, s in prof.fields.items() if s.when}
+    for target, spec in prof.fields.items():
+        vals, reasons = _field_values(table, target, spec, prof, n)
+        values[target] = vals
+        mask = whens.get(target)
+        for i, r in reasons.items():
+            if mask is None or mask[i]:  # a field fails only on the rows it is taken from
+                why.setdefault(i, f"{target}: {r}" if not r.startswith(target) else r)
+    empty_amounts(prof, values, whens, why, n)
+    return values, why, whens
 
 
 def _when(table: pa.Table, spec: FieldSpec) -> np.ndarray:

@@ -19,8 +19,8 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ import pyarrow as pa
 
 from ...paytables import ConfigError
 
-__all__ = ["SourceSpec", "RawSource", "open_source", "FORMATS", "ROW"]
+__all__ = ["SourceSpec", "RawSource", "open_source", "FORMATS", "ROW", "redact", "sqlite_uri", "need"]
 
 ROW = "__row"
 FORMATS = ("csv", "xlsx", "json", "jsonl", "sqlite", "postgresql")
@@ -50,7 +50,7 @@ class SourceSpec:
     delimiter: str = ","
     quote: str = '"'
     header_row: int = 1
-    sheet: str | int = 1
+    sheet: str | int | None = None  # None: the first visible sheet with rows (.sheets)
     query: str | None = None
     url: str | None = None
     snapshot_key: str | None = None
@@ -118,20 +118,59 @@ class RawSource:
     rows_read: int = 0
     blank: int = 0
     batch_rows: int = 65_536
+    label: str = ""  # the source as messages name it: the path given, or the input's name and its URL redacted
+    notes: list[str] = field(default_factory=list)  # what the reader chose where the profile did not say
 
     @functools.cached_property
     def sha256(self) -> str:
         """What identifies the source (:func:`open_source`): read only when asked, since reading the rows
         does not need it (a file is then not read twice for nothing)."""
-        return self.digest()
+        with self._reading():
+            return self.digest()
 
     def batches(self) -> Iterator[pa.Table]:
         """Tables of string columns plus ``__row``, in the source's order."""
         reader = {"csv": _csv, "xlsx": _xlsx, "json": _json, "jsonl": _json, "sqlite": _sql,
                   "postgresql": _sql}[self.format]
-        for table in reader(self):
-            self.rows_read += table.num_rows
-            yield table
+        with self._reading():
+            for table in reader(self):
+                self.rows_read += table.num_rows
+                yield table
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        """A source that cannot be read (a malformed file, a database that is not one, is locked or
+        down, an SQL error) is an :class:`~auditkit.ingest.sources.InputError` naming it, passwords
+        hidden: exit 2, never an internal error."""
+        try:
+            yield
+        except (ConfigError, OSError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - only the readers' own errors, by their kind below
+            what = _unreadable(exc)
+            if what is None:
+                raise
+            from ..sources import InputError
+
+            raise InputError(f"{self.label}: cannot read this {_KIND[self.format]}: "
+                             f"{redact(' '.join(str(exc).split()))}") from exc
+
+
+_KIND = {"csv": "CSV file", "xlsx": "workbook", "json": "JSON document", "jsonl": "JSON lines file",
+         "sqlite": "SQLite database", "postgresql": "PostgreSQL query"}
+
+
+def _unreadable(exc: Exception) -> str | None:
+    """What kind of input problem ``exc`` is, or None for anything else (a bug stays one)."""
+    import zipfile
+
+    kind = type(exc)
+    module = kind.__module__.split(".")[0]
+    if module in ("adbc_driver_manager", "python_calamine", "sqlite3") or "Calamine" in kind.__name__:
+        return module
+    if isinstance(exc, (pa.ArrowException, zipfile.BadZipFile, UnicodeDecodeError, json.JSONDecodeError)):
+        return kind.__name__
+    return None
 
 
 def open_source(spec: SourceSpec | dict[str, Any], location: str | Path, *, batch_rows: int = 65_536) -> RawSource:
@@ -144,17 +183,19 @@ def open_source(spec: SourceSpec | dict[str, Any], location: str | Path, *, batc
         url = _url(spec)
         name = f"sql:{hashlib.sha256(spec.query.encode()).hexdigest()[:12]}"  # type: ignore[union-attr]
         return RawSource(spec, url, fmt, name, lambda: _sql_digest(spec, _without_password(url),
-                                                                    _snapshot(spec, fmt, url)), batch_rows=batch_rows)
+                                                                    _snapshot(spec, fmt, url)), batch_rows=batch_rows,
+                         label=f"{location} ({redact(url)})")
     path = Path(location)
     if not path.is_file():
         raise FileNotFoundError(2, "No such file or directory", str(path))
     if fmt == "sqlite":
         def digest() -> str:
-            snapshot = _snapshot(spec, fmt, str(path)) if spec.snapshot_key else _file_sha256(path)
+            snapshot = _snapshot(spec, fmt, str(path)) if spec.snapshot_key else _sqlite_sha256(path)
             return _sql_digest(spec, path.name, snapshot)
 
-        return RawSource(spec, str(path), fmt, path.name, digest, batch_rows=batch_rows)
-    return RawSource(spec, str(path), fmt, path.name, lambda: _file_sha256(path), batch_rows=batch_rows)
+        return RawSource(spec, str(path), fmt, path.name, digest, batch_rows=batch_rows, label=str(path))
+    return RawSource(spec, str(path), fmt, path.name, lambda: _file_sha256(path), batch_rows=batch_rows,
+                     label=str(path))
 
 
 # ---- CSV --------------------------------------------------------------------------------------------
@@ -163,7 +204,7 @@ def _csv(src: RawSource) -> Iterator[pa.Table]:
     import pyarrow.csv as pacsv
 
     spec = src.spec
-    lines, fields, starts, ends = _records(Path(src.location), spec)
+    lines, fields, starts, ends, stray = _records(Path(src.location), spec)
     data = lines >= spec.header_row
     if not data.any():
         return
@@ -173,6 +214,16 @@ def _csv(src: RawSource) -> Iterator[pa.Table]:
     body = np.arange(len(lines)) > header
     empty = body & (ends - starts == 0)
     ragged = body & ~empty & (fields != width)
+    from .decoding import Replacing, decodes, set_aside
+
+    clean = decodes(src.location, spec.encoding)  # else undecodable rows are set aside, the others read
+    spans = np.diff(lines, append=lines[-1] + 1) > 1  # a record over several lines (a quoted line break)
+    if stray or (ragged & spans).any():  # a quote that runs past its line: read record by record
+        from .csvrows import careful_csv
+
+        last = int(lines[header + 1]) - 1 if header + 1 < len(lines) else int(lines[header])  # the header's last line
+        yield from careful_csv(src, names, last, clean, ROW)
+        return
     src.blank += int(empty.sum())
     if ragged.any():
         with open(src.location, "rb") as fh:
@@ -181,7 +232,8 @@ def _csv(src: RawSource) -> Iterator[pa.Table]:
                 text = fh.read(min(int(ends[k] - starts[k]), 4096)).decode(spec.encoding, "replace")
                 src.bad.append((int(lines[k]), f"{int(fields[k])} cells, the header has {width}", text))
     good = lines[body & ~empty & ~ragged]
-    if not len(good):  # a header and nothing else (pyarrow's reader refuses an empty stream)
+    if not len(good):  # a header alone: its columns, so the profile's are checked against them
+        yield pa.table({**{n: pa.array([], pa.string()) for n in names}, ROW: pa.array([], pa.int64())})
         return
     opts = pacsv.ReadOptions(encoding=spec.encoding, skip_rows_after_names=0, column_names=names,
                              skip_rows=0, block_size=4 << 20)
@@ -189,9 +241,6 @@ def _csv(src: RawSource) -> Iterator[pa.Table]:
                                invalid_row_handler=lambda row: "skip")
     convert = pacsv.ConvertOptions(column_types=dict.fromkeys(names, pa.string()), strings_can_be_null=True,
                                    null_values=[""], quoted_strings_can_be_null=True)
-    from .decoding import Replacing, decodes, set_aside
-
-    clean = decodes(src.location, spec.encoding)  # else undecodable rows are set aside, the others read
     with open(src.location, "rb") as fh:
         fh.seek(int(ends[header]))  # past the header record and its line break
         fh.readline()
@@ -228,17 +277,25 @@ def _header(path: Path, spec: SourceSpec, start: int, end: int) -> list[str]:
     return names
 
 
-def _records(path: Path, spec: SourceSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _records(path: Path, spec: SourceSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
     """Per CSV record: the physical line it starts on (1-based), its number of cells, and its byte
     span (start, end without the line break); a line break or delimiter inside quotes does not count.
-    Read in chunks (bounded memory); ASCII-compatible encodings only (utf-8, cp1252, latin-1)."""
+    Last, whether a quote is stray: one opening anywhere but at a cell's start (pyarrow's reader
+    reads it as text, this scan as a quote) or one never closed; the records are then not to be
+    trusted. Read in chunks (bounded memory); ASCII-compatible encodings only (utf-8, cp1252, latin-1)."""
     q, d = ord(spec.quote), ord(spec.delimiter)
     line_of, cells, starts, ends = [], [], [], []
-    offset, quotes, newlines, start, delims, start_line = 0, 0, 0, 0, 0, 1
+    offset, quotes, newlines, start, delims, start_line, before, stray = 0, 0, 0, 0, 0, 1, 10, False
     with open(path, "rb") as fh:
         while chunk := fh.read(_CHUNK):
             b = np.frombuffer(chunk, np.uint8)
-            parity = np.bitwise_xor.accumulate((b == q).view(np.uint8)) ^ np.uint8(quotes)  # quotes so far, mod 2 (a byte a byte)
+            is_q = b == q
+            parity = np.bitwise_xor.accumulate(is_q.view(np.uint8)) ^ np.uint8(quotes)  # quotes so far, mod 2 (a byte a byte)
+            if not stray and (at := np.flatnonzero(is_q & (parity == 1))).size:  # the quotes that open
+                prev = np.where(at > 0, b[np.maximum(at - 1, 0)], before)
+                ok = (prev == d) | (prev == 10) | (prev == q) | ((offset + at == 3) & (prev == 0xBF))  # after a BOM
+                stray = not ok.all()
+            before = int(b[-1])
             outside = parity == 0
             nl = np.flatnonzero((b == 10) & outside)
             dl = np.flatnonzero((b == d) & outside)
@@ -264,13 +321,14 @@ def _records(path: Path, spec: SourceSpec) -> tuple[np.ndarray, np.ndarray, np.n
             quotes = int(parity[-1])
             newlines += len(all_nl)
             offset += len(chunk)
+    stray = stray or quotes == 1  # a quote never closed
     if offset > start:  # a last record without a line break
         line_of.append(np.array([start_line]))
         cells.append(np.array([delims + 1]))
         starts.append(np.array([start]))
         ends.append(np.array([offset]))
     if not starts:
-        return (np.empty(0, np.int64),) * 4  # type: ignore[return-value]
+        return (*(np.empty(0, np.int64),) * 4, stray)  # type: ignore[return-value]
     line_arr, cell_arr = np.concatenate(line_of), np.concatenate(cells)
     start_arr, end_arr = np.concatenate(starts).astype(np.int64), np.concatenate(ends).astype(np.int64)
     # a record's end excludes a CR before its LF; a record of only "\r" or nothing is empty
@@ -278,7 +336,7 @@ def _records(path: Path, spec: SourceSpec) -> tuple[np.ndarray, np.ndarray, np.n
         crlf = _ends_with_cr(fh, end_arr)
     end_arr = end_arr - crlf
     cell_arr = np.where(end_arr == start_arr, 0, cell_arr)
-    return line_arr.astype(np.int64), cell_arr, start_arr, end_arr
+    return line_arr.astype(np.int64), cell_arr, start_arr, end_arr, stray
 
 
 def _ends_with_cr(fh: Any, ends: np.ndarray) -> np.ndarray:
@@ -297,70 +355,11 @@ def _ends_with_cr(fh: Any, ends: np.ndarray) -> np.ndarray:
     return out
 
 
-# ---- Excel ------------------------------------------------------------------------------------------
+# ---- Excel: .sheets ----------------------------------------------------------------------------------
 def _xlsx(src: RawSource) -> Iterator[pa.Table]:
-    """A sheet through python-calamine: cells as text as a user reads them (dates ISO, whole numbers
-    without ``.0``); rows numbered as the sheet numbers them."""
-    CalamineWorkbook = _need("python_calamine", "a workbook").CalamineWorkbook
+    from .sheets import read_sheet
 
-    spec = src.spec
-    book = CalamineWorkbook.from_path(src.location)
-    names = book.sheet_names
-    if isinstance(spec.sheet, int):
-        if spec.sheet > len(names):
-            raise ConfigError(f"{src.name}: source.sheet = {spec.sheet}: the workbook has {len(names)} sheet(s)")
-        sheet = book.get_sheet_by_index(spec.sheet - 1)
-    elif spec.sheet in names:
-        sheet = book.get_sheet_by_name(spec.sheet)
-    else:
-        raise ConfigError(f"{src.name}: source.sheet = {spec.sheet!r}: no such sheet (has: {', '.join(names)})")
-    rows = sheet.to_python(skip_empty_area=False)
-    if len(rows) < spec.header_row:
-        return
-    header = [_text(v) for v in rows[spec.header_row - 1]]
-    while header and header[-1] is None:
-        header.pop()
-    if None in header or len(set(header)) != len(header):
-        raise ConfigError(f"{src.name}: the header row ({spec.header_row}) names a column twice or not at all")
-    width = len(header)
-    for lo in range(spec.header_row, len(rows), src.batch_rows):
-        cols: list[list[str | None]] = [[] for _ in range(width)]
-        numbers: list[int] = []
-        for k, row in enumerate(rows[lo:lo + src.batch_rows]):
-            cells = [_text(v) for v in row]
-            if all(c is None for c in cells):
-                src.blank += 1
-                continue
-            if any(c is not None for c in cells[width:]):
-                src.bad.append((lo + k + 1, f"a cell right of the header's {width} columns",
-                                "\t".join(c or "" for c in cells)))
-                continue
-            cells += [None] * (width - len(cells))
-            for j in range(width):
-                cols[j].append(cells[j])
-            numbers.append(lo + k + 1)
-        table = pa.table({**{h: pa.array(c, pa.string()) for h, c in zip(header, cols, strict=True)},
-                          ROW: pa.array(numbers, pa.int64())})
-        if table.num_rows:
-            yield table
-
-
-def _text(value: Any) -> str | None:
-    """A cell's value as the text a user reads in the cell."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, float):
-        return str(int(value)) if value.is_integer() and abs(value) < 2**53 else repr(value)
-    if isinstance(value, datetime):
-        return value.isoformat(sep=" ", timespec="seconds") if not value.microsecond else value.isoformat(sep=" ")
-    if isinstance(value, date):
-        return value.isoformat()
-    if isinstance(value, time):
-        return value.isoformat()
-    text = str(value)
-    return text if text.strip() else None
+    return read_sheet(src)
 
 
 # ---- JSON -------------------------------------------------------------------------------------------
@@ -413,21 +412,38 @@ def json_text(value: Any) -> str | None:
 
 
 # ---- SQL --------------------------------------------------------------------------------------------
-def _connect(fmt: str, location: str) -> Any:
+@contextmanager
+def _connect(fmt: str, location: str) -> Iterator[Any]:
+    """A cursor on the database, read-only: SQLite by its read-only URI; PostgreSQL in a transaction
+    set READ ONLY and locked so before the profile's SQL runs (a writable CTE or a ``SET TRANSACTION
+    READ WRITE`` in ``query`` is refused by the server), rolled back at the end."""
     if fmt == "sqlite":
-        driver = _need("adbc_driver_sqlite.dbapi", "a SQLite database")
+        driver = need("adbc_driver_sqlite.dbapi", "a SQLite database")
+        with driver.connect(sqlite_uri(location), autocommit=True) as conn, conn.cursor() as cur:
+            yield cur
+        return
+    driver = need("adbc_driver_postgresql.dbapi", "a PostgreSQL database")
+    with driver.connect(location, autocommit=False) as conn, conn.cursor() as cur:
+        cur.execute("SET TRANSACTION READ ONLY")
+        cur.execute("SELECT 1")  # a query ran: the transaction's mode can no longer be changed
+        cur.fetchall()
+        try:
+            yield cur
+        finally:
+            conn.rollback()
 
-        return driver.connect(f"file:{location}?mode=ro", autocommit=True)
-    driver = _need("adbc_driver_postgresql.dbapi", "a PostgreSQL database")
 
-    return driver.connect(location, autocommit=True)
+def sqlite_uri(path: str | Path) -> str:
+    """The read-only URI of a SQLite file: the absolute path percent-escaped (``night#2.db`` is that
+    file, not ``./night``; ``a%2Fb.db`` is not ``a/b.db``), ``mode=ro`` (never created or written)."""
+    return Path(path).resolve().as_uri() + "?mode=ro"
 
 
 def _sql(src: RawSource) -> Iterator[pa.Table]:
     """The query's result through ADBC, in record batches, every column cast to text."""
     import pyarrow.compute as pc
 
-    with _connect(src.format, src.location) as conn, conn.cursor() as cur:
+    with _connect(src.format, src.location) as cur:
         cur.execute(src.spec.query)
         reader = cur.fetch_record_batch()
         done = 0
@@ -469,7 +485,7 @@ def _snapshot(spec: SourceSpec, fmt: str, location: str) -> str:
     """The value of the profile's ``snapshot_key`` query: what identifies the data the query saw."""
     if not spec.snapshot_key:
         return ""
-    with _connect(fmt, location) as conn, conn.cursor() as cur:
+    with _connect(fmt, location) as cur:
         cur.execute(spec.snapshot_key)
         row = cur.fetchone()
     return json.dumps(None if row is None else [str(v) for v in row])
@@ -493,6 +509,17 @@ def _url(spec: SourceSpec) -> str:
 _PASSWORD = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^:@/]*)(?::(?P<pw>[^@/]*))?@", re.I)
 
 
+_USERINFO = re.compile(r"(?P<head>\b[a-z][a-z0-9+.-]*://[^:@/\s]*):[^/\s]*@", re.I)
+_KEYWORD = re.compile(r"(?i)\b((?:password|secret_key|session_token)\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&;]*)")
+
+
+def redact(text: str) -> str:
+    """``text`` with every password in it hidden: a URL's (``scheme://user:***@host``, up to the last
+    ``@`` of a malformed one) and a ``password=`` keyword's (an S3 URI's ``secret_key=`` and
+    ``session_token=`` too). For every message or page that may hold a URL."""
+    return _KEYWORD.sub(r"\1***", _USERINFO.sub(r"\g<head>:***@", text))
+
+
 def _password(url: str) -> bool:
     m = _PASSWORD.match(url)
     return bool(m and m.group("pw")) or "password=" in url.lower()
@@ -504,7 +531,7 @@ def _without_password(url: str) -> str:
     return re.sub(r"(?i)password=[^&]*", "password=***", url)
 
 
-def _need(module: str, what: str) -> Any:
+def need(module: str, what: str) -> Any:
     """An optional reader's module, or a ConfigError saying how to install it (exit 2, not a traceback)."""
     import importlib
 
@@ -515,9 +542,22 @@ def _need(module: str, what: str) -> Any:
                           "pip install 'auditkit[sources]'") from None
 
 
-def _file_sha256(path: Path) -> str:
+def _file_sha256(path: Path, *more: Path) -> str:
+    """The SHA-256 of the file's bytes (followed by those of ``more`` files that exist, each after a
+    marker of its name's suffix)."""
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            h.update(chunk)
+    for k, p in enumerate((path, *more)):
+        if k and not p.is_file():
+            continue
+        if k:
+            h.update(f"\0{p.name[len(path.name):]}\0".encode())
+        with open(p, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                h.update(chunk)
     return h.hexdigest()
+
+
+def _sqlite_sha256(path: Path) -> str:
+    """A SQLite file's identity: its bytes and its write-ahead log's (``-wal``: rows committed there and
+    not yet checkpointed are part of the database)."""
+    return _file_sha256(path, path.with_name(path.name + "-wal"))

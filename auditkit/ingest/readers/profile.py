@@ -60,10 +60,16 @@ def mapped_block(prof: Profile, table: pa.Table, bad: list[tuple[int, str, str]]
     written as JSON lines and read by the log's bulk reader (so they store as their JSONL twin), then
     given back their source's row numbers. ``first_ordinal`` and ``seq`` go on from an earlier part of
     the same source (:func:`auditkit.ingest.profiles.mapping.map_rows`)."""
-    # a source without a single row has no columns to map either
-    mapped = Mapped() if table.column_names == [ROW] else map_rows(table, prof, first_ordinal, seq)
-    house = {row: rules for row, rec in mapped.rounds if (rules := house_rules(rec)) is not None}
-    parsed = _parse_records(mapped.rounds, mapped.raws)
+    from ..profiles.onerow import one_row_rounds
+
+    fast = one_row_rounds(table, prof, first_ordinal, seq)  # every row a round: a column at a time
+    if fast is not None:
+        parsed, mapped = fast
+        house: dict[int, Any] = {}
+    else:  # a source without a single row has no columns to map either
+        mapped = Mapped() if table.column_names == [ROW] else map_rows(table, prof, first_ordinal, seq)
+        house = {row: rules for row, rec in mapped.rounds if (rules := house_rules(rec)) is not None}
+        parsed = _parse_records(mapped.rounds, mapped.raws)
     parsed.bad.extend((row, raw, reason, None) for row, reason, raw in bad)
     parsed.bad.extend(mapped.bad)
     parsed.bad.sort(key=lambda b: b[0])
@@ -84,9 +90,15 @@ def mapped_block(prof: Profile, table: pa.Table, bad: list[tuple[int, str, str]]
 
 
 def _parse_records(rounds: list[tuple[int, dict[str, Any]]], raws: dict[int, str]) -> Parsed:
-    """The records parsed by the JSONL bulk reader, numbered by their source rows."""
+    """The records parsed by the JSONL bulk reader, numbered by their source rows: their columns made
+    straight from the records (:mod:`auditkit.ingest.recordtable`), else written as JSON lines."""
     if not rounds:
         return Parsed(raw=raws.__getitem__)
+    from ..recordtable import parse_records
+
+    direct = parse_records(rounds, raws)
+    if direct is not None:
+        return direct
     rows = np.array([row for row, _ in rounds], np.int64)
     encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # one encoder, not one per record
     data = "\n".join([encode(rec) for _, rec in rounds]).encode() + b"\n"
