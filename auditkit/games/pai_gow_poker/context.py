@@ -16,7 +16,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -330,6 +329,8 @@ class PaiGowPoker(Context):
     @cached_property
     def house_ways(self) -> list[tuple[Any, np.ndarray]]:
         """Each distinct house way of the batch's tables, with the mask of the rounds that use it."""
+        import pandas as pd
+
         from .house_way import load_house_way
 
         codes, tables = self.config.table_codes(self.table_ids)
