@@ -14,6 +14,7 @@ readable tables and the drill-down. :func:`save_chart` writes PNG, SVG, HTML
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -549,8 +550,14 @@ def _day(day: str | None) -> str:
     return pd.Timestamp(day).strftime("%b %d, %Y") if day else "?"
 
 
+_MD_PUNCTUATION = re.compile(r"([!-%'-/:-@\[-`{-~])")  # every ASCII punctuation character but &
+
+
 def _md(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("*", "\\*").replace("_", "\\_")
+    """Text from a log or profile (a table or dealer id) as inert Markdown: one line, every ASCII punctuation
+    character backslash-escaped (CommonMark's escapes) and ``&`` written ``&amp;``, so no HTML tag, entity, link,
+    autolinked URL or address, emphasis or block starts in it; a renderer shows the text as written."""
+    return _MD_PUNCTUATION.sub(r"\\\1", " ".join(str(text).split())).replace("&", "&amp;")
 
 
 def summary(figures: dict[str, Any], title: str = "Summary") -> Any:
@@ -558,7 +565,7 @@ def summary(figures: dict[str, Any], title: str = "Summary") -> Any:
     from IPython.display import Markdown
 
     f = figures
-    lines = [f"### {title}",
+    lines = [f"### {_md(title)}",
              f"**{f['rounds']:,} rounds checked** over {f['days']} gaming day{'s' if f['days'] != 1 else ''}, "
              f"{_day(f['first_day'])} to {_day(f['last_day'])}."]
     if not f["findings"]:
@@ -589,7 +596,7 @@ def summary(figures: dict[str, Any], title: str = "Summary") -> Any:
     if len(flagged):
         parts = []
         for _i, r in flagged.head(6).iterrows():
-            parts.append(f"{r['level']} {_md(r['group'])} ({_md(str(r['game']).replace('_', ' '))}, "
+            parts.append(f"{_md(r['level'])} {_md(r['group'])} ({_md(str(r['game']).replace('_', ' '))}, "
                          f"{_md(str(r['event']).replace('_', ' '))} "
                          f"{r['rate']:.3f} against {r['expected_rate']:.3f}, adjusted p {r['p_adjusted']:.1e})")
         more = f" and {len(flagged) - 6} more" if len(flagged) > 6 else ""
@@ -601,7 +608,8 @@ def summary(figures: dict[str, Any], title: str = "Summary") -> Any:
 
 # ---- saving ---------------------------------------------------------------------------------
 def save_chart(chart: alt.TopLevelMixin, path: str | Path, scale: float = 2.0) -> Path:
-    """Write a chart as PNG, SVG, HTML (self-contained, works offline) or JSON, by the file's suffix."""
+    """Write a chart as PNG, SVG, HTML (self-contained, works offline, log text never markup) or JSON, by the
+    file's suffix."""
     import vl_convert as vlc
     from altair.utils._importers import vl_version_for_vl_convert
 
@@ -613,8 +621,12 @@ def save_chart(chart: alt.TopLevelMixin, path: str | Path, scale: float = 2.0) -
         data: bytes | str = vlc.vegalite_to_png(spec, vl_version=version, scale=scale)
     elif suffix == ".svg":
         data = vlc.vegalite_to_svg(spec, vl_version=version)
-    elif suffix in (".html", ".htm"):
-        data = vlc.vegalite_to_html(spec, vl_version=version, bundle=True)
+    elif suffix in (".html", ".htm"):  # its data as JSON escapes in our own page (vl-convert's wrote it raw)
+        from .notebooks import chart_page
+
+        title = spec.get("title")
+        data = chart_page({**spec, "$schema": alt.SCHEMA_URL},
+                          title if isinstance(title, str) else (title or {}).get("text", "chart"))
     elif suffix == ".json":
         data = json.dumps(spec, indent=1)
     else:

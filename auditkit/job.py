@@ -44,7 +44,6 @@ by the next run. See docs/batch.md.
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import json
 import logging
@@ -311,12 +310,15 @@ def expand_inputs(job: Job) -> tuple[list[Path], list[str], list[tuple[str, str]
     matches passed over as (path, reason).
 
     A literal path that does not exist is an error; a glob matching nothing
-    (an empty night) is not. Globs are expanded with :mod:`glob` (``**``
-    recursive, hidden files skipped); nothing is executed. A match that is a
-    symbolic link out of the glob's folder (unless ``follow_symlinks``), a FIFO,
-    a device or a socket is passed over.
+    (an empty night) is not. Globs are expanded by walking the glob's folder
+    (:func:`auditkit.ingest.walk.glob_matches`: ``**`` recursive, hidden names
+    skipped, each folder entered once, a link loop reported and never followed
+    round); nothing is executed. A match that is a symbolic link out of the
+    glob's folder (unless ``follow_symlinks``), a FIFO, a device or a socket is
+    passed over.
     """
     from .ingest.sources import input_problem
+    from .ingest.walk import glob_matches
 
     base = job.path.parent
     found: list[Path] = []
@@ -325,11 +327,11 @@ def expand_inputs(job: Job) -> tuple[list[Path], list[str], list[tuple[str, str]
     for pattern in job.inputs:
         full = base / Path(pattern).expanduser()
         if GLOB_CHARS & set(pattern):
-            hits = sorted(glob.glob(str(full), recursive=True))
+            root = _glob_root(full)
+            hits = glob_matches(root, full.parts[len(root.parts):], job.follow_symlinks, skipped)
             if not hits:
                 empty.append(pattern)
-            root = _glob_root(full)
-            for hit in map(Path, hits):
+            for hit in hits:
                 why = input_problem(hit, root, job.follow_symlinks)
                 if why:
                     skipped.append((str(hit), why))

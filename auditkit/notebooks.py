@@ -22,7 +22,7 @@ from . import games
 from .store import atomic_path
 
 __all__ = ["NOTEBOOK_DIR", "NOTEBOOKS", "FILES", "GENERAL", "GAME_NOTEBOOK", "source_of", "execute", "render", "export_html", "render_all", "lab_metadata",
-           "as_saved"]
+           "as_saved", "chart_page"]
 
 NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
 """The notebooks of a source checkout."""
@@ -78,19 +78,36 @@ def render(notebook: str | Path, params: Mapping[str, Any] | None, out_html: str
 
 
 def _interactive(spec: dict[str, Any]) -> str:
-    """A div and the vegaEmbed call that draws ``spec`` in it (``</`` escaped: log text never ends the script)."""
+    """A div and the vegaEmbed call that draws ``spec`` in it: ``<``, ``>`` and ``&`` of the spec's text (log text)
+    written as JSON escapes (``\\u003c``), so nothing in it ends the script or opens a comment in it."""
     div = f"auditkit-chart-{uuid.uuid4().hex[:12]}"
-    data = json.dumps(spec).replace("</", "<\\/")
+    data = json.dumps(spec).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return (f'<div id="{div}"></div><script type="text/javascript">'
             f'vegaEmbed("#{div}", {data}, {{"actions": false}}).catch(console.error);</script>')
+
+
+def _bundle() -> str:
+    """The script element of the Vega, Vega-Lite and vega-embed bundle (offline), at the version Altair writes."""
+    import vl_convert as vlc
+    from altair.utils._importers import vl_version_for_vl_convert
+
+    bundle = vlc.javascript_bundle(vl_version=vl_version_for_vl_convert()).replace("</script", "<\\/script")
+    return f'<script type="text/javascript">\n{bundle}\n</script>'
+
+
+def chart_page(spec: dict[str, Any], title: str = "chart") -> str:
+    """One chart as a self-contained HTML page (works offline), its data inlined as :func:`_interactive` does:
+    ``charts.save_chart``'s ``.html`` (vl-convert's own page wrote log text into its script unescaped)."""
+    import html
+
+    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+            f"{_bundle()}</head><body>{_interactive(spec)}</body></html>")
 
 
 def export_html(executed: Any, out_html: str | Path, *, hide_code: bool = True) -> Path:
     """Write an executed notebook as HTML: its charts interactive, the Vega bundle inlined once (works offline)."""
     import altair as alt
     import nbformat
-    import vl_convert as vlc
-    from altair.utils._importers import vl_version_for_vl_convert
     from nbconvert import HTMLExporter
 
     from .charts import VEGALITE_V5_MIME
@@ -105,8 +122,7 @@ def export_html(executed: Any, out_html: str | Path, *, hide_code: bool = True) 
     exporter = HTMLExporter(template_name="lab", exclude_input=hide_code, exclude_input_prompt=hide_code,
                             exclude_output_prompt=hide_code)
     body, _resources = exporter.from_notebook_node(nb)
-    bundle = vlc.javascript_bundle(vl_version=vl_version_for_vl_convert()).replace("</script", "<\\/script")
-    body = body.replace("</head>", f'<script type="text/javascript">\n{bundle}\n</script>\n</head>', 1)
+    body = body.replace("</head>", f"{_bundle()}\n</head>", 1)
     out_html = Path(out_html)
     with atomic_path(out_html) as tmp:
         tmp.write_text(body, "utf-8")

@@ -180,7 +180,7 @@ def _own_kind(kind: str) -> Any:
     from . import games
 
     for g in games.games():
-        module = g.setting_kinds_module()
+        module = g.setting_kinds
         if module is not None and kind in module.KINDS:
             return module
     return None

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 import pandas as pd
@@ -22,7 +22,7 @@ from .rules.template import evidence_text
 from .schema import FINDINGS, SUMMARIES
 from .store import atomic_path, write_parquet_atomic
 
-__all__ = ["safe_cell", "spreadsheet_safe", "write_csv", "write_findings_parquet", "summarize",
+__all__ = ["safe_cell", "spreadsheet_safe", "csv_text", "write_csv", "write_findings_parquet", "summarize",
            "summary_by_citation", "format_summary", "payout_totals", "write_summaries", "SUMMARIES",
            "Outputs", "write_outputs"]
 
@@ -51,14 +51,20 @@ def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def csv_text(frame: pd.DataFrame, fh: IO[str] | None = None, *, header: bool = True) -> str | None:
+    """The one CSV writer of auditkit's outputs (files, ``watch --csv``, ``review list``): spreadsheet-safe
+    cells, money to the cent, CRLF rows (RFC 4180, what spreadsheets expect; it also makes every Python
+    quote a cell with a bare CR). Written to ``fh``, or returned as text when there is none."""
+    return spreadsheet_safe(frame).to_csv(fh, index=False, header=header, float_format="%.2f", lineterminator="\r\n")
+
+
 def write_csv(frame: pd.DataFrame | Iterable[pd.DataFrame], path: str | Path) -> Path:
     """Write a frame as spreadsheet-safe UTF-8 CSV, atomically (a header alone when empty); or frames one
     after another (a large table a batch at a time, in bounded memory), the first giving the header."""
     path = Path(path)
     with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", newline="") as fh:
         for k, part in enumerate([frame] if isinstance(frame, pd.DataFrame) else frame):
-            # CRLF rows (RFC 4180, what spreadsheets expect); it also makes every Python quote a cell with a bare CR
-            spreadsheet_safe(part).to_csv(fh, index=False, header=k == 0, float_format="%.2f", lineterminator="\r\n")
+            csv_text(part, fh, header=k == 0)
     return path
 
 

@@ -79,10 +79,12 @@ def provenance(store: Any, *, config: Any = None, command: Sequence[str] | None 
                                               else "the catalog's defaults")}
     out["inputs"] = (f"{len(inputs):,} source file(s); SHA-256 of their list (sha256  path, one a line, sorted by "
                      f"path) {digest}")
+    from .ingest.profiles.source import redact  # a page is filed: no password of a URL on it
+
     if getattr(store, "uri", None) and sources is None:
-        out["store"] = str(store.uri)
+        out["store"] = redact(str(store.uri))
     if command:
-        out["command"] = shlex.join(["auditkit", *command])
+        out["command"] = redact(shlex.join(["auditkit", *command]))
     return out, inputs
 
 

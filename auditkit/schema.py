@@ -8,8 +8,12 @@ batch always holds whole rounds. The partition columns ``game`` and ``date``
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
+
+if TYPE_CHECKING:
+    from . import games
 
 __all__ = ["CARDS", "WAGER", "EVENT", "COMMON", "OPTIONAL", "schema_for", "table_of", "STATUSES", "FINDINGS",
            "SUMMARIES", "QUARANTINE"]
@@ -47,7 +51,7 @@ COMMON = [
 (:data:`auditkit.rules.coverage.EVIDENCE`); null when it recorded all (the JSONL log, the CSV layout).
 Stores written before it read it as null, and a null leaves the round's content hash as it was.
 ``house_rules``: the round's own house rules (name, value) where its export records them per row
-(a profile's ``rules.*`` fields: docs/profiles.md), read by :meth:`auditkit.rules.context.Context.house_param`
+(a profile's ``rules.*`` fields: docs/profiles.md), read by :meth:`auditkit.rules.context.Context.param`
 instead of the table's configured value; null otherwise."""
 
 OPTIONAL = frozenset({"not_recorded", "house_rules"})
@@ -60,15 +64,16 @@ def table_of(columns: dict[str, pa.Array], schema: pa.Schema, rows: int) -> pa.T
 
 
 def schema_for(game: str) -> pa.Schema:
-    """The stored schema of a game's rounds: :data:`COMMON`, then the game's own columns."""
+    """The stored schema of a game's rounds: :data:`COMMON`, then the game's own columns (the game
+    registry, :mod:`auditkit.games`, imports nothing of auditkit: the schema asks it, not the reverse)."""
     from . import games
 
     return _schema(games.get(game))
 
 
 @functools.cache
-def _schema(game: object) -> pa.Schema:
-    return game.schema()
+def _schema(game: games.Game) -> pa.Schema:
+    return pa.schema([*COMMON, *game.columns])
 
 
 FINDINGS = pa.schema([

@@ -6,6 +6,8 @@ Layout under the store root::
     findings/game=<game>/date=<yyyy-mm-dd>/findings.parquet    findings of that partition
     _manifest/<sha256>.json                                   one record per ingested source file
     _quarantine/<sha256>.parquet                              its bad lines
+    _store.json                                               the store's format version (STORE_FORMAT), and
+                                                              the auditkit that stamped it
 
 The root is a local folder, or an object-store URI (``s3://bucket/prefix``,
 through pyarrow's file systems; any pyarrow or fsspec file system with
@@ -41,7 +43,7 @@ import time
 from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 
-__all__ = ["atomic_path", "safe_component", "pid_alive", "remove_stale_temps", "StoreLocked", "CorruptStore",
+__all__ = ["atomic_path", "named_error", "safe_component", "pid_alive", "remove_stale_temps", "StoreLocked", "CorruptStore",
            "LOCK_NAME"]
 
 log = logging.getLogger("auditkit.store")
@@ -76,14 +78,33 @@ def _publish(tmp: Path, path: Path) -> None:
     os.replace(tmp, path)
 
 
+def named_error(exc: OSError, path: Path | str, tmp: Path | str | None = None) -> OSError:
+    """``exc`` naming ``path`` when it names no file or only the temporary file ``tmp`` written for ``path`` (a
+    full disk, a read-only folder: ``out/f.csv: No space left on device``); as it is otherwise, or when it
+    is no system error (a locked or damaged store says what it is)."""
+    if exc.errno is None or (exc.filename is not None and str(exc.filename) != str(tmp)):
+        return exc
+    return OSError(exc.errno, os.strerror(exc.errno), str(path))  # its subclass by errno (PermissionError...)
+
+
 @contextlib.contextmanager
 def atomic_path(path: Path) -> Iterator[Path]:
-    """Yield a temporary sibling of ``path``; on success fsync and rename it into place."""
+    """Yield a temporary sibling of ``path``; on success fsync and rename it into place. On failure the
+    temporary file is removed and a system error names ``path`` (:func:`named_error`)."""
     path = Path(path)
-    tmp_path = _temp_sibling(path)
+    try:
+        tmp_path = _temp_sibling(path)
+    except OSError as exc:
+        raise named_error(exc, path, exc.filename if str(exc.filename).endswith(".tmp") else None) from exc
     try:
         yield tmp_path
         _publish(tmp_path, path)
+    except OSError as exc:
+        tmp_path.unlink(missing_ok=True)
+        named = named_error(exc, path, tmp_path)
+        if named is exc:
+            raise
+        raise named from exc
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
@@ -131,6 +152,10 @@ class CorruptStore(OSError):
     """A store file that cannot be read (cut, overwritten): the message names it."""
 
 
+class NewerStore(OSError):
+    """A store (or a manifest entry) written by a newer auditkit, in a format this one does not read."""
+
+
 # ---- the store ------------------------------------------------------------------------
 import json  # noqa: E402
 import uuid  # noqa: E402
@@ -148,7 +173,26 @@ from .schema import FINDINGS, QUARANTINE, schema_for  # noqa: E402
 if TYPE_CHECKING:  # pandas only at the edge (to_pandas): ingest and its workers start without it
     import pandas as pd
 
-__all__ += ["Store", "SourceRecord", "INDEX", "is_uri", "ParquetStream", "ROW_GROUP"]
+__all__ += ["Store", "SourceRecord", "INDEX", "is_uri", "ParquetStream", "ROW_GROUP", "NewerStore", "STORE_FORMAT",
+            "STORE_FILE"]
+
+STORE_FORMAT = 1
+"""The store's format version, in ``_store.json`` and in each manifest entry written (``store_format``). 0: a store
+or entry written before the stamp (auditkit 0.1.0 and earlier, every layout of which is read). Raise it when a
+change to the store's files would be misread by the auditkit before it; this one refuses a higher one."""
+STORE_FILE = "_store.json"
+"""The store's stamp: ``{"store_format": 1, "written_by": "auditkit 0.1.0"}``, written by its first writer."""
+
+
+def _written_by() -> str:
+    from . import __version__
+
+    return f"auditkit {__version__}"
+
+
+def _newer(what: str, written_by: object, fmt: object) -> NewerStore:
+    return NewerStore(f"{what} was written by {written_by or 'a newer auditkit'} (store format {fmt}); this is "
+                      f"{_written_by()}, which reads store formats up to {STORE_FORMAT}: upgrade auditkit to read it")
 
 ROW_GROUP = 131_072
 """Rows per Parquet row group (a scan batch reads about one)."""
@@ -193,6 +237,20 @@ class SourceRecord:
     ingested_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     files: list[dict[str, Any]] | None = None  # path, rows, bytes, sha256 of each file (None: not recorded)
     quick: str | None = None  # the source's quick key (auditkit.ingest.sources.quick_key; None: not recorded)
+    store_format: int = 0  # the STORE_FORMAT it was written in (0: before the stamp)
+    written_by: str = ""   # "auditkit 0.1.0" ("": before the stamp)
+
+    @classmethod
+    def read(cls, data: dict[str, Any], where: str) -> SourceRecord:
+        """A manifest entry's record; NewerStore for one of a newer format, or with keys this version does not know."""
+        fmt = data.get("store_format", 0)
+        if not isinstance(fmt, int) or fmt > STORE_FORMAT:
+            raise _newer(f"store manifest entry {where}", data.get("written_by"), fmt)
+        unknown = sorted(set(data) - set(cls.__dataclass_fields__))
+        if unknown:
+            raise NewerStore(f"store manifest entry {where} has keys {_written_by()} (store format {STORE_FORMAT}) "
+                             f"does not know: {', '.join(unknown)}; written by a newer auditkit?")
+        return cls(**data)
 
     @property
     def balanced(self) -> bool:
@@ -220,43 +278,67 @@ class ParquetStream:
         from .integrity import HashingFile
 
         self.files, self.rel, self.schema, self.on_close = files, rel, schema, on_close
-        if files.remote:  # removed by the system when closed
-            self.tmp, spool = None, tempfile.TemporaryFile()  # noqa: SIM115 (closed by close or abort)
-        else:
-            self.tmp = _temp_sibling(Path(files.path(rel)))
-            spool = open(self.tmp, "wb")  # noqa: SIM115 (closed by close or abort)
-        self._fh = HashingFile(spool)
-        sink = pa.PythonFile(self._fh, mode="w")
-        self._writer = pq.ParquetWriter(sink, schema, compression="zstd", use_dictionary=dictionary)
+        self.tmp: Path | None = None
+        with self._naming():
+            if files.remote:  # removed by the system when closed
+                spool = tempfile.TemporaryFile()  # noqa: SIM115 (closed by close or abort)
+            else:
+                self.tmp = _temp_sibling(Path(files.path(rel)))
+                spool = open(self.tmp, "wb")  # noqa: SIM115 (closed by close or abort)
+            self._fh = HashingFile(spool)
+            try:  # it writes the file's first bytes
+                self._writer = pq.ParquetWriter(pa.PythonFile(self._fh, mode="w"), schema, compression="zstd",
+                                                use_dictionary=dictionary)
+            except BaseException:
+                spool.close()
+                if self.tmp is not None:
+                    self.tmp.unlink(missing_ok=True)
+                raise
         self.rows = 0
+
+    @contextlib.contextmanager
+    def _naming(self) -> Iterator[None]:
+        """A system error (a full disk) raised as naming the file written, not its temporary file."""
+        try:
+            yield
+        except OSError as exc:
+            named = named_error(exc, self.files.path(self.rel), self.tmp)
+            if named is exc:
+                raise
+            raise named from exc
 
     def write(self, table: pa.Table) -> None:
         """Append rows (row groups of at most :data:`ROW_GROUP` rows)."""
-        self._writer.write_table(table.select(self.schema.names).cast(self.schema), row_group_size=ROW_GROUP)
+        with self._naming():
+            self._writer.write_table(table.select(self.schema.names).cast(self.schema), row_group_size=ROW_GROUP)
         self.rows += table.num_rows
 
     def close(self) -> None:
-        self._writer.close()
-        size, sha = self._fh.size, self._fh.sha.hexdigest()
-        if self.tmp is None:
-            try:
-                self._fh.fh.seek(0)
-                self.files.upload(self.rel, self._fh.fh)
-            finally:
+        """Finish the file and make it visible; on failure the caller aborts (the temporary file is removed)."""
+        with self._naming():
+            self._writer.close()
+            size, sha = self._fh.size, self._fh.sha.hexdigest()
+            if self.tmp is None:
+                try:
+                    self._fh.fh.seek(0)
+                    self.files.upload(self.rel, self._fh.fh)
+                finally:
+                    self._fh.fh.close()
+            else:
                 self._fh.fh.close()
-        else:
-            self._fh.fh.close()
-            _publish(self.tmp, Path(self.files.path(self.rel)))
+                _publish(self.tmp, Path(self.files.path(self.rel)))
         if self.on_close is not None:
             self.on_close(self.rel, self.rows, size, sha)
 
     def abort(self) -> None:
-        try:
+        """Drop the file: never raises (a failed write's abort meets the same full disk), leaves no temporary file."""
+        with contextlib.suppress(OSError, pa.ArrowException):
             self._writer.close()
-        finally:
+        self._writer.is_open = False  # its finalizer would close it again, and print the same error
+        with contextlib.suppress(OSError):  # a buffered file's close writes what it holds: a full disk fails it
             self._fh.fh.close()
-            if self.tmp is not None:
-                self.tmp.unlink(missing_ok=True)
+        if self.tmp is not None:
+            self.tmp.unlink(missing_ok=True)
 
 
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
@@ -815,10 +897,12 @@ class Store:
     # ---- small files (job state) --------------------------------------------------------
     def read_text(self, rel: str) -> str | None:
         """A small text file of the store (``_jobs/<name>.json``), or None when there is none."""
+        self.check_format()
         return self._files.read_bytes(rel).decode("utf-8") if self._files.exists(rel) else None
 
     def text_files(self, pattern: str) -> list[str]:
         """The small files of the store matching a glob (``_jobs/*.json``), relative to it."""
+        self.check_format()
         return sorted(self._files.files(pattern))
 
     def write_text(self, rel: str, text: str) -> None:
@@ -826,15 +910,40 @@ class Store:
         self._files.write_bytes(rel, text.encode("utf-8"))
 
     # ---- manifest -----------------------------------------------------------------------
+    _format_checked = False  # the stamp read and found readable (see check_format)
+
+    def check_format(self) -> None:
+        """NewerStore when the store's stamp (:data:`STORE_FILE`) says a newer format than this auditkit reads;
+        CorruptStore when the stamp is not one. A store without a stamp was written before it (format 0)."""
+        if self._format_checked:
+            return
+        if self._files.exists(STORE_FILE):
+            try:
+                stamp = json.loads(self._files.read_bytes(STORE_FILE).decode("utf-8"))
+                fmt = stamp["store_format"]
+            except (ValueError, TypeError, KeyError) as exc:
+                raise CorruptStore(f"store stamp {self._files.path(STORE_FILE)} is unreadable ({exc})") from None
+            if not isinstance(fmt, int) or fmt > STORE_FORMAT:
+                raise _newer(f"store {self.root}", stamp.get("written_by"), fmt)
+        self._format_checked = True
+
+    def _stamp(self) -> None:
+        """Write the store's stamp when it has none (its first writer, or the first of this version)."""
+        self.check_format()
+        if not self._files.exists(STORE_FILE):
+            self._files.write_bytes(STORE_FILE, json.dumps({"store_format": STORE_FORMAT, "written_by": _written_by()},
+                                                           indent=1).encode("utf-8"))
+
     def _source_record(self, rel: str) -> SourceRecord:
-        """A manifest entry read back; CorruptStore when it is not one."""
+        """A manifest entry read back; CorruptStore when it is not one, NewerStore when a newer auditkit wrote it."""
         try:
-            return SourceRecord(**json.loads(self._files.read_bytes(rel).decode("utf-8")))
+            return SourceRecord.read(json.loads(self._files.read_bytes(rel).decode("utf-8")), self._files.path(rel))
         except (ValueError, TypeError) as exc:
             raise CorruptStore(f"store manifest entry {self._files.path(rel)} is unreadable ({exc})") from None
 
     def manifest(self) -> list[SourceRecord]:
         """Every committed source, oldest first."""
+        self.check_format()
         out = [self._source_record(rel) for rel in self._files.files("_manifest/*.json")]
         return sorted(out, key=lambda r: (r.ingested_at, r.path))
 
@@ -863,9 +972,11 @@ class Store:
     def commit_source(self, record: SourceRecord) -> None:
         """Write the manifest entry last: it is what makes a source's parts visible. It lists the
         files this store object wrote for the source (path, rows, bytes, SHA-256)."""
+        self._stamp()
         written = self._written.pop(record.sha256[:16], None)
         if written is not None or record.files is None:
             record.files = sorted(written or [], key=lambda f: f["path"])
+        record.store_format, record.written_by = STORE_FORMAT, _written_by()
         self._files.write_bytes(f"_manifest/{safe_component(record.sha256)}.json",
                                 json.dumps(record.__dict__, indent=1, sort_keys=True).encode("utf-8"))
         if self._quick_cache is not None and record.quick:  # known by its quick key from now on, unlisted

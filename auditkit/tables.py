@@ -63,7 +63,7 @@ def _words(game: str) -> Any | None:
     from . import games
 
     try:
-        return games.get(game).words_module()
+        return games.get(game).words
     except KeyError:
         return None
 
@@ -170,7 +170,7 @@ def show(frame: pd.DataFrame, rows: int | None = ROWS, *, empty: str = "Nothing 
         return Markdown(f"*{empty}*")
     shown = frame if rows is None else frame.head(rows)
     styler = readable(shown.reset_index(drop=True), currency).style.format(precision=2, thousands=",", escape="html")
-    styler = styler.hide(axis="index")
+    styler = styler.hide(axis="index").format_index(escape="html", axis=1)  # a title may hold a config's currency
     # a line of a cell (a hand, a wager, an event) never wraps; prose (messages) wraps in a column wide enough
     styler = styler.set_properties(**{"white-space": "pre", "text-align": "left", "vertical-align": "top"})
     # sentences only: a numeric column named like one (expected versus observed's ``expected``) stays narrow

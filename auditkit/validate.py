@@ -295,7 +295,7 @@ def _shoe_rule_on(table: pa.Table, config: Config, rule: Rule, checkable: np.nda
 def shoe_columns(rules: Iterable[Rule], game: str | None = None) -> list[str]:
     """The columns the shoe rules read, with the shoe key and the report's metadata (and, given the game,
     those telling which rounds lack the evidence the rules need)."""
-    cols = dict.fromkeys(SHOE_KEY + META + ["house_rules"])  # a round's own house rules (Context.house_param)
+    cols = dict.fromkeys(SHOE_KEY + META + ["house_rules"])  # a round's own house rules (Context.param)
     for r in rules:
         cols.update(dict.fromkeys(r.columns))
         if game is not None:

@@ -13,6 +13,7 @@ temporary file and a rename (atomic). XlsxWriter is imported only here.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Mapping
 from datetime import date, datetime
@@ -37,12 +38,25 @@ LOCAL_TIME = "started_at (local time)"
 ZONE = "utc_offset"
 
 
+def _close_zips(tb: Any) -> None:
+    """Close the zip file a failed ``Workbook.close`` left open (its finalizer would print the same error again)."""
+    import zipfile
+
+    while tb is not None:
+        for value in list(tb.tb_frame.f_locals.values()):
+            if isinstance(value, zipfile.ZipFile):
+                with contextlib.suppress(OSError):
+                    value.close()
+        tb = tb.tb_next
+
+
 def write_workbook(path: str | Path, findings: pd.DataFrame, *, scope: Mapping[str, Any] | None = None,
                    coverage: pd.DataFrame | None = None, quarantine: pd.DataFrame | None = None,
                    context: ReportContext | None = None) -> Path:
     """Write the workbook of ``findings`` (the report's columns) to ``path``, atomically; ``context``
     (:mod:`auditkit.reportcontext`) gives the period, filters, rounds, currency and provenance."""
     import xlsxwriter
+    import xlsxwriter.exceptions
 
     from .report import summarize
     from .reportcontext import currency_of
@@ -71,7 +85,11 @@ def write_workbook(path: str | Path, findings: pd.DataFrame, *, scope: Mapping[s
             _sheet(book, formats, "Coverage", coverage)
         if quarantine is not None:
             _sheet(book, formats, "Quarantine", quarantine)
-        book.close()
+        try:
+            book.close()
+        except xlsxwriter.exceptions.FileCreateError as exc:  # its wrapper of the system error (a full disk)
+            _close_zips(getattr(exc.__context__, "__traceback__", None))
+            raise exc.__context__ if isinstance(exc.__context__, OSError) else OSError(str(exc)) from exc
     return path
 
 

@@ -56,3 +56,53 @@ def test_a_game_from_outside_auditkit_is_ingested_validated_and_reported(tmp_pat
     with open(tmp_path / "even.csv", newline="") as fh:  # at 0:1 a win nets 0
         even = list(csv.DictReader(fh))
     assert sorted((r["round_id"], r["discrepancy"]) for r in even) == [("W-1", "10.00"), ("W-3", "-10.00")]
+
+
+def test_the_game_registry_imports_nothing_of_auditkit():
+    """``auditkit.games`` (the registry) sits below the schema and the game packages: it imports no module
+    of auditkit, not even inside a function (``Game.schema`` imported ``auditkit.schema`` while
+    ``schema_for`` imported the registry: a cycle); game packages are imported by name on first use."""
+    import ast
+
+    tree = ast.parse((Path(__file__).resolve().parents[1] / "auditkit" / "games" / "__init__.py").read_text("utf-8"))
+    imports = [ast.unparse(n) for n in ast.walk(tree)
+               if isinstance(n, ast.ImportFrom) and (n.level or (n.module or "").split(".")[0] == "auditkit")
+               or isinstance(n, ast.Import) and any(a.name.split(".")[0] == "auditkit" for a in n.names)]
+    assert imports == []
+
+
+def test_adding_a_game_lists_exactly_the_files_a_game_has():
+    """docs/adding-a-game.md's package layout: every file of a built-in game or of casino war is listed
+    and every listed file is some game's; those marked ``all`` (and ``required``) are in every built-in
+    game; those marked ``asked`` are the modules auditkit asks a game for (``Game``'s properties); casino
+    war, the least a game can be, has exactly the required ones."""
+    import re
+
+    from auditkit import games
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "adding-a-game.md").read_text("utf-8")
+    block = doc.split("## 1. The package", 1)[1].split("```", 2)[1]
+    listed = dict(re.findall(r"^  (\w+\.py) +((?:asked|required|all|own)(?:, (?:required|all))?) ", block, re.M))
+    package = Path(games.__file__).parent
+    files = {g: {p.name for p in (package / g).glob("*.py")} for g in games.BUILTIN}
+    war = {p.name for p in (FIXTURES / "auditkit_war").glob("*.py")}
+    assert set(listed) == set().union(*files.values(), war)
+    for name, have in files.items():
+        assert {f for f, m in listed.items() if "all" in m or "required" in m} <= have, name
+    assert {f.removesuffix(".py") for f, m in listed.items() if "asked" in m} == set(games.MODULES)
+    assert war == {f for f, m in listed.items() if "required" in m}
+    assert all(isinstance(getattr(games.Game, m), property) for m in games.MODULES)
+
+
+def test_a_game_s_modules_are_its_package_s_files_imported_on_first_use():
+    import pickle
+
+    from auditkit import games
+
+    g = games.get("pai_gow_poker")
+    assert g.rules.__name__ == "auditkit.games.pai_gow_poker.rules"
+    assert g.setting_kinds.__name__ == "auditkit.games.pai_gow_poker.setting_kinds" and g.evidence is None
+    assert games.get("baccarat").evidence.__name__ == "auditkit.games.baccarat.evidence"
+    assert callable(games.get("blackjack").simulate.simulate) and games.get("mini_baccarat").theory.EVENTS
+    assert games.get("three_card_poker").bulk.__name__.endswith(".bulk")
+    assert pickle.loads(pickle.dumps(g)).name == "pai_gow_poker"  # workers get game records

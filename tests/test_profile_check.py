@@ -63,3 +63,15 @@ def test_profile_check_previews_rounds_beside_their_rows_with_coverage_per_citat
     out = capsys.readouterr().out
     assert "could not be mapped, for 2 reason(s):" in out  # the bad times, and their rounds' other rows
     assert "  3 row(s): started_at: time" in out
+
+
+def test_profile_check_names_the_evidence_left_out_beside_what_is_not_recorded(tmp_path, capsys):
+    csv_path, profile, _ = export(example_records("pai_gow_poker"), tmp_path)
+    text = profile.read_text()
+    assert main(["profile", "check", str(csv_path), "--profile", str(profile)]) in (0, 1)
+    out = capsys.readouterr().out
+    assert "not recorded by this export" in out and "left out, read as a log" not in out
+    profile.write_text(text.replace("[source]", 'left_out = ["events"]\n[source]', 1))
+    assert main(["profile", "check", str(csv_path), "--profile", str(profile)]) in (0, 1)
+    out = capsys.readouterr().out
+    assert "left out, read as a log that leaves it out (rules check what remains): events" in out

@@ -372,8 +372,7 @@ class _Needs(dict):
         from auditkit import games
         from auditkit.rules.registry import RULES
 
-        for g in games.games():
-            g.load_rules()
+        _ = [g.rules for g in games.games()]  # importing each game's rules module registers its rules
         return tuple(RULES[rule_id].needs)
 
 

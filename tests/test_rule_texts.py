@@ -50,7 +50,7 @@ def _quoted(quote: str, law: str) -> bool:
 def test_each_rule_finds_the_same_on_the_columns_it_declares(game):
     """Each round rule alone, on a batch cut to its declared columns (and the report's metadata):
     the findings of the whole batch."""
-    table, _truth = games.get(game).simulator()(4000, seed=21, fault_rate=0.3)
+    table, _truth = games.get(game).simulate.simulate(4000, seed=21, fault_rate=0.3)
     assert read_columns(select_rules(game, "round"), []) is not None, "every round rule declares its columns"
     found = 0
     for rule in select_rules(game, "round"):

@@ -4,8 +4,10 @@ before the manifest entry leaves nothing visible."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -14,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from python_calamine import CalamineWorkbook
 from test_job import day_records, run_folders, write_job, write_log
 
 from auditkit.cli import main
@@ -146,6 +149,14 @@ def test_a_job_on_an_s3_store_writes_the_local_jobs_outputs(uri, tmp_path):
         record = json.loads((folder / "run.json").read_text())
         assert record["store"] == str(store if name == "s3" else tmp_path / "store")
         assert main(["-q", "run", str(job)]) == 0  # the job state in the store: nothing new
+    for name in ("s3", "local"):  # the pages name their own store and command in their provenance
+        page = outputs[name].pop("report.html").decode()
+        assert "<h2>Provenance</h2>" in page
+        outputs[name]["report.html"] = re.sub(r"<h2>Provenance</h2>.*?</footer>", "", page, flags=re.S).encode()
+        book = CalamineWorkbook.from_object(io.BytesIO(outputs[name].pop("findings.xlsx")))
+        outputs[name]["findings.xlsx"] = [[row for row in book.get_sheet_by_name(sheet).to_python()
+                                           if not str(row[0]).startswith("provenance:")]
+                                          for sheet in book.sheet_names]
     assert outputs["s3"] == outputs["local"] and "findings.csv" in outputs["s3"]
     assert "_jobs/nightly.json" in objects(Store(uri))
 

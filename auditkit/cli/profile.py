@@ -247,6 +247,8 @@ def run_check(args: argparse.Namespace) -> int:
         print(note)
     if prof.not_recorded:
         print(f"not recorded by this export (rules needing it report 'not checkable'): {', '.join(prof.not_recorded)}")
+    if prof.left_out:
+        print(f"left out, read as a log that leaves it out (rules check what remains): {', '.join(prof.left_out)}")
     if stored and table.column_names != [ROW]:
         mapped = map_rows(table, prof)  # the records of the rounds shown, as the mapping made them
         for line, rec in [(line, rec) for line, rec in mapped.rounds if line in stored][:args.rounds]:

@@ -34,6 +34,7 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """0 when every review was taken, 1 when some rows were not (each said on stderr)."""
+    from ..report import csv_text
     from ..reviews import add_reviews, latest, read_review_csv
     from ..store import Store
 
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         frame = latest(store)
         if args.status:
             frame = frame[frame["status"].isin(args.status)]
-        print(frame.to_csv(index=False), end="")
+        csv_text(frame, sys.stdout)
         return EXIT_CLEAN
     if args.action == "set":
         reviews, problems = [{"round_id": args.round_id, "rule_id": args.rule_id, "status": args.status,

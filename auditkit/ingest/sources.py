@@ -104,30 +104,21 @@ def input_problem(path: Path, root: Path, follow_symlinks: bool = False) -> str 
 
 
 def _walk(root: Path, follow_symlinks: bool, skipped: list[tuple[str, str]]) -> list[Path]:
-    """Log files under the folder ``root`` (hidden names skipped), sorted."""
+    """Log files under the folder ``root`` (hidden names skipped), sorted; a folder is walked once
+    (:func:`auditkit.ingest.walk.walk`: a link loop is reported, never followed round)."""
+    from .walk import walk
+
     found: list[Path] = []
-    seen: set[Path] = set()
-    for folder, dirs, files in os.walk(root, followlinks=follow_symlinks):
-        here = Path(folder)
-        real = here.resolve()
-        if real in seen:  # a link cycle
-            dirs[:] = []
+    for f, is_dir in walk(root, follow_symlinks, skipped):
+        if is_dir and not (f.is_symlink() and not follow_symlinks):
             continue
-        seen.add(real)
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        entries = [(here / d, True) for d in dirs] + [(here / f, False) for f in files if not f.startswith(".")]
-        for f, is_dir in entries:
-            if is_dir and not (f.is_symlink() and not follow_symlinks):
-                continue
-            if not is_dir and not (f.name.lower().endswith(SUFFIXES) and not is_companion(f)):
-                continue
-            why = input_problem(f, root, follow_symlinks)
-            if why:
-                skipped.append((str(f), why))
-            elif not is_dir:
-                found.append(f)
-        if not follow_symlinks:
-            dirs[:] = [d for d in dirs if not (here / d).is_symlink()]
+        if not is_dir and not (f.name.lower().endswith(SUFFIXES) and not is_companion(f)):
+            continue
+        why = input_problem(f, root, follow_symlinks)
+        if why:
+            skipped.append((str(f), why))
+        elif not is_dir:
+            found.append(f)
     return sorted(found)
 
 
@@ -385,7 +376,11 @@ class SourceWriter:
         self.store, self.seen, self.sha, self.name, self.rec = store, seen, sha, name, rec
         self.parts = _Parts(store, sha, name)
         self.index = store.index_stream(sha)
-        self.quarantine = store.quarantine_stream(sha)
+        try:
+            self.quarantine = store.quarantine_stream(sha)
+        except BaseException:  # a full disk: the index's temporary file goes too
+            self.index.abort()
+            raise
         self.renamed: list[tuple[str, str]] = []
         self.not_stored: list[np.ndarray] = []  # lines whose rows a worker wrote but are not to be stored
         self.new_ids: list[np.ndarray] = []  # id hashes of the rows stored, when the store's are streamed

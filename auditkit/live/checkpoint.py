@@ -11,9 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..store import StoreLocked, atomic_path
+from ..store import StoreLocked, atomic_path, named_error
 from .commit import Pending
-from .outputs import _named
 from .rounds import OpenShoes
 from .tail import Tracked
 
@@ -46,7 +45,7 @@ class Checkpoints:
                     try:
                         os.fsync(fd)
                     except OSError as exc:
-                        raise _named(exc, path) from exc
+                        raise named_error(exc, path) from exc
                 if self.store is not None and pending:
                     try:
                         self._commit(pending, self.lock_timeout if final else 0.0)
@@ -58,7 +57,7 @@ class Checkpoints:
                         return
                     except OSError as exc:
                         self._failed = pending  # committed with the next flush; no checkpoint past them
-                        raise _named(exc, Path(str(self.store.root))) from exc
+                        raise named_error(exc, Path(str(self.store.root))) from exc
                     except BaseException:
                         self._failed = pending
                         raise
@@ -114,7 +113,7 @@ class Checkpoints:
             with atomic_path(path) as tmp:
                 tmp.write_text(json.dumps(full), "utf-8")
         except OSError as exc:
-            raise _named(exc, path) from exc
+            raise named_error(exc, path) from exc
 
     def _state(self) -> dict[str, Any]:
         """What the checkpoint holds, as of now."""

@@ -1,5 +1,5 @@
 """The findings writers: JSON lines (the report's columns) on stdout and ``--out``, rows of a
-spreadsheet-safe CSV (:func:`auditkit.report.spreadsheet_safe`, shared with the report), exactly once
+spreadsheet-safe CSV (:func:`auditkit.report.csv_text`, the report's writer), exactly once
 across restarts (see docs/live.md)."""
 
 from __future__ import annotations
@@ -13,17 +13,11 @@ from typing import IO, Any
 import numpy as np
 import pandas as pd
 
-from ..report import spreadsheet_safe
+from ..report import csv_text
 from ..schema import FINDINGS
+from ..store import named_error
 
 COLUMNS = [f.name for f in FINDINGS]
-
-
-def _named(exc: OSError, path: Path) -> OSError:
-    """``exc`` naming the file it happened on (a full disk: which file could not be written)."""
-    if exc.filename is None and exc.errno is not None:
-        return type(exc)(exc.errno, exc.strerror or str(exc), str(path))
-    return exc  # names its file already, or says what it is (a locked store)
 
 
 def _write(fh: IO[bytes], data: bytes, path: Path | None) -> None:
@@ -32,7 +26,7 @@ def _write(fh: IO[bytes], data: bytes, path: Path | None) -> None:
         fh.write(data)
         fh.flush()
     except OSError as exc:
-        raise _named(exc, path or Path(str(fh.name))) from exc
+        raise named_error(exc, path or Path(str(fh.name))) from exc
 
 
 def _plain(v: Any) -> Any:
@@ -96,8 +90,7 @@ class Outputs:
             if self._out_fh is not None:
                 _write(self._out_fh, ("\n".join(lines) + "\n").encode("utf-8"), self.out)
         if self._csv_fh is not None and len(found):
-            text = spreadsheet_safe(found[COLUMNS]).to_csv(index=False, header=False, float_format="%.2f",
-                                                           lineterminator="\r\n")
+            text = csv_text(found[COLUMNS], header=False) or ""
             _write(self._csv_fh, text.encode("utf-8"), self.csv)
         self.stats["findings"] += len(new)
         if self.on_emit is not None:

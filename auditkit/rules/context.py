@@ -17,6 +17,8 @@ computed. The wager nets of every round (:class:`Nets`) are what the shared
 
 from __future__ import annotations
 
+import pickle
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -28,7 +30,7 @@ import pyarrow.compute as pc
 from ..columns import combine, flat_values, lengths, strings, struct_field, to_numpy
 from ..paytables import Config
 
-__all__ = ["Context", "Nets", "Rounds", "cached_property", "numbers", "house_values", "objects"]
+__all__ = ["Context", "Nets", "Rounds", "cached_property", "numbers", "objects"]
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,7 @@ def objects(items: list) -> np.ndarray:
     return out
 
 
-def house_values(table: pa.Table, key: str, base: np.ndarray) -> np.ndarray:
+def _house_values(table: pa.Table, key: str, base: np.ndarray) -> np.ndarray:
     """``base`` (a setting per round, as configured for its table) with the value of each round that
     records its own house rule ``key`` (the ``house_rules`` column) in its place."""
     if "house_rules" not in table.column_names:
@@ -127,14 +129,33 @@ class Context:
         context must not keep one, as it refers back to the context)."""
         return Rounds(self, np.flatnonzero(mask))
 
-    def param(self, key: str, dtype: Any = np.float64) -> np.ndarray:
-        """A numeric setting of the game's section per round (table overrides applied)."""
-        return self.config.param(self.section, key, self.table_ids, dtype)
+    def per_table(self, value_of: Callable[[dict[str, Any]], Any]) -> tuple[list, np.ndarray]:
+        """A setting read from each round's table: ``value_of(section)`` of the game's configuration
+        section with the table's overrides, asked once per distinct table of the batch. The distinct
+        values (by their pickle, which no two different values share; in the order their tables first appear; the section's own value for a batch
+        of no rounds) and each round's index into them: a batch whose tables all agree has one value.
 
-    def house_param(self, key: str, dtype: Any = np.float64) -> np.ndarray:
-        """:meth:`param`, except where a round records its own house rule ``key`` (an export's rules
-        per row, e.g. a 6:5 blackjack payout): that value for that round."""
-        return house_values(self.table, key, self.param(key, dtype))
+        The one way a rule reads a per-table setting: a number per round is :meth:`param`; a paytable
+        row, a house way or any other value is this (baccarat's ``paytables``, pai gow's ``house_ways``)."""
+        codes, tables = self.config.table_codes(self.table_ids)
+        values: list = []
+        first: dict[bytes, int] = {}
+        of_table = np.empty(len(tables), dtype=np.int64)
+        for i, t in enumerate(tables):
+            value = value_of(self.config.section(self.section, str(t)))
+            of_table[i] = first.setdefault(pickle.dumps(value), len(values))
+            if of_table[i] == len(values):
+                values.append(value)
+        if not values:
+            values.append(value_of(self.config.section(self.section)))
+        return values, of_table[codes]
+
+    def param(self, key: str, dtype: Any = np.float64) -> np.ndarray:
+        """A numeric setting per round (:meth:`per_table`; NaN where not configured, as a table limit),
+        except where a round records its own house rule ``key`` (an export's rules per row, e.g. a 6:5
+        blackjack payout): that value for that round."""
+        values, index = self.per_table(lambda section: section.get(key, np.nan))
+        return _house_values(self.table, key, np.array(values, dtype=dtype)[index])
 
     @cached_property
     def unit(self) -> float:

@@ -34,14 +34,13 @@ class Hits:
     (numbers, codes, cards), from which the engine writes the words the rule declares
     as templates (:mod:`auditkit.rules.template`); ``case`` picks the text of a
     template with cases. ``expected_amount`` and ``recorded_amount`` are the expected and recorded
-    nets of the wagers a money finding covers (NaN when no money is involved),
-    and ``discrepancy`` is recorded minus expected (0 when no money is involved).
+    nets of the wagers a money finding covers, one per hit (NaN when no money is involved): the one
+    way a rule gives money, when it makes its hits (:meth:`discrepancy` follows from them).
     Several hits on one round (one per seat, say) are merged by the engine into
     one finding per round and rule, messages joined and amounts summed.
     """
 
     rows: np.ndarray
-    discrepancy: np.ndarray | float = 0.0
     seat: np.ndarray | None = None
     expected_amount: np.ndarray | float = np.nan
     recorded_amount: np.ndarray | float = np.nan
@@ -58,14 +57,16 @@ class Hits:
         """Hits at ``rows`` of the batch. An array field or evidence is one value per round of the batch
         and is taken at those rows; evidence given as a function is asked for those rows only (cards,
         say), as may a field; any other value is one for every hit. When the hits are on ``items`` of
-        the rounds (hands, wagers, events; ``rows`` their rounds), arrays are per item and taken at them."""
+        the rounds (hands, wagers, events; ``rows`` their rounds), arrays are per item and taken at them.
+        The amounts (``expected_amount``, ``recorded_amount``) are one per hit, as the constructor takes them."""
         at = rows if items is None else items
 
         def take(v: Any) -> Any:
             return v(at) if callable(v) else v[at] if isinstance(v, np.ndarray) else v
 
         evidence = {k: take(v) for k, v in fields.pop("evidence", {}).items()}
-        return cls(rows=rows, evidence=evidence, **{k: take(v) for k, v in fields.items()})
+        amounts = {k: fields.pop(k) for k in ("expected_amount", "recorded_amount") if k in fields}
+        return cls(rows=rows, evidence=evidence, **amounts, **{k: take(v) for k, v in fields.items()})
 
     @classmethod
     def none(cls) -> Hits:
@@ -79,7 +80,7 @@ class Hits:
         if len(parts) < 2:
             return parts[0] if parts else cls.none()
         out: dict[str, Any] = {"rows": np.concatenate([p.rows for p in parts])}
-        for k in ("discrepancy", "seat", "expected_amount", "recorded_amount", "case"):
+        for k in ("seat", "expected_amount", "recorded_amount", "case"):
             out[k] = _spread(k, [(len(p), getattr(p, k)) for p in parts])
         names = dict.fromkeys(k for p in parts for k in p.evidence)  # a part without one: NaN (not shown)
         out["evidence"] = {k: _spread(k, [(len(p), p.evidence.get(k, np.nan)) for p in parts]) for k in names}
@@ -92,6 +93,15 @@ class Hits:
 
         return Hits(rows=self.rows[keep], evidence={k: cut(v) for k, v in self.evidence.items()},
                     **{k: cut(v) for k, v in vars(self).items() if k not in ("rows", "evidence")})
+
+    @property
+    def discrepancy(self) -> np.ndarray | float:
+        """Recorded minus expected, per hit; 0 where no money is involved (neither amount known)."""
+        expected, recorded = self.expected_amount, self.recorded_amount
+        none = np.isnan(expected) & np.isnan(recorded)
+        if np.ndim(none) == 0:
+            return 0.0 if none else float(np.subtract(recorded, expected))
+        return np.where(none, 0.0, np.subtract(recorded, expected))
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -204,7 +214,7 @@ def _ordered() -> list[Rule]:
 
     found = games.games()
     for g in found:
-        g.load_rules()
+        _ = g.rules  # importing it registers them
     return _sorted_rules(tuple(tuple(g.names) for g in found), tuple(RULES))
 
 

@@ -21,11 +21,11 @@ def void_round_nets(ctx: Context) -> Hits:
     """``void``: each wager of a void or dead round whose net is not 0 (to the rounding unit).
 
     One hit per wager (the engine merges them into one finding per round); the
-    discrepancy is the recorded net, as the expected net is 0.
+    expected net is 0, so the discrepancy is the recorded net.
     """
     nets = ctx.nets_of(ctx.void_or_dead)
     bad = money_differs(nets.net, np.zeros(len(nets.net)), ctx.unit)
     rows, seat, what, net = nets.round[bad], nets.seat[bad], nets.what[bad], nets.net[bad]
     status = np.array(ctx.table["status"].take(pa.array(rows, pa.int64())).to_pylist(), dtype=object)
     return Hits(rows=rows, evidence={"seat": seat, "bet": what, "net": net, "status": status},
-                discrepancy=net, seat=seat, expected_amount=np.zeros(len(rows)), recorded_amount=net)
+                seat=seat, expected_amount=np.zeros(len(rows)), recorded_amount=net)

@@ -38,7 +38,9 @@ def simulate(game: str, n_rounds: int, *, seed: int = 0, fault_rate: float = 0.0
         raise ValueError(f"unknown game {game!r}") from None
     if game != spec.name:  # a variant (mini baccarat) is simulated by its game's simulator
         kwargs["game"] = game
-    return spec.simulator()(n_rounds, seed=seed, fault_rate=fault_rate, **kwargs)
+    if spec.simulate is None:
+        raise ValueError(f"game {spec.name} has no simulator")
+    return spec.simulate.simulate(n_rounds, seed=seed, fault_rate=fault_rate, **kwargs)
 
 
 def simulate_to_jsonl(game: str, n_rounds: int, out: Path, truth: Path | None = None, *, seed: int = 0,

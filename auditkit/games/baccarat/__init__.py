@@ -6,8 +6,7 @@ from .schema import COLUMNS
 
 GAME = register(Game(
     name="baccarat", aliases=("mini_baccarat",), title="Baccarat", section="68 IAC 10-10-14",
-    columns=COLUMNS, parse=parse, to_record=to_record,
-    rules=f"{__name__}.rules", bulk=f"{__name__}.bulk", simulate=f"{__name__}.simulate:simulate", theory=f"{__name__}.theory",
-    notebook="10_baccarat", words=f"{__name__}.words", evidence=f"{__name__}.evidence",
+    package=__name__, columns=COLUMNS, parse=parse, to_record=to_record,
+    notebook="10_baccarat",
     house_rules={"decks": "int"},
 ))

@@ -8,6 +8,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...ingest import fields as F
+from .tableau import OUTCOMES
 
 __all__ = ["FIELDS", "read"]
 
@@ -17,7 +18,6 @@ FIELDS = [
     pa.field("announced", pa.struct([("player", pa.int64()), ("banker", pa.int64())])),
     pa.field("deal_order", pa.string()), pa.field("cut_card", pa.bool_()),
 ]
-OUTCOMES = ("player", "banker", "tie")
 
 
 def read(t: dict[str, pa.Array]) -> tuple[dict[str, pa.Array], np.ndarray]:

@@ -149,11 +149,9 @@ class Baccarat(Context):
     @cached_property
     def paytables(self) -> tuple[np.ndarray | None, dict[str, np.ndarray]]:
         """The paytable of each round (an index; None: one for all) and the entries of each paytable."""
-        if not any(self.section in body for body in self.config.data.get("tables", {}).values()):
-            return None, {k: np.array([float(self.config.get(self.section, k))]) for k in PAY_KEYS}
-        codes, tables = self.config.table_codes(self.table["table_id"])
-        return codes, {k: np.array([float(self.config.section(self.section, str(t))[k]) for t in tables])
-                       for k in PAY_KEYS}
+        tables, index = self.per_table(lambda section: [float(section[k]) for k in PAY_KEYS])
+        return (None if len(tables) == 1 else index), {k: np.array([t[i] for t in tables])
+                                                       for i, k in enumerate(PAY_KEYS)}
 
     @cached_property
     def settlement(self) -> tuple[np.ndarray, np.ndarray]:

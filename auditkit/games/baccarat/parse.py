@@ -6,6 +6,7 @@ from typing import Any
 
 from ...ingest.jsonl import drop_none, spec_cards
 from ...ingest.records import BadRecord, read_bool, read_cards, read_int, read_str, read_value
+from .tableau import OUTCOMES
 
 __all__ = ["parse", "to_record"]
 
@@ -19,7 +20,7 @@ def parse(obj: dict, row: dict[str, Any]) -> None:
     row["player_cards"] = read_cards(obj, "player_cards")
     row["banker_cards"] = read_cards(obj, "banker_cards")
     row["outcome"] = outcome = read_str(obj, "outcome")
-    if outcome not in ("player", "banker", "tie"):
+    if outcome not in OUTCOMES:
         raise BadRecord(f"field outcome {outcome!r} is not player, banker or tie")
     announced = read_value(obj, "announced", "", False)
     if announced is not None and not isinstance(announced, dict):

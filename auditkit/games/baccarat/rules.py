@@ -31,7 +31,7 @@ from ...cards import JOKER
 from ...columns import combine
 from ...money import money_round
 from ...paytables import Config
-from ...rules.context import house_values, numbers
+from ...rules.context import numbers
 from ...rules.integrity import SHOE_EXCESS, shoe_excess, shoe_groups
 from ...rules.registry import Hits, rule
 from ...rules.void import VOID_SUMMARY, VOID_WORDS, void_round_nets
@@ -383,7 +383,7 @@ def paytable(ctx: Baccarat) -> Hits:
         "seat": seat, "bet": take_str(ctx.wager_bet, wrong), "amount": ctx.wager_amount[wrong],
         "player_final": ctx.player_final[rows], "banker_final": ctx.banker_final[rows],
         "dealt": np.array(OUTCOMES, dtype=object)[ctx.dealt[rows]], "net": net, "expected": expected},
-        discrepancy=net - expected, seat=seat, expected_amount=expected, recorded_amount=net)
+        seat=seat, expected_amount=expected, recorded_amount=net)
 
 
 @rule("baccarat.void", games=GAMES, citation="void", severity="high", summary=VOID_SUMMARY, **VOID_WORDS, columns=WAGERS,
@@ -424,18 +424,8 @@ def integrity(ctx: Baccarat) -> Hits:
 def integrity_shoe(table: pa.Table, config: Config) -> Hits:
     """Catalog, ``integrity``: "more copies of a card in a shoe than the shoe holds (reported on the round
     where the excess copy appears)"."""
-    rows, evidence = shoe_excess(table, list(CARDS), _decks(config, table))
+    rows, evidence = shoe_excess(table, list(CARDS), Baccarat(table, config).param("decks"))
     return Hits(rows=rows, evidence=evidence)
-
-
-def _decks(config: Config, table: pa.Table) -> np.ndarray:
-    """The ``decks`` setting per round, looking tables up only when some table has its own (a round's
-    own house rule first)."""
-    if not any("baccarat" in body for body in config.data.get("tables", {}).values()):
-        base = np.full(table.num_rows, float(config.get("baccarat", "decks")))
-    else:
-        base = config.param("baccarat", "decks", table["table_id"])
-    return house_values(table, "decks", base)
 
 
 # ---- (e) cut card -----------------------------------------------------------------------

@@ -37,7 +37,8 @@ import pyarrow.compute as pc
 from ...cards import JOKER
 from ...money import money_round
 from ...schema import WAGER, schema_for, table_of
-from .tableau import BACCARAT_POINTS, outcome_of
+from .paytable import BETS
+from .tableau import BACCARAT_POINTS, OUTCOMES, outcome_of
 
 __all__ = ["simulate", "CITATIONS"]
 
@@ -369,7 +370,7 @@ def simulate(n_rounds: int, *, seed: int = 0, fault_rate: float = 0.0, tables: i
         return pa.ListArray.from_arrays(pa.array(offsets), pa.array(m[m >= 0].astype(np.int8)))
 
     wstruct = pa.StructArray.from_arrays(
-        [pa.array(wseat), strings(wkind, pa.array(["player", "banker", "tie"])), pa.array(wamount), pa.array(wnet)],
+        [pa.array(wseat), strings(wkind, pa.array(BETS)), pa.array(wamount), pa.array(wnet)],
         fields=list(WAGER))
     wagers = pa.ListArray.from_arrays(pa.array(woff.astype(np.int32)), wstruct, type=pa.list_(WAGER))
     order_codes = np.where(has_order, deal_codes, -1)
@@ -393,7 +394,7 @@ def simulate(n_rounds: int, *, seed: int = 0, fault_rate: float = 0.0, tables: i
         "source_line": pa.array(np.arange(1, n + 1, dtype=np.int64)),
         "player_cards": card_lists(P),
         "banker_cards": card_lists(B),
-        "outcome": strings(recorded, pa.array(["player", "banker", "tie"])),
+        "outcome": strings(recorded, pa.array(OUTCOMES)),
         "announced_player": pa.array(ann_p.astype(np.int16), mask=ann_mask),
         "announced_banker": pa.array(ann_b.astype(np.int16), mask=ann_mask),
         "deal_order": deal_order,

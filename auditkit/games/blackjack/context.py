@@ -63,32 +63,32 @@ class Blackjack(Context):
     # ---- the paytable and house rules, per round ([blackjack] settings, table overrides applied) ----
     @cached_property
     def win_rate(self) -> np.ndarray:
-        return self.house_param("win")
+        return self.param("win")
 
     @cached_property
     def blackjack_rate(self) -> np.ndarray:
-        return self.house_param("blackjack")
+        return self.param("blackjack")
 
     @cached_property
     def insurance_rate(self) -> np.ndarray:
-        return self.house_param("insurance")
+        return self.param("insurance")
 
     @cached_property
     def even_money_rate(self) -> np.ndarray:
-        return self.house_param("even_money")
+        return self.param("even_money")
 
     @cached_property
     def surrender_rate(self) -> np.ndarray:
         """The fraction of the wager a surrender loses."""
-        return self.house_param("surrender")
+        return self.param("surrender")
 
     @cached_property
     def hits_soft_17(self) -> np.ndarray:
-        return self.house_param("dealer_hits_soft_17") > 0
+        return self.param("dealer_hits_soft_17") > 0
 
     @cached_property
     def check_dealer_play(self) -> np.ndarray:
-        return self.house_param("check_dealer_play") > 0
+        return self.param("check_dealer_play") > 0
 
     @cached_property
     def table_min(self) -> np.ndarray:

@@ -26,7 +26,7 @@ from ...cards import IS_ACE, JOKER
 from ...columns import flat_values, padded, parents, struct_field, to_numpy
 from ...money import money_differs, money_round
 from ...paytables import Config
-from ...rules.context import house_values, objects
+from ...rules.context import objects
 from ...rules.integrity import SHOE_EXCESS, shoe_excess, shoe_groups
 from ...rules.registry import Hits, rule
 from ...rules.void import VOID_SUMMARY, VOID_WORDS, void_round_nets
@@ -61,11 +61,9 @@ def _hand_words(says: str | dict[str, str]) -> dict[str, Any]:
 def _money_hits(rows: np.ndarray, items: np.ndarray, expected: np.ndarray, recorded: np.ndarray, seat: np.ndarray,
                 **fields: Any) -> Hits:
     """Hits on the ``items`` (hands or wagers, of rounds ``rows``) whose recorded net is not the expected
-    one; ``expected``, ``recorded`` and ``seat`` are already cut to them, other evidence is per item."""
-    hits = Hits.at(rows, items=items, **fields)
+    one; ``expected`` and ``recorded`` are one per hit, ``seat`` (of every item) and the other evidence per item."""
+    hits = Hits.at(rows, items=items, seat=seat, expected_amount=expected, recorded_amount=recorded, **fields)
     hits.evidence.update(net=recorded, expected=expected)
-    hits.seat, hits.discrepancy = seat, recorded - expected
-    hits.expected_amount, hits.recorded_amount = expected, recorded
     return hits
 
 
@@ -73,7 +71,7 @@ def _hand_hits(ctx: Blackjack, hands: np.ndarray, case: Any = None) -> Hits:
     """Hits on the hands of mask ``hands`` (expected: their result's net); ``case`` picks the words."""
     idx = np.flatnonzero(hands)
     expected = _expected(ctx, ctx.expected_net[idx])
-    return _money_hits(ctx.hand_round[idx], idx, expected, ctx.net[idx], ctx.hand_seat[idx], case=case,
+    return _money_hits(ctx.hand_round[idx], idx, expected, ctx.net[idx], ctx.hand_seat, case=case,
                        evidence=ctx.hand_evidence())
 
 
@@ -271,7 +269,7 @@ def _hand_amounts(ctx: Blackjack) -> Hits:
 
     idx = np.flatnonzero(ctx.compared & ctx.right_direction & money_differs(ctx.net, ctx.expected_net, ctx.unit))
     return _money_hits(ctx.hand_round[idx], idx, _expected(ctx, ctx.expected_net[idx]), ctx.net[idx],
-                       ctx.hand_seat[idx], case=case,
+                       ctx.hand_seat, case=case,
                        evidence={**ctx.hand_evidence(), "wager": ctx.wager, "rate": ctx.payout_rate})
 
 
@@ -281,7 +279,7 @@ def _surrenders(ctx: Blackjack) -> Hits:
     exact = -ctx.surrender_rate[r] * ctx.wager
     idx = np.flatnonzero(ctx.settled[r] & ctx.surrendered & ~ctx.took_even_money
                          & money_differs(ctx.net, exact, ctx.unit))
-    return _money_hits(r[idx], idx, _expected(ctx, exact[idx]), ctx.net[idx], ctx.hand_seat[idx], case="surrender",
+    return _money_hits(r[idx], idx, _expected(ctx, exact[idx]), ctx.net[idx], ctx.hand_seat, case="surrender",
                        evidence={"seat": ctx.hand_seat, "hand": ctx.hand_no, "wager": ctx.wager,
                                  "rate": lambda h: ctx.surrender_rate[r[h]]})
 
@@ -292,7 +290,7 @@ def _insurance(ctx: Blackjack) -> Hits:
     bj = ctx.dealer_blackjack[r]
     exact = np.where(bj, ctx.insurance_rate[r] * ctx.wager_amount, -ctx.wager_amount)
     idx = np.flatnonzero(ctx.is_insurance & ctx.settled[r] & money_differs(ctx.wager_net, exact, ctx.unit))
-    return _money_hits(r[idx], idx, _expected(ctx, exact[idx]), ctx.wager_net[idx], ctx.wager_seat[idx],
+    return _money_hits(r[idx], idx, _expected(ctx, exact[idx]), ctx.wager_net[idx], ctx.wager_seat,
                        case=lambda w: np.where(bj[w], "insurance_pays", "insurance_lost").astype(object),
                        evidence={"seat": ctx.wager_seat, "amount": ctx.wager_amount,
                                  "rate": lambda w: ctx.insurance_rate[r[w]]})
@@ -315,7 +313,7 @@ def _even_money(ctx: Blackjack) -> Hits:
     exact = ctx.even_money_rate[r] * ctx.wager_amount[em]
     bad = money_differs(recorded, exact, ctx.unit)
     em, r = em[bad], r[bad]
-    return _money_hits(r, em, _expected(ctx, exact[bad]), recorded[bad], ctx.wager_seat[em], case="even_money",
+    return _money_hits(r, em, _expected(ctx, exact[bad]), recorded[bad], ctx.wager_seat, case="even_money",
                        evidence={"seat": ctx.wager_seat, "amount": ctx.wager_amount,
                                  "rate": lambda w: ctx.even_money_rate[ctx.wager_round[w]]})
 
@@ -357,7 +355,7 @@ def integrity_shoe(table: pa.Table, config: Config) -> Hits:
     if not len(rows):
         return NONE
     sub = table if len(rows) == table.num_rows else table.take(pa.array(rows))
-    decks = house_values(sub, "decks", config.param(GAME, "decks", sub["table_id"]))
+    decks = Blackjack(sub, config).param("decks")
     group = shoe_groups(sub)
     dealer_flat, _, dealer_n = card_lists(sub["dealer_cards"])
     hand_flat, _, hand_n = card_lists(struct_field(flat_values(sub["hands"]), "cards"))

@@ -329,20 +329,15 @@ class PaiGowPoker(Context):
     @cached_property
     def house_ways(self) -> list[tuple[Any, np.ndarray]]:
         """Each distinct house way of the batch's tables, with the mask of the rounds that use it."""
-        import pandas as pd
 
         from .house_way import load_house_way
 
-        codes, tables = self.config.table_codes(self.table_ids)
-        specs = [self._house_way_spec(str(t)) for t in tables]  # one lookup per distinct table
-        keys, distinct = pd.factorize(pd.Series([repr(s) for s in specs], dtype=object), sort=False)
-        row_key = keys[codes]
-        return [(load_house_way(specs[int(np.flatnonzero(keys == k)[0])]), row_key == k)
-                for k in range(len(distinct))]
+        specs, index = self.per_table(self._house_way_spec)
+        return [(load_house_way(spec), index == k) for k, spec in enumerate(specs)]
 
-    def _house_way_spec(self, table_id: str) -> Any:
-        """The configured house way of a table: a built-in name, or a table of ``house_ways``."""
-        section = self.config.section(GAME, table_id)
+    @staticmethod
+    def _house_way_spec(section: dict[str, Any]) -> Any:
+        """The house way a table's section configures: a built-in name, or a table of ``house_ways``."""
         spec = section.get("house_way", "default")
         named = section.get("house_ways", {})
         return named[spec] if isinstance(spec, str) and spec in named else spec
@@ -399,7 +394,7 @@ class PaiGowPoker(Context):
     def hand_param(self, key: str) -> np.ndarray | float:
         """A numeric setting per hand (its table's, or its round's own house rule): one number when every
         round of the batch has the same."""
-        per_round = self.house_param(key)
+        per_round = self.param(key)
         uniform = len(per_round) and (per_round == per_round[0]).all()
         return float(per_round[0]) if uniform else per_round[self.hand_round]
 

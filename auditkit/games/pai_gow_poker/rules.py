@@ -306,7 +306,7 @@ def paytable(ctx: PaiGowPoker) -> Hits:
         "seat": seat, "result": np.array(OUTCOMES, dtype=object)[ctx.hands_won[b]],
         "fouled": np.where(ctx.hand_fouled[b], " (fouled)", "").astype(object), "wager": ctx.hand_wager[b],
         "expected": expected, "net": recorded},
-        discrepancy=recorded - expected, seat=seat, expected_amount=expected, recorded_amount=recorded)
+        seat=seat, expected_amount=expected, recorded_amount=recorded)
 
 
 # ---- integrity -------------------------------------------------------------------------------------

@@ -6,7 +6,6 @@ from .schema import COLUMNS
 
 GAME = register(Game(
     name="three_card_poker", title="Three card poker", section="68 IAC 10-11-6",
-    columns=COLUMNS, parse=parse, to_record=to_record,
-    rules=f"{__name__}.rules", bulk=f"{__name__}.bulk", simulate=f"{__name__}.simulate:simulate", theory=f"{__name__}.theory", words=f"{__name__}.words",
+    package=__name__, columns=COLUMNS, parse=parse, to_record=to_record,
     notebook="12_three_card_poker",
 ))

@@ -69,12 +69,6 @@ DEALER = "dealer {dealer_cards:cards} ({qualification})"
 """The dealer's hand, from :meth:`ThreeCardPoker.dealer_evidence`."""
 
 
-def _money(hits: Hits, expected: np.ndarray, recorded: np.ndarray) -> Hits:
-    """``hits`` with the expected and recorded nets of the wagers they cover (already cut to them)."""
-    hits.discrepancy, hits.expected_amount, hits.recorded_amount = recorded - expected, expected, recorded
-    return hits
-
-
 @preparer(GAME)
 class ThreeCardPoker(Context):
     """Facts of one batch of three card poker rounds.
@@ -225,28 +219,16 @@ class ThreeCardPoker(Context):
         return self.played & self.in_completed_round & self.readable & self.dealer_readable[self.hand_round]
 
     # ---- the posted paytable (per hand) ------------------------------------------------------------------
-    @cached_property
-    def _tables(self) -> tuple[np.ndarray, list]:
-        """Each round's table number and the distinct table ids of the batch."""
-        return self.config.table_codes(self.table["table_id"])
-
-    def posted(self, odds_of: Callable[[dict[str, Any]], Any]) -> tuple[np.ndarray, np.ndarray]:
-        """A paytable value per table of the batch (``(k,)`` or ``(k, m)``) and each hand's table number,
-        read once per distinct table; a batch whose tables all post the same gets one table (and no numbers)."""
-        codes, tables = self._tables
-        values = np.array([odds_of(self.config.section(GAME, str(t))) for t in tables] or [odds_of(
-            self.config.section(GAME))], dtype=np.float64)
-        if (values == values[0]).all():
-            return values[:1], np.zeros(0, dtype=np.int64)
-        return values, codes[self.hand_round]
-
     def _odds(self, odds_of: Callable[[dict[str, Any]], float]) -> np.ndarray | float:
-        values, table = self.posted(odds_of)
-        return float(values[0]) if not len(table) else values[table]
+        """A posted odds per hand (:meth:`per_table`): one number when every table of the batch posts the same."""
+        values, index = self.per_table(odds_of)
+        return float(values[0]) if len(values) == 1 else np.array(values, dtype=np.float64)[index[self.hand_round]]
 
     def _odds_by_category(self, odds_of: Callable[[dict[str, Any]], np.ndarray]) -> np.ndarray:
-        values, table = self.posted(odds_of)
-        return values[0][self.category] if not len(table) else values[table, self.category]
+        """The posted odds of each hand's category (``odds_of`` gives one per category)."""
+        values, index = self.per_table(odds_of)
+        odds = np.array(values, dtype=np.float64)
+        return odds[0][self.category] if len(values) == 1 else odds[index[self.hand_round], self.category]
 
     @cached_property
     def ante_odds(self) -> np.ndarray | float:
@@ -423,30 +405,31 @@ class ThreeCardPoker(Context):
                             for k, (x, y) in enumerate(zip(ante_nets, play_nets, strict=True))])
 
         hits = Hits.at(self.hand_round[idx], items=idx, case="settlement", seat=self.hand_seat,
-                       evidence={**self.hand_evidence(), **self.dealer_evidence(), "ante": self.ante, "play": self.play})
+                       expected_amount=expected, recorded_amount=recorded, evidence={**self.hand_evidence(), **self.dealer_evidence(), "ante": self.ante, "play": self.play})
         hits.evidence.update(recorded_bets=bets(net_ante, net_play), expected_bets=bets(exp_ante, exp_play),
                              net_ante=np.where(a, net_ante, np.nan), expected_ante=np.where(a, exp_ante, np.nan),
                              net_play=np.where(p, net_play, np.nan), expected_play=np.where(p, exp_play, np.nan))
-        return _money(hits, expected, recorded)
+        return hits
 
     def ante_bonus_hits(self, mask: np.ndarray) -> Hits:
         """One hit per hand whose ante bonus is flagged."""
         idx = np.flatnonzero(mask)
         expected, recorded = self.rounded(self.expected_ante_bonus[idx]), self.ante_bonus[idx]
-        hits = Hits.at(self.hand_round[idx], items=idx, case="ante_bonus", seat=self.hand_seat, evidence={
+        hits = Hits.at(self.hand_round[idx], items=idx, case="ante_bonus", seat=self.hand_seat,
+                       expected_amount=expected, recorded_amount=recorded, evidence={
             **self.hand_evidence(), "ante": self.ante,
             "played": lambda h: np.where(self.played[h], "played", "folded").astype(object)})
         hits.evidence.update(bonus=recorded, expected_bonus=expected)
-        return _money(hits, expected, recorded)
+        return hits
 
     def pair_plus_hits(self, mask: np.ndarray) -> Hits:
         """One hit per hand whose pair plus net is off its paytable."""
         idx = np.flatnonzero(mask)
         expected, recorded = self.rounded(self.expected_net_pair_plus[idx]), self.net_pair_plus[idx]
         hits = Hits.at(self.hand_round[idx], items=idx, case="pair_plus", seat=self.hand_seat,
-                       evidence={**self.hand_evidence(), "pair_plus": self.pair_plus})
+                       expected_amount=expected, recorded_amount=recorded, evidence={**self.hand_evidence(), "pair_plus": self.pair_plus})
         hits.evidence.update(net=recorded, expected=expected)
-        return _money(hits, expected, recorded)
+        return hits
 
     # ---- integrity ---------------------------------------------------------------------------------------
     @cached_property

@@ -77,11 +77,10 @@ def a1_fold(ctx: ThreeCardPoker) -> Hits:
     idx = np.flatnonzero(ctx.folded & ((done & ~forfeits) | (ctx.play != 0)))
     expected = np.where(done[idx], -ctx.ante[idx], np.nan)
     recorded = np.where(done[idx], ctx.net_ante[idx] + ctx.net_play[idx], np.nan)
-    hits = Hits.at(ctx.hand_round[idx], items=idx, seat=ctx.hand_seat, evidence={
+    return Hits.at(ctx.hand_round[idx], items=idx, seat=ctx.hand_seat, expected_amount=expected,
+                   recorded_amount=recorded, evidence={
         **ctx.hand_evidence(), "ante": ctx.ante, "net_ante": ctx.net_ante, "play": ctx.play, "net_play": ctx.net_play,
         "expected_ante": lambda h: -ctx.ante[h]})
-    hits.discrepancy, hits.expected_amount, hits.recorded_amount = np.nan_to_num(recorded - expected), expected, recorded
-    return hits
 
 
 @rule("tcp.a2", games=(GAME,), citation=f"{SECTION}(a)(2)", severity="high",
@@ -130,9 +129,9 @@ def b_dealer_qualifies(ctx: ThreeCardPoker) -> Hits:
                         for a, b in zip(lo, hi, strict=True)])
 
     hits = Hits.at(rows, case=lambda r: np.where(ctx.dealer_qualifies[r], "qualifies", "not").astype(object),
-                   evidence={**ctx.dealer_evidence(hands=False), "seats": seats})
+                   evidence={**ctx.dealer_evidence(hands=False), "seats": seats}, expected_amount=expected,
+                   recorded_amount=recorded)
     hits.evidence.update(net=recorded, expected=expected)
-    hits.discrepancy, hits.expected_amount, hits.recorded_amount = recorded - expected, expected, recorded
     return hits
 
 

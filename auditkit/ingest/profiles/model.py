@@ -55,14 +55,26 @@ def load_profile(path: str | Path) -> Profile:
     """Read and validate the profile at ``path``."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        data = p.read_bytes()
     except OSError as exc:
         raise ConfigError(f"{p}: cannot read the profile: {exc.strerror or exc}") from exc
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{p}: {not_utf8(data, exc)}; save the profile as UTF-8") from None
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{p}: not valid TOML: {exc}") from exc
     return parse_profile(raw, str(p))
+
+
+def not_utf8(data: bytes, exc: UnicodeDecodeError) -> str:
+    """Where a file stops being UTF-8: ``not UTF-8 text: byte 0xe9 at line 3, column 12``."""
+    start = exc.start
+    head = data.rfind(b"\n", 0, start) + 1
+    line, column = data.count(b"\n", 0, start) + 1, len(data[head:start].decode("utf-8", "replace")) + 1
+    return f"not UTF-8 text: byte 0x{data[start]:02x} at line {line}, column {column}"
 
 
 def _open_questions(value: Any, where: str, key: str = "") -> None:

@@ -15,7 +15,6 @@ import pyarrow as pa
 __all__ = ["round_words", "side_by_side", "source_cells", "coverage_lines", "unmapped_lines", "card_words"]
 
 SUIT = {"c": "♣", "d": "♦", "h": "♥", "s": "♠"}
-_BACCARAT_POINTS = {"A": 1, "T": 0, "J": 0, "Q": 0, "K": 0}
 _SHOWN = ("game", "table_id", "started_at", "dealer_id", "shoe_id", "round_seq", "round_id", "status")
 
 
@@ -58,8 +57,19 @@ def _bets(item: dict[str, Any]) -> tuple[list[str], float]:
     return words, total
 
 
-def _baccarat_total(cards: Sequence[str]) -> int:
-    return sum(_BACCARAT_POINTS.get(c[0], int(c[0]) if c[0].isdigit() else 0) for c in cards) % 10
+def _hand_total(game: str, cards: Sequence[str]) -> str:
+    """`` (7)`` where the game announces a hand's total (its words' ``hand_total``), else nothing."""
+    from ... import games
+
+    try:
+        words = games.get(game).words
+    except (KeyError, ValueError):
+        return ""
+    total = getattr(words, "hand_total", None)
+    try:
+        return f" ({total(cards)})" if total and cards else ""
+    except (KeyError, ValueError, IndexError):
+        return ""
 
 
 def round_words(rec: dict[str, Any], not_recorded: Sequence[str] = ()) -> list[str]:
@@ -74,7 +84,7 @@ def round_words(rec: dict[str, Any], not_recorded: Sequence[str] = ()) -> list[s
     for key, value in rec.items():
         if key.endswith("cards") and isinstance(value, list):
             label = key[:-len("_cards")] if key != "cards" else "cards"
-            total = f" ({_baccarat_total(value)})" if game == "baccarat" and value else ""
+            total = _hand_total(game, value)
             lines.append(f"{label}: {card_words(value, suits)}{total}")
         elif key == "dealer" and isinstance(value, dict):
             parts = [f"{k} {card_words(v, suits)}" for k, v in value.items() if isinstance(v, list)]

@@ -510,12 +510,13 @@ _PASSWORD = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^:@/]*)(?::(
 
 
 _USERINFO = re.compile(r"(?P<head>\b[a-z][a-z0-9+.-]*://[^:@/\s]*):[^/\s]*@", re.I)
-_KEYWORD = re.compile(r"(?i)\b(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&;]*)")
+_KEYWORD = re.compile(r"(?i)\b((?:password|secret_key|session_token)\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&;]*)")
 
 
 def redact(text: str) -> str:
     """``text`` with every password in it hidden: a URL's (``scheme://user:***@host``, up to the last
-    ``@`` of a malformed one) and a ``password=`` keyword's. For every message that may hold a URL."""
+    ``@`` of a malformed one) and a ``password=`` keyword's (an S3 URI's ``secret_key=`` and
+    ``session_token=`` too). For every message or page that may hold a URL."""
     return _KEYWORD.sub(r"\1***", _USERINFO.sub(r"\g<head>:***@", text))
 
 
