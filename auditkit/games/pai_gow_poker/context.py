@@ -329,7 +329,6 @@ class PaiGowPoker(Context):
     @cached_property
     def house_ways(self) -> list[tuple[Any, np.ndarray]]:
         """Each distinct house way of the batch's tables, with the mask of the rounds that use it."""
-
         from .house_way import load_house_way
 
         specs, index = self.per_table(self._house_way_spec)
