@@ -220,9 +220,9 @@ def load_job(path: str | Path) -> Job:
         raise JobError(f"{path}: unknown game(s) {', '.join(bad)} (known: {', '.join(GAMES)})")
     citations = _strings(raw, "citations", path)
     if citations:
-        from .rules.registry import catalog
+        from .rules.registry import catalog_rows
 
-        known = set(catalog()["citation"])
+        known = {r["citation"] for r in catalog_rows()}
         bad = [c for c in citations if c not in known]
         if bad:
             raise JobError(f"{path}: unknown citation(s) {', '.join(map(repr, bad))}; "

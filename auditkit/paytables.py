@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -316,6 +315,8 @@ class Config:
             codes = enc.indices.to_numpy(zero_copy_only=False)
             uniques = enc.dictionary.to_pylist()
         else:
+            import pandas as pd  # only for a column that is not Arrow's
+
             codes, u = pd.factorize(pd.Series(np.asarray(table_ids, dtype=object)), sort=False)
             uniques = list(u)
         self._codes = (table_ids, codes, uniques)

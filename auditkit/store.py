@@ -163,15 +163,17 @@ import json  # noqa: E402
 import uuid  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 from datetime import UTC, datetime  # noqa: E402
-from typing import Any, BinaryIO  # noqa: E402
+from typing import TYPE_CHECKING, Any, BinaryIO  # noqa: E402
 
-import pandas as pd  # noqa: E402
 import pyarrow as pa  # noqa: E402
 import pyarrow.dataset as ds  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
 from . import games as registered  # noqa: E402
 from .schema import FINDINGS, QUARANTINE, schema_for  # noqa: E402
+
+if TYPE_CHECKING:  # pandas only at the edge (to_pandas): ingest and its workers start without it
+    import pandas as pd
 
 __all__ += ["Store", "SourceRecord", "INDEX", "is_uri", "ParquetStream", "ROW_GROUP", "NewerStore", "STORE_FORMAT",
             "STORE_FILE"]
@@ -1269,8 +1271,13 @@ class Store:
         """The quarantined lines of the committed sources, in the order written: of every one, or of those
         whose SHA-256 is in ``sources`` (a run's own: its files alone are read, whatever the store's
         size); only ``columns``, and the first ``limit`` lines, when given."""
+        return self.quarantine_table(sources, columns, limit).to_pandas()
+
+    def quarantine_table(self, sources: Iterable[str] | None = None, columns: list[str] | None = None,
+                         limit: int | None = None) -> pa.Table:
+        """:meth:`quarantine` as an Arrow table."""
         data = self._quarantine_data(sources)
-        return (data.to_table(columns=columns) if limit is None else data.head(limit, columns=columns)).to_pandas()
+        return data.to_table(columns=columns) if limit is None else data.head(limit, columns=columns)
 
     def _quarantine_data(self, sources: Iterable[str] | None) -> ds.Dataset:
         """The quarantine files of the committed sources (of ``sources`` only, when given), as one dataset."""
@@ -1292,8 +1299,8 @@ class Store:
 
     def quarantine_reasons(self, sources: Iterable[str]) -> Iterator[str]:
         """The reason of each line quarantined from these sources (SHA-256s), read a batch at a time."""
-        for frame in self.quarantine_frames(sources, ["reason"]):
-            yield from frame["reason"]
+        for batch in self._quarantine_data(sources).to_batches(columns=["reason"], batch_size=ROW_GROUP):
+            yield from batch.column(0).to_pylist()
 
     # ---- findings -----------------------------------------------------------------------
     def write_findings(self, game: str, date: str, findings: pd.DataFrame) -> Path | str:

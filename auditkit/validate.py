@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -29,6 +28,8 @@ from .rules.registry import PREPARERS, Hits, Rule, rules_for
 from .schema import FINDINGS, schema_for
 
 if TYPE_CHECKING:
+    import pandas as pd  # imported where a frame is made: the workers start without it
+
     from .store import Store
 
 __all__ = ["collect", "default_workers", "AUTO_MIN_ROUNDS", "Partition", "plan", "validate_partition", "validate_partitions", "validate_into_store", "with_next_days", "validate_store", "validate_records",
@@ -106,6 +107,8 @@ def _hit_columns(hits: Hits, rule: Rule) -> dict[str, np.ndarray]:
         "evidence": evidence,
     }
     if len(np.unique(rows)) < n:  # rare: several seats of one round, say
+        import pandas as pd
+
         merged = _merge_per_round(pd.DataFrame(cols))
         cols = {k: merged[k].to_numpy() for k in cols}
     return cols
@@ -118,6 +121,8 @@ def _seat_text(seat: np.ndarray | None, n: int) -> np.ndarray:
     seat = np.asarray(seat)
     if seat.dtype.kind in "iu":
         return seat.astype(str).astype(object)
+    import pandas as pd
+
     return pd.Series(seat).astype("Int64").astype(str).replace("<NA>", "").to_numpy(dtype=object)
 
 
@@ -182,6 +187,8 @@ def _finish(frames: list[pd.DataFrame]) -> pd.DataFrame:
     frames = [f for f in frames if len(f)]
     if not frames:
         return empty_findings()
+    import pandas as pd
+
     return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
 

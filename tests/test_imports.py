@@ -102,3 +102,108 @@ def test_the_cycle_finder_finds_a_cycle(tmp_path):
                                       "    from .. import c\n")
     (pkg / "c.py").write_text("def f():\n    from .a import A\n")
     assert cycles(module_imports(tmp_path, "pkg")) == [["pkg.a", "pkg.sub.b"]]
+
+
+# ---- a start-up that costs nothing (issue 44): by the modules imported, never by a timer ----------
+HEAVY = {"pandas", "altair", "scipy", "dask", "distributed"}
+"""What no command imports to start, nor ``ingest``, ``rules`` and the workers of a pool to work."""
+
+SCRIPT = '''\
+import sys
+
+BLOCKED = {blocked!r}
+
+
+class NotInstalled:
+    """Imports of BLOCKED fail as if they were not installed (pyarrow then converts without pandas)."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ImportError(f"{{name}} is not installed here")
+
+
+if __name__ == "__mp_main__" or {here!r}:  # a worker of a process pool (spawned: it imports this file), or here
+    sys.meta_path.insert(0, NotInstalled())
+
+if __name__ == "__main__":
+    import contextlib
+    import io
+
+    from auditkit.cli.main import main
+
+    out = io.StringIO()
+    with contextlib.suppress(SystemExit), contextlib.redirect_stdout(out):
+        status = main({argv!r})
+    print(repr(status), sorted({{m.split(".")[0] for m in sys.modules}} & BLOCKED), out.getvalue().count("\\n"))
+'''
+
+
+def _run(tmp_path, argv: list[str], *, here: bool, workers: bool) -> tuple[str, list[str], int, str]:
+    """Run ``auditkit ARGV`` in a fresh process where HEAVY cannot be imported (``here``: in that process;
+    ``workers``: in its pool's workers); returns its status, the HEAVY modules it holds, the lines it printed
+    and its stderr."""
+    import ast
+
+    script = tmp_path / "run_blocked.py"
+    script.write_text(SCRIPT.format(blocked=HEAVY if workers or here else set(), here=here, argv=argv))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    last = done.stdout.strip().rsplit("\n", 1)[-1]
+    status, rest = last.split(" ", 1)
+    held, lines = rest.rsplit(" ", 1)
+    return status, ast.literal_eval(held), int(lines), done.stderr
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["ingest", "--help"], ["watch", "--help"],
+                                  ["run", "--help"], ["profile", "--help"]])
+def test_the_command_line_starts_without_numpy_pyarrow_or_pandas(argv):
+    """(The help of a command with a game option lists the games, and so imports them.)"""
+    code = ("import contextlib, io\nimport auditkit\nfrom auditkit.cli.main import main\n"
+            f"with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n    main({argv!r})")
+    assert not _imported(code) & (HEAVY | {"numpy", "pyarrow"})
+
+
+def test_a_game_name_is_still_checked_and_listed():
+    """The games are looked up when the parser needs them (a value, a help), not to start."""
+    code = ("import contextlib, io\nfrom auditkit.cli.main import main\nerr = io.StringIO()\n"
+            "with contextlib.redirect_stderr(err):\n    status = main(['rules', '--game', 'bacarat'])\n"
+            "print(status, 'bacarat' in err.getvalue() and 'mini_baccarat' in err.getvalue())")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["2", "True"]
+
+
+def test_rules_needs_no_pandas(tmp_path):
+    status, held, lines, err = _run(tmp_path, ["rules"], here=True, workers=False)
+    assert (status, held) == ("0", []) and lines > 40, err
+
+
+def test_ingest_needs_no_pandas_and_its_workers_neither(tmp_path):
+    from pathlib import Path
+
+    logs = Path(__file__).resolve().parents[1] / "sample_data" / "logs"
+    for here, workers, n in ((True, False, "1"), (False, True, "2")):
+        store = tmp_path / f"store{n}"
+        status, held, _, err = _run(tmp_path, ["ingest", str(logs), "--store", str(store), "-q", "--workers", n],
+                                    here=here, workers=workers)
+        assert status == "0" and (held == [] if here else True), err
+    assert (tmp_path / "store1" / "rounds").is_dir() and (tmp_path / "store2" / "rounds").is_dir()
+
+
+@pytest.mark.parametrize("module", ["auditkit.validate", "auditkit.ingest.parallel", "auditkit.store",
+                                    "auditkit.paytables", "auditkit.rules.registry", "auditkit.games.pai_gow_poker.rules"])
+def test_a_worker_of_validate_or_ingest_starts_without_pandas(module):
+    """What a spawned worker imports to start (its task's module) needs no pandas: it imports with pandas
+    not installed. (pyarrow imports pandas itself where it is installed: ``pyarrow.dataset`` as it loads,
+    ``pa.array``, ``pa.scalar`` at their first call, to ask whether a value is a pandas object.)"""
+    code = ("import sys\nclass NotInstalled:\n    def find_spec(self, name, path=None, target=None):\n"
+            f"        if name.split('.')[0] in {HEAVY!r}:\n            raise ImportError(name)\n"
+            f"sys.meta_path.insert(0, NotInstalled())\nimport auditkit.workers, {module}")
+    assert not _imported(code) & HEAVY
+
+
+def test_the_blocker_of_these_tests_blocks():
+    code = ("import sys\nclass NotInstalled:\n    def find_spec(self, name, path=None, target=None):\n"
+            "        if name.split('.')[0] == 'pandas':\n            raise ImportError(name)\n"
+            "sys.meta_path.insert(0, NotInstalled())\nimport auditkit.report")
+    with pytest.raises(subprocess.CalledProcessError):
+        _imported(code)

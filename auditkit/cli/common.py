@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +65,46 @@ non_negative = number({"min": 0})
 fraction = number({"min": 0, "max": 1})
 
 
+class _Later(Sequence[str]):
+    """An argument's choices, looked up only when the parser needs them (a value to check, a help or an
+    error to show), so that the command line starts without importing what lists them."""
+
+    def __init__(self, find: Callable[[], Sequence[str]]):
+        self._find = find
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._find()[index]
+
+    def __len__(self) -> int:
+        return len(self._find())
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._find()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._find())
+
+
+def add_choice(parser: argparse.ArgumentParser, *flags: str, choices: Callable[[], Sequence[str]],
+               **kw: Any) -> argparse.Action:
+    """An argument whose values are ``choices()``, called only when the parser needs them."""
+    action = parser.add_argument(*flags, **kw)
+    action.choices = _Later(choices)  # after add_argument, which formats the choices (and would call it)
+    return action
+
+
+def game_names() -> tuple[str, ...]:
+    """Every known game (the game packages are imported, and pyarrow with them)."""
+    from ..games import names
+
+    return names()
+
+
+def add_game(parser: argparse.ArgumentParser, *flags: str, **kw: Any) -> argparse.Action:
+    """An argument whose values are the known games (:func:`game_names`, looked up when needed)."""
+    return add_choice(parser, *flags, choices=game_names, **kw)
+
+
 CITATION_ACT = "68 IAC "
 
 
@@ -120,13 +160,11 @@ def check_citations(citations: Sequence[str] | None, games: Sequence[str] | None
     unknown or ambiguous value is refused with the closest known ones, one per line."""
     if not citations:
         return None
-    from ..rules.registry import catalog
+    from ..rules.registry import catalog_rows
 
-    table = catalog(None)
-    if games:
-        table = table[table["games"].map(lambda gs: any(g in gs.split(", ") for g in games))]
-    known = list(dict.fromkeys(table["citation"]))
-    ids = list(table["rule_id"])
+    rows = [r for r in catalog_rows(None) if not games or any(g in r["games"].split(", ") for g in games)]
+    known = list(dict.fromkeys(r["citation"] for r in rows))
+    ids = [r["rule_id"] for r in rows]
     heads = _heads(known)
     out: list[str] = []
     for value in citations:
@@ -150,10 +188,10 @@ def report_quarantine(report: Any, store: Any) -> None:
     n = report.total("quarantined")
     if not n:
         return
-    q = store.quarantine({s.sha256 for s in report.sources}, ["source_file", "line", "reason"], limit=20)
+    q = store.quarantine_table({s.sha256 for s in report.sources}, ["source_file", "line", "reason"], limit=20)
     print(f"auditkit: {n} line(s) quarantined", file=sys.stderr)
-    for r in q.itertuples(index=False):
-        print(f"  {r.source_file}:{r.line}: {r.reason}", file=sys.stderr)
+    for r in q.to_pylist():
+        print(f"  {r['source_file']}:{r['line']}: {r['reason']}", file=sys.stderr)
     if n > 20:
         print(f"  ... and {n - 20} more (see the quarantine report)", file=sys.stderr)
 

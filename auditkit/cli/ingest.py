@@ -47,7 +47,6 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..empty_work import no_rounds
-    from ..report import write_csv
     from ..store import Store
     from .validate import check_engine
 
@@ -66,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
             print(report.summary())
         report_quarantine(report, store)
         if args.quarantine_report:
+            from ..report import write_csv  # with pandas: only for this report
+
             write_csv(store.quarantine_frames({s.sha256 for s in report.sources}), args.quarantine_report)
         require_rounds(report, store)
         problem = quarantine_problem(report, store, args.max_quarantined)

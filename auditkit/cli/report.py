@@ -15,6 +15,8 @@ from .common import (
     DEFAULT_LOCK_TIMEOUT,
     EXIT_CLEAN,
     UsageError,
+    add_choice,
+    add_game,
     add_lock_timeout,
     check_citations,
     prepare_outputs,
@@ -25,12 +27,13 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
+def _summaries() -> list[str]:
+    from ..schema import SUMMARIES  # with pyarrow: looked up only when the parser needs it
+
+    return list(SUMMARIES)
+
+
 def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
-    from ..games import names
-    from ..schema import SUMMARIES
-
-    GAMES = names()
-
     s = sub.add_parser("report", help="re-export stored findings (a period, games, tables, citations) as CSV",
                        description="Reads the findings stored by earlier runs; nothing is re-validated. "
                                    "Exit 0 when written, 2 on error.", **kw)
@@ -40,7 +43,7 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
                    "--xlsx, --html)")
     s.add_argument("--from", dest="start", metavar="YYYY-MM-DD", help="first gaming day, inclusive (when not given: the first)")
     s.add_argument("--to", dest="end", metavar="YYYY-MM-DD", help="last gaming day, inclusive (when not given: the last)")
-    s.add_argument("--game", action="append", choices=GAMES, help="only these games (repeatable; when not given: all)")
+    add_game(s, "--game", action="append", help="only these games (repeatable; when not given: all)")
     s.add_argument("--table", action="append",
                    help="only these table ids or globs such as 'BJ-*' (repeatable; when not given: all)")
     s.add_argument("--citation", action="append",
@@ -48,7 +51,7 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
     s.add_argument("--dealer", action="append", help="only these dealer ids (repeatable; when not given: all)")
     s.add_argument("--severity", choices=list(SEVERITY_RANK),
                    help="only findings at or above this severity (when not given: all)")
-    s.add_argument("--summary", choices=list(SUMMARIES),
+    add_choice(s, "--summary", choices=_summaries,
                    help="write counts and money by this instead of the findings (when not given: the findings)")
     s.add_argument("--parquet", help="also write the selected findings as Parquet here")
     s.add_argument("--status", action="append", choices=("open", "explained", "confirmed", "escalated"),

@@ -5,16 +5,21 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .common import EXIT_CLEAN, UsageError, fraction, non_negative_int, positive, positive_int, prepare_outputs
+from .common import (
+    EXIT_CLEAN,
+    UsageError,
+    add_game,
+    fraction,
+    non_negative_int,
+    positive,
+    positive_int,
+    prepare_outputs,
+)
 
 
 def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
-    from ..games import names
-
-    GAMES = names()
-
     s = sub.add_parser("simulate", help="write simulated rounds with injected faults and their ground truth", **kw)
-    s.add_argument("game", choices=GAMES, help="the game to simulate")
+    add_game(s, "game", help="the game to simulate")
     s.add_argument("--rounds", type=positive_int, default=1000, help="number of rounds (at least 1)")
     s.add_argument("--out", help="JSONL file to write (.jsonl or .jsonl.gz); required unless --follow")
     s.add_argument("--truth", metavar="CSV",

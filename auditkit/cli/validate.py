@@ -20,6 +20,7 @@ from .common import (
     EXIT_FINDINGS,
     UsageError,
     add_engine,
+    add_game,
     add_lock_timeout,
     add_max_quarantined,
     add_profile,
@@ -44,10 +45,6 @@ only (:func:`in_this_process`); those past it go to its temporary store's folder
 
 
 def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
-    from ..games import names
-
-    GAMES = names()
-
     s = sub.add_parser("validate", help="check every round and write the violation report", **kw)
     s.add_argument("paths", nargs="+", help="log files or folders, or one store folder")
     s.add_argument("--out", help="the violation report CSV (when not given: none; at least one of --out, "
@@ -60,7 +57,7 @@ def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
                    "summaries, the top findings) that opens offline")
     s.add_argument("--quarantine-report", metavar="CSV", help="write every quarantined line (file, line, reason, raw) here")
     s.add_argument("--config", help="paytable and house-rules TOML (when not given: the rules catalog's defaults)")
-    s.add_argument("--game", action="append", choices=GAMES, help="only these games (repeatable; when not given: all)")
+    add_game(s, "--game", action="append", help="only these games (repeatable; when not given: all)")
     s.add_argument("--citation", action="append",
                    help="only these checks: a citation, its prefix (68 IAC 10-10-14(b)) or a rule id (baccarat.b5), "
                    "as `auditkit rules` lists them (repeatable; when not given: all)")

@@ -19,7 +19,7 @@ import pyarrow as pa
 from ..status import SEVERITIES, SEVERITY_RANK
 from .template import Template, numeric_evidence
 
-__all__ = ["Hits", "Rule", "RULES", "PREPARERS", "rule", "preparer", "rules_for", "catalog", "SEVERITIES",
+__all__ = ["Hits", "Rule", "RULES", "PREPARERS", "rule", "preparer", "rules_for", "catalog", "catalog_rows", "CATALOG_COLUMNS", "SEVERITIES",
            "SEVERITY_RANK"]
 
 
@@ -229,6 +229,9 @@ def _sorted_rules(names: tuple[tuple[str, ...], ...], rule_ids: tuple[str, ...])
                   key=lambda r: (min(rank.get(g, len(rank)) for g in r.games), position[r.rule_id]))
 
 
+CATALOG_COLUMNS = ["games", "rule_id", "citation", "severity", "summary", "scope", "params", "needs"]
+
+
 def catalog(game: str | None = None, config: Any = None):
     """The registered rules as a table (games, rule_id, citation, severity, summary, scope, params, needs).
 
@@ -238,6 +241,11 @@ def catalog(game: str | None = None, config: Any = None):
     """
     import pandas as pd
 
+    return pd.DataFrame(catalog_rows(game, config), columns=CATALOG_COLUMNS)
+
+
+def catalog_rows(game: str | None = None, config: Any = None) -> list[dict[str, str]]:
+    """:func:`catalog` as one dict a rule, without pandas (``auditkit rules``, the checks of ``--citation``)."""
     from ..paytables import Config, section_of
 
     config = config or Config()
@@ -246,11 +254,9 @@ def catalog(game: str | None = None, config: Any = None):
         section = config.section(r.games[0])
         return "; ".join(f"{section_of(r.games[0])}.{k} = {_value(section.get(k))}" for k in r.params)
 
-    rows = [{"games": ", ".join(r.games), "rule_id": r.rule_id, "citation": r.citation, "severity": r.severity,
+    return [{"games": ", ".join(r.games), "rule_id": r.rule_id, "citation": r.citation, "severity": r.severity,
              "summary": r.summary, "scope": r.scope, "params": shown(r), "needs": ", ".join(r.needs)}
             for r in _ordered() if game is None or game in r.games]
-    return pd.DataFrame(rows, columns=["games", "rule_id", "citation", "severity", "summary", "scope", "params",
-                                       "needs"])
 
 
 def _value(v: Any) -> str:
