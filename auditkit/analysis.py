@@ -555,7 +555,7 @@ def outcome_counts(store: StoreLike, start: str | None = None, end: str | None =
     st = open_store(store)
     frames = []
     for game in _as_list(games) or st.games():
-        theory = registered.get(game).analysis()
+        theory = registered.get(game).theory
         if theory is None or not theory.EVENTS:
             continue
         cols = ["table_id", "dealer_id", "shoe_id", "status", *theory.EVENT_COLUMNS]
@@ -614,7 +614,7 @@ def expected_vs_observed(counts: pd.DataFrame, by: str | Sequence[str] = "table_
     g["p_value"] = [stats.binomtest(int(k), int(n), float(min(max(p, 1e-12), 1 - 1e-12))).pvalue
                     for k, n, p in zip(g["observed"], g["trials"], g["expected_rate"], strict=True)]  # one per group
     g["chi2_p"] = np.nan
-    bac = g["game"].isin([n for x in registered.games() if x.analysis() and x.analysis().EXCLUSIVE for n in x.names])
+    bac = g["game"].isin([n for x in registered.games() if x.theory and x.theory.EXCLUSIVE for n in x.names])
     if bac.any():
         wide = g[bac].pivot_table(index=["game", *keys], columns="event", values=["observed", "expected"],
                                   aggfunc="sum", dropna=False)
@@ -693,7 +693,7 @@ def _stakes_and_nets(t: pa.Table, game: str) -> tuple[np.ndarray, np.ndarray]:
     owner = parents(t["wagers"])
     add(w.field("amount"), owner, stake)
     add(w.field("net"), owner, net)
-    theory = registered.get(game).analysis()
+    theory = registered.get(game).theory
     for col in theory.STAKE_COLUMNS if theory else ():
         owner = parents(t[col])
         stakes, nets = theory.stakes_and_nets(flat_values(t[col]))
@@ -716,7 +716,7 @@ def hold(store: StoreLike, start: str | None = None, end: str | None = None, *,
     keys = list(by)
     frames = []
     for game in _as_list(games) or st.games():
-        theory = registered.get(game).analysis()
+        theory = registered.get(game).theory
         cols = ["table_id", "dealer_id", "status", "wagers", *(theory.STAKE_COLUMNS if theory else [])]
         for date, t in iter_rounds(st, game, start, end, tables=tables, dealers=dealers, columns=cols):
             completed = to_numpy(pc.equal(t["status"], "completed"), False).astype(bool)

@@ -532,7 +532,7 @@ def game_intro(game: str) -> Any:
     from . import games
 
     g = games.get(game)
-    intro = getattr(g.words_module(), "INTRO", "")
+    intro = getattr(g.words, "INTRO", "")
     return Markdown(f"## {g.title}: findings by citation ({g.section})\n\n{intro}\n\nCitations are written as the "
                     "rules catalog reads them; `outcome`, `loss`, `paytable`, `void` and `integrity` are checks no "
                     "subsection fixes.")
@@ -542,7 +542,7 @@ def known_odds(game: str) -> tuple[str, ...]:
     """The events of known odds of a game that expected versus observed tests (none for pai gow poker)."""
     from . import games
 
-    theory = games.get(game).analysis()
+    theory = games.get(game).theory
     return tuple(getattr(theory, "EVENTS", ())) if theory else ()
 
 

@@ -146,20 +146,6 @@ class Game:
         ``merged_reason(kind, value, section)`` (:mod:`auditkit.paytables` asks them)."""
         return self._module("setting_kinds")
 
-    # Old names, kept only while callers on other branches (ingest/, rules/coverage.py, analysis.py,
-    # charts.py) switch to the properties above (issue 43); remove them then.
-    def bulk_reader(self) -> Any | None:
-        return self.bulk
-
-    def words_module(self) -> Any | None:
-        return self.words
-
-    def evidence_module(self) -> Any | None:
-        return self.evidence
-
-    def analysis(self) -> Any | None:
-        return self.theory
-
 
 _FOUND: dict[str, bool] = {}
 """Whether each module of a game package asked for exists (``package.module``: True or False)."""

@@ -67,7 +67,7 @@ def bulk_readers() -> dict[str, Reader]:
 def _game_reader(g: registry.Game) -> Reader:
     """A game's bulk ``read``, plus its ``events`` (their types and, for a game with typed
     events, its ``read_events``)."""
-    module = g.bulk_reader()
+    module = g.bulk
     kinds = tuple(g.events)
     read_events = getattr(module, "read_events", None)
     if any(g.events.values()) and read_events is None:
@@ -104,7 +104,7 @@ def json_schema(game: str | None = None) -> pa.Schema:
     column of another game's fields (the whole schema costs a third more on a pai gow block)."""
     merged: dict[str, pa.DataType] = {f.name: f.type for f in COMMON_FIELDS}
     for g in registry.games() if game is None else (registry.get(game),):
-        module = g.bulk_reader() if g.bulk else None
+        module = g.bulk
         if module is None:
             continue
         own = [*module.FIELDS, pa.field("events", pa.list_(pa.struct(getattr(module, "EVENT_FIELDS", []))))]

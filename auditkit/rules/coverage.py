@@ -117,7 +117,7 @@ def _own(game: str) -> Any:
     """The game's evidence module (``Game.evidence``), or one that knows of nothing lacking."""
     from .. import games
 
-    return games.get(game).evidence_module() or _Nothing
+    return games.get(game).evidence or _Nothing
 
 
 def cannot(lack: dict[str, np.ndarray], needs: Iterable[str]) -> np.ndarray | None:

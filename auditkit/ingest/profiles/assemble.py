@@ -44,7 +44,7 @@ def _split_games() -> frozenset[str]:
 
     out: set[str] = set()
     for g in games.games():
-        module = g.bulk_reader() if g.bulk else None
+        module = g.bulk
         for f in getattr(module, "FIELDS", []):
             if f.name == "hands" and f.type.value_type.get_field_index("split") >= 0:
                 out.update(g.names)
