@@ -603,7 +603,7 @@ def test_findings_and_run_record_are_the_same_whatever_the_workers(tmp_path, mon
     """Four days of logs (four partitions): one process, two, and the job file's workers give the same
     outputs, byte for byte, and the same run record apart from times and ids."""
     import auditkit.ingest.parallel
-    import auditkit.validate
+    from auditkit.engine import executors
 
     for day in range(4):
         records = day_records(day, f"d{day}")
@@ -611,8 +611,8 @@ def test_findings_and_run_record_are_the_same_whatever_the_workers(tmp_path, mon
         write_log(tmp_path / "logs" / f"day{day}.jsonl", records)
     write_job(tmp_path, workers=2)
     pools = []
-    real = auditkit.validate._parallel
-    monkeypatch.setattr(auditkit.validate, "_parallel", lambda *a: pools.append(a[6]) or real(*a))
+    real = executors.pooled
+    monkeypatch.setattr(executors, "pooled", lambda plan, pool, workers: pools.append(workers) or real(plan, pool, workers))
     ingests = []  # the ingest step parses on the same workers
 
     class Spy(auditkit.ingest.parallel.ParallelIngest):
