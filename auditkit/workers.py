@@ -1,4 +1,4 @@
-"""Worker processes that die with their parent (docs/reliability.md).
+"""Worker processes: how many (:func:`default_workers`), and pools of them that die with their parent (docs/reliability.md).
 
 Every process pool of auditkit is made by :func:`process_pool`. Each worker, as
 it starts, asks Linux to kill it when its parent dies (``PR_SET_PDEATHSIG``)
@@ -20,11 +20,22 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["process_pool", "stop_pool", "result", "worker_start", "terminate_on_sigterm", "WATCH_SECONDS"]
+__all__ = ["default_workers", "process_pool", "stop_pool", "result", "worker_start", "terminate_on_sigterm",
+           "WATCH_SECONDS"]
 
 WATCH_SECONDS = 0.5
 """How often a worker's watchdog looks at its parent's pid."""
 PR_SET_PDEATHSIG = 1
+
+
+def default_workers() -> int:
+    """The cores this process may run on (``os.process_cpu_count``, the CPU affinity, or ``os.cpu_count``)."""
+    count = getattr(os, "process_cpu_count", None)  # Python 3.13+: the affinity-aware count
+    if count is not None:
+        return max(1, count() or 1)
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
 
 
 def _parent_death_signal() -> None:
