@@ -1,4 +1,4 @@
-"""Worker processes that die with their parent (docs/reliability.md).
+"""Worker processes: how many (:func:`default_workers`), and pools of them that die with their parent (docs/reliability.md).
 
 Every process pool of auditkit is made by :func:`process_pool`. Each worker, as
 it starts, asks Linux to kill it when its parent dies (``PR_SET_PDEATHSIG``)
@@ -20,11 +20,22 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["process_pool", "stop_pool", "worker_start", "terminate_on_sigterm", "WATCH_SECONDS"]
+__all__ = ["default_workers", "process_pool", "stop_pool", "result", "worker_start", "terminate_on_sigterm",
+           "WATCH_SECONDS"]
 
 WATCH_SECONDS = 0.5
 """How often a worker's watchdog looks at its parent's pid."""
 PR_SET_PDEATHSIG = 1
+
+
+def default_workers() -> int:
+    """The cores this process may run on (``os.process_cpu_count``, the CPU affinity, or ``os.cpu_count``)."""
+    count = getattr(os, "process_cpu_count", None)  # Python 3.13+: the affinity-aware count
+    if count is not None:
+        return max(1, count() or 1)
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
 
 
 def _parent_death_signal() -> None:
@@ -94,6 +105,28 @@ def stop_pool(pool: Any, timeout: float = 5.0) -> None:
     if results is not None:  # no worker writes to it any more: end-of-file for the manager thread
         with contextlib.suppress(Exception):
             results._writer.close()
+
+
+POLL_SECONDS = 0.2
+"""How often :func:`result` looks for a dead worker while it waits."""
+
+
+def result(future: Any, pool: Any) -> Any:
+    """``future.result()`` of a task on ``pool``, raising ``BrokenProcessPool`` once a worker has died.
+
+    The pool finds a dead worker itself, except one killed while it sent a result: its manager
+    thread then waits in ``recv`` for the rest of the message, and ``future.result()`` never
+    returns. So this waits in short steps and looks at the workers' exit codes between them; the
+    caller's error path then stops the pool (:func:`stop_pool`), which ends that thread."""
+    from concurrent.futures import wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    while not wait([future], timeout=POLL_SECONDS).done:
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            if process.exitcode is not None:
+                raise BrokenProcessPool(f"a worker process died (exit code {process.exitcode}); "
+                                        "its tasks' results are lost")
+    return future.result()
 
 
 _PENDING: list[threading.Timer] = []
