@@ -32,3 +32,19 @@ def test_a_route_that_fails_stops_the_benchmark_with_its_message():
     compare = _compare()
     with pytest.raises(SystemExit, match="boom"):
         compare._measure([sys.executable, "-c", "import sys; sys.exit('boom')"], (0,))
+
+
+def test_auditkit_is_byte_compiled_before_any_route_is_timed(tmp_path):
+    """A fresh tree under PYTHONDONTWRITEBYTECODE compiled every module in every timed process."""
+    import os
+    import subprocess
+
+    package = tmp_path / "auditkit"
+    (package / "sub").mkdir(parents=True)
+    for rel in ("__init__.py", "one.py", "sub/__init__.py", "sub/two.py"):
+        (package / rel).write_text("X = 1\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "PYTHONDONTWRITEBYTECODE": "1"}
+    subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(BENCH)!r}); import compare; "
+                    "compare.byte_compiled()"], env=env, check=True, cwd=tmp_path)
+    compiled = {p.name.split(".")[0] for p in package.rglob("__pycache__/*.pyc")}
+    assert compiled == {"__init__", "one", "two"}
