@@ -111,8 +111,8 @@ def test_a_run_given_up_early_cancels_the_partitions_not_started(tmp_path, monke
     monkeypatch.setattr(executors, "CHUNKS_PER_WORKER", 16)  # a task per day (twenty)
     seen = []
     real = executors._in_order
-    monkeypatch.setattr(executors, "_in_order", lambda chunks, futures, settings: seen.append(futures)
-                        or real(chunks, futures, settings))
+    monkeypatch.setattr(executors, "_in_order", lambda chunks, futures, *rest: seen.append(futures)
+                        or real(chunks, futures, *rest))
     run = validate_partitions(store, workers=2)
     next(run)
     run.close()

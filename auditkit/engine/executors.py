@@ -6,13 +6,13 @@ writes anything. Workers get runs of consecutive partitions (:data:`CHUNKS_PER_W
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from ..rules.coverage import Tally
-from ..workers import default_workers
+from ..workers import default_workers, result
 from .partitions import walk
 from .plan import Partition, Plan, Settings, at_least
 
@@ -69,7 +69,7 @@ def pooled(plan: Plan, pool: Any, workers: int) -> Found:
     """Runs of partitions on a pool of ``workers`` processes, yielded in plan order as they complete in turn."""
     chunks = _chunks(plan.parts, workers)
     futures = [pool.submit(_run_chunk, plan.of(c, plan.settings.for_worker())) for c in chunks]
-    yield from _in_order(chunks, futures, plan.settings)
+    yield from _in_order(chunks, futures, plan.settings, lambda future: result(future, pool))
 
 
 def on_dask(plan: Plan, scheduler: Any) -> Found:
@@ -114,10 +114,12 @@ def _run_chunk(plan: Plan) -> tuple[pa.Table | None, list[int], list[int], Tally
     return (pa.concat_tables(tables).combine_chunks() if tables else None), rows, checked, plan.settings.tally
 
 
-def _in_order(chunks: list[tuple[Partition, ...]], futures: list[Any], settings: Settings) -> Found:
-    """Each partition's findings (None: none), in plan order, from the tasks' results in turn."""
+def _in_order(chunks: list[tuple[Partition, ...]], futures: list[Any], settings: Settings,
+              wait: Callable[[Any], Any] = lambda future: future.result()) -> Found:
+    """Each partition's findings (None: none), in plan order, from the tasks' results in turn (``wait``:
+    a pool's waits notice a dead worker, :func:`auditkit.workers.result`)."""
     for chunk, future in zip(chunks, futures, strict=True):
-        findings, rows, checked, counts = future.result()
+        findings, rows, checked, counts = wait(future)
         if settings.tally is not None:
             settings.tally.merge(counts)
         start = 0
