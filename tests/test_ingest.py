@@ -269,7 +269,7 @@ def _big_log(path: Path, rounds: int) -> None:
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_file_already_ingested_is_skipped_on_its_quick_key_without_a_full_read(tmp_path, monkeypatch, workers):
-    import auditkit.ingest.sources as sources
+    import auditkit.ingest.identity as sources
 
     store = Store(tmp_path / "store")
     p = tmp_path / "big.jsonl"

@@ -14,7 +14,7 @@ The package, one concern a module (docs/live.md, "Layout"):
 - :mod:`.rounds`: the recent round ids, the open shoes, the poll times (each bounded);
 - :mod:`.outputs`: the findings writers (JSON lines and CSV);
 - :mod:`.commit`: the rounds of a checkpoint interval and their commit to the store
-  under its lock;
+  under its lock, through ingest's writer (:class:`auditkit.ingest.writer.SourceWriter`);
 - :mod:`.checkpoint`: the versioned checkpoint, written atomically, and the writer thread;
 - :mod:`.watcher`: the loop (:class:`Watcher`, :func:`watch`).
 """

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..store import StoreLocked, atomic_path, named_error
-from .commit import Pending
+from .commit import Pending, commit
 from .rounds import OpenShoes
 from .tail import Tracked
 
@@ -48,7 +48,8 @@ class Checkpoints:
                         raise named_error(exc, path) from exc
                 if self.store is not None and pending:
                     try:
-                        self._commit(pending, self.lock_timeout if final else 0.0)
+                        commit(self.store, self.stored_seen, pending, self.live_format,
+                               self.lock_timeout if final else 0.0)
                     except StoreLocked as exc:
                         self._failed = pending
                         if final:

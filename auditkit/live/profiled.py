@@ -27,7 +27,7 @@ from ..ingest.profiles.model import Profile
 from ..ingest.profiles.nested import cells as json_cells
 from ..paytables import ConfigError
 from .tail import Tracked, Unread
-from .watcher import Watcher
+from .watcher import Parsed, Watcher
 
 __all__ = ["ProfiledWatcher", "LINE_FORMATS", "line_format"]
 
@@ -144,7 +144,7 @@ class ProfiledWatcher(Watcher):
         elif h is None:
             h = self.held[t.key] = Held(fmt=self._format_of(t.path) or "csv", gen=t.gen)
         elif h.gen != t.gen:  # truncated: read again from its start, header included
-            self._take(self._rounds(h, h.rows), {})
+            self._take(self._rounds(h, h.rows, t.key), {})
             h.rows, h.header, h.gen = [], None, t.gen
         return h
 
@@ -234,11 +234,12 @@ class ProfiledWatcher(Watcher):
             h = self.held[key]
             rows = self._closed(h, everything)
             if rows:
-                self._take(self._rounds(h, rows), aliases or {})
+                self._take(self._rounds(h, rows, key), aliases or {})
 
-    def _rounds(self, h: Held, rows: list[tuple[int, dict[str, str | None], bytes]]
-                ) -> list[tuple[str, int, bytes, str, dict[str, Any]]]:
-        """The rounds of some rows of one file, mapped through the profile; rows it cannot map quarantined."""
+    def _rounds(self, h: Held, rows: list[tuple[int, dict[str, str | None], bytes]], key: tuple[int, int]
+                ) -> list[Parsed]:
+        """The rounds of some rows of one file (``key``), mapped through the profile; rows it cannot map
+        quarantined."""
         p = self.pending
         if not rows:
             return []
@@ -268,7 +269,7 @@ class ProfiledWatcher(Watcher):
                 row["not_recorded"] = list(self.profile.not_recorded)
             if rules is not None:
                 row["house_rules"] = rules
-            out.append((h.name, first, raw, game, row))
+            out.append((h.name, first, raw, game, row, f"{key[0]}:{key[1]}:{h.gen}"))
         return out
 
 

@@ -18,37 +18,39 @@ from typing import IO, Any, TextIO
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..ingest import MAX_LINE
 from ..ingest.dedup import SeenRounds, duplicate_reason
 from ..ingest.hashing import content_columns, id_hashes, row_hashes
 from ..ingest.jsonl import too_long_reason
 from ..ingest.perline import decode_line, from_object
-from ..ingest.sources import quarantine_entry
 from ..paytables import Config
 from ..rules.coverage import Tally
 from ..schema import schema_for
-from ..store import INDEX, Store
+from ..store import Store
 from ..validate import check_rounds, select_rules
 from .checkpoint import CHECKPOINT_VERSION, Checkpoints
-from .commit import LOCK_TIMEOUT, Commits, Pending
+from .commit import LOCK_TIMEOUT, Pending, Rows
 from .outputs import COLUMNS, Outputs
 from .rounds import OpenShoes, PollTimes, RecentRounds
 from .tail import Tail, Tracked, Unread, open_files_limit
 
 log = logging.getLogger("auditkit.live")
 
+Parsed = tuple[str, int, bytes, str, dict[str, Any], str]  # file, line, raw, game, row, source key (Tracked)
 WARNED = 10_000              # files warned about once (skipped CSV logs, missing paths) remembered
 
 
-class Watcher(Tail, Outputs, Commits, Checkpoints):
+class Watcher(Tail, Outputs, Checkpoints):
     """Follow log files and folders; validate every complete round line as it arrives.
 
+    ``live_format`` is the format of the sources it commits to the store.
     ``emit`` receives each poll's findings (a FINDINGS frame) after they were written;
     ``quarantined`` each bad line ``(file, line, reason)``. The outputs are ``out``
     (JSON lines, appended), ``csv`` (appended, spreadsheet-safe) and ``stdout``.
     """
+
+    live_format = "jsonl-live"
 
     def __init__(self, paths: Sequence[str | Path], *, config: Config | None = None, store: Store | None = None,
                  out: Path | None = None, csv: Path | None = None, checkpoint: Path | None = None,
@@ -174,23 +176,21 @@ class Watcher(Tail, Outputs, Commits, Checkpoints):
         return self.stats["findings"]
 
     @staticmethod
-    def _tables(parsed: list[tuple[str, int, bytes, str, dict[str, Any]]]
-                ) -> tuple[dict[str, tuple[np.ndarray, pa.Table]], list[tuple[int, int]]]:
+    def _tables(parsed: list[Parsed]) -> tuple[dict[str, tuple[np.ndarray, pa.Table]], np.ndarray, np.ndarray]:
         """The parsed rows as one table per game (with the positions of its rows in ``parsed``), and
-        each row's (id hash, content hash), computed over those tables as ingest computes them."""
-        hashes: list[tuple[int, int]] = [(0, 0)] * len(parsed)
+        each row's id hash and content hash, computed over those tables as ingest computes them."""
+        id_hash, line_hash = np.zeros(len(parsed), np.uint64), np.zeros(len(parsed), np.uint64)
         by_game: dict[str, list[int]] = {}
-        for k, (_name, _n, _raw, game, _row) in enumerate(parsed):
-            by_game.setdefault(game, []).append(k)
+        for k, entry in enumerate(parsed):
+            by_game.setdefault(entry[3], []).append(k)
         tables = {}
         for game, where in by_game.items():
             table = pa.Table.from_pylist([parsed[k][4] for k in where],
                                          schema=schema_for(game).append(pa.field("date", pa.string())))
-            ids, lines = id_hashes(table["round_id"]), row_hashes(table, content_columns(table.column_names))
-            for k, i, h in zip(where, ids.tolist(), lines.tolist(), strict=True):
-                hashes[k] = (i, h)
-            tables[game] = (np.array(where, np.int64), table)
-        return tables, hashes
+            at = np.array(where, np.int64)
+            id_hash[at], line_hash[at] = id_hashes(table["round_id"]), row_hashes(table, content_columns(table.column_names))
+            tables[game] = (at, table)
+        return tables, id_hash, line_hash
 
     def _rules(self, game: str) -> tuple[list, list]:
         if game not in self.rules:
@@ -200,7 +200,7 @@ class Watcher(Tail, Outputs, Commits, Checkpoints):
     def _process(self, lines: list[tuple[Tracked, int, Any]]) -> None:
         """Parse a poll's lines as ingest does, validate them, emit their findings, keep them for the store."""
         p = self.pending
-        parsed: list[tuple[str, int, bytes, str, dict[str, Any]]] = []  # file, line, raw, game, row
+        parsed: list[Parsed] = []
         aliases: dict[str, list[str]] = {}  # file -> the names it was read under
         for t, n, raw in lines:
             name = sys.intern(str(t.path))
@@ -224,22 +224,23 @@ class Watcher(Tail, Outputs, Commits, Checkpoints):
                 self._bad(name, n, raw, date, row)  # type: ignore[arg-type]
                 continue
             row["source_file"], row["source_line"], row["date"] = name, n, date
-            parsed.append((name, n, raw, game, row))
+            parsed.append((name, n, raw, game, row, t.source_key))
         self._take(parsed, aliases)
 
-    def _take(self, parsed: list[tuple[str, int, bytes, str, dict[str, Any]]], aliases: dict[str, list[str]]) -> None:
-        """Check, emit and keep for the store the parsed rounds ``(file, line, raw, game, row)`` of a poll
-        (``aliases``: file -> the names it was read under), each round once across restarts."""
+    def _take(self, parsed: list[Parsed], aliases: dict[str, list[str]]) -> None:
+        """Check, emit and keep for the store the parsed rounds ``(file, line, raw, game, row, source key)`` of
+        a poll (``aliases``: file -> the names it was read under), each round once across restarts."""
         p = self.pending
-        tables, hashes = self._tables(parsed)
+        tables, id_hash, line_hash = self._tables(parsed)
         check = np.zeros(len(parsed), bool)  # rounds to check (new, or our own committed before a restart)
         store = np.zeros(len(parsed), bool)  # rounds to store
-        for k, ((name, n, raw, game, row), (hash_of_id, line_hash)) in enumerate(zip(parsed, hashes, strict=True)):
+        for k, ((name, n, raw, _game, row, _src), hash_of_id, content) in enumerate(
+                zip(parsed, id_hash.tolist(), line_hash.tolist(), strict=True)):
             round_id = row["round_id"]  # as stored: NFC, edges trimmed
             store_it = True
             first = self.recent.get(hash_of_id)
             if first is not None:
-                if first[0] == line_hash:
+                if first[0] == content:
                     p.counts["already_stored"] += 1
                 else:
                     self._bad(name, n, raw, duplicate_reason(round_id, first[1], first[2]), round_id)
@@ -247,26 +248,20 @@ class Watcher(Tail, Outputs, Commits, Checkpoints):
             if self.stored_seen is not None:
                 prior = self.stored_seen.lookup(round_id, hash_of_id)
                 if prior is not None:
-                    if prior[0] != line_hash:
+                    if prior[0] != content:
                         self._bad(name, n, raw, duplicate_reason(round_id, prior[1], prior[2]), round_id)
                         continue
                     if prior[2] != n or prior[1] not in aliases.get(name, [name]):  # from elsewhere: not new
                         p.counts["already_stored"] += 1
-                        self.recent.add(hash_of_id, line_hash, prior[1], prior[2])
+                        self.recent.add(hash_of_id, content, prior[1], prior[2])
                         continue
                     store_it = False  # our own line, committed before a restart: check it again, store it once
-            self.recent.add(hash_of_id, line_hash, name, n)
+            self.recent.add(hash_of_id, content, name, n)
             check[k] = True
             if not store_it:
                 p.counts["already_stored"] += 1
-                continue
-            p.counts["stored"] += 1
-            p.games[game] = p.games.get(game, 0) + 1
-            if self.store is not None:
+            elif self.store is not None:
                 store[k] = True
-                for column, value in zip(INDEX.names, (hash_of_id, line_hash, round_id, name, n), strict=True):
-                    p.index[column].append(value)
-                p.rows.append((game, raw))
         frames = []
         for game, (where, all_rows) in tables.items():
             table = all_rows.filter(pa.array(check[where]))
@@ -282,20 +277,28 @@ class Watcher(Tail, Outputs, Commits, Checkpoints):
                 frames.append(shoes.check(table, self.config, self.coverage))
             keep = store[where]
             if keep.any():
-                stored = all_rows.filter(pa.array(keep))
-                for date in sorted(set(stored["date"].to_pylist())):
-                    day = stored.filter(pc.equal(stored["date"], date)).drop_columns(["date"])
-                    p.tables.setdefault((game, date), []).append(day)
+                self._keep(parsed, where[keep], all_rows.filter(pa.array(keep)), line_hash)
         frames = [f for f in frames if len(f)]
         if frames:
             found = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
             found = found.sort_values(["source_file", "source_line", "rule_id"], kind="stable").reset_index(drop=True)
             self._emit(found)
 
+    def _keep(self, parsed: list[Parsed], at: np.ndarray, rows: pa.Table, line_hash: np.ndarray) -> None:
+        """Keep the rounds ``parsed[at]`` of one game (``rows``) for the store, by the file they were read from."""
+        rows = rows.drop_columns(["source_file"])  # the writer names each block's file
+        groups: dict[tuple[str, str], list[int]] = {}  # (source key, file) -> positions in ``rows``
+        for i, k in enumerate(at.tolist()):
+            groups.setdefault((parsed[k][5], parsed[k][0]), []).append(i)
+        for key, pick in groups.items():
+            where = at[pick]
+            self.pending.rows.setdefault(key, Rows()).add(
+                parsed[int(where[0])][3], rows if len(pick) == len(at) else rows.take(pa.array(pick)),
+                line_hash[where], {parsed[k][1]: parsed[k][2] for k in where.tolist()})
+
     def _bad(self, file: str, line: int, raw: bytes, reason: str, round_id: str | None = None,
              count_line: bool = True) -> None:
-        self.pending.quarantine.append(quarantine_entry(file, line, raw, reason, round_id, None))
-        self.pending.counts["quarantined"] += 1
+        self.pending.quarantine(file, line, raw, reason, round_id)
         if not count_line:  # an entry the caller did not count: it balances as a line read
             self.pending.counts["lines_read"] += 1
         self.stats["quarantined"] += 1
