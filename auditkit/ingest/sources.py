@@ -12,18 +12,17 @@ import logging
 import os
 import stat
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..store import SourceRecord, Store
-from .blocks import Parsed
 from .csv import is_companion, is_round_csv
 from .dedup import SeenRounds, StoredOverlap
 from .identity import QUICK_BYTES, InputError, identify, is_csv, quick_key, recognise, source_sha256
 from .jsonl import MAX_LINE
-from .readers import reader_for
+from .readers import read_source
 from .writer import (
     RAW_LIMIT,
     REASON_LIMIT,
@@ -33,6 +32,8 @@ from .writer import (
     hash_block,
     open_known,
     quarantine_entry,
+    read_again,
+    read_into,
     write_parts,
 )
 
@@ -151,11 +152,7 @@ def orphan_companions(paths: Iterable[str | Path]) -> list[Path]:
     return out
 
 
-def _blocks(path: Path, name: str, bulk: bool, max_line: int, profile: Any = None
-            ) -> Iterator[tuple[Parsed, int, int, list, int]]:
-    """(parsed block, lines read, attached rows, bad lines of other files, bytes read) of a source,
-    from its reader (:mod:`auditkit.ingest.readers`)."""
-    return reader_for(path, profile)(path, name, bulk, max_line)
+_blocks = read_source  # the old private name, for the other branches (this session)
 
 
 def ingest_source(path: Path, store: Store, seen: SeenRounds | None = None, *, display: str | None = None,
@@ -183,33 +180,9 @@ def ingest_source(path: Path, store: Store, seen: SeenRounds | None = None, *, d
     if writer is None:
         return rec, False
     try:
-        return _read_into(writer, path, bulk, max_line, profile, progress), True
+        return read_into(writer, path, bulk, max_line, profile, progress), True
     except StoredOverlap as overlap:  # the store's hashes streamed: again, checking those it shares
         return read_again(overlap, path, writer, bulk, max_line, profile, progress), True
-
-
-def read_again(overlap: StoredOverlap, path: Path, writer: SourceWriter, bulk: bool, max_line: int, profile: Any,
-               progress: Callable[[int, int], None] | None) -> SourceRecord:
-    """Read ``path``, whose ``writer`` raised ``overlap``, again in this process holding the store's hashes
-    it shares, and commit it (its hash, name and format as they were: the file is not identified again)."""
-    seen, rec = writer.seen, writer.rec
-    with seen.holding(overlap.found):
-        again = open_known(path, writer.store, seen, rec.sha256, rec.size, writer.name, rec.format, rec.quick)[1]
-        return _read_into(again, path, bulk, max_line, profile, progress)  # type: ignore[arg-type]
-
-
-def _read_into(writer: SourceWriter, path: Path, bulk: bool, max_line: int, profile: Any,
-               progress: Callable[[int, int], None] | None) -> SourceRecord:
-    """Read a source's blocks through ``writer`` and commit it."""
-    try:
-        for parsed, lines, attached, other, done in _blocks(path, writer.name, bulk, max_line, profile):
-            writer.add(hash_block(parsed, lines, attached, other, done), parsed.raw)
-            if progress:
-                progress(done, writer.rec.stored)
-    except BaseException:
-        writer.abort()
-        raise
-    return writer.commit()
 
 
 class _FileProgress:

@@ -29,9 +29,10 @@ from .dedup import ALREADY, DIFFERENT, NEW, SeenRounds, StoredOverlap, duplicate
 from .hashing import content_columns, id_hashes, row_hashes
 from .identity import is_csv
 from .jsonl import RAW_KEPT
+from .readers import read_source
 
 __all__ = ["Block", "hash_block", "SourceWriter", "open_known", "write_parts", "quarantine_entry", "cut",
-           "PART_ROWS", "RAW_LIMIT", "REASON_LIMIT"]
+           "PART_ROWS", "RAW_LIMIT", "REASON_LIMIT", "read_into", "read_again"]
 
 log = logging.getLogger("auditkit.ingest")
 PART_ROWS = 2 * ROW_GROUP  # rounds per part file of one (game, day, source) at most
@@ -328,3 +329,25 @@ def open_known(path: Path, store: Store, seen: SeenRounds, sha: str, size: int, 
     return rec, SourceWriter(store, seen, sha, name, rec)
 
 
+def read_again(overlap: StoredOverlap, path: Path, writer: SourceWriter, bulk: bool, max_line: int, profile: Any,
+               progress: Callable[[int, int], None] | None) -> SourceRecord:
+    """Read ``path``, whose ``writer`` raised ``overlap``, again in this process holding the store's hashes
+    it shares, and commit it (its hash, name and format as they were: the file is not identified again)."""
+    seen, rec = writer.seen, writer.rec
+    with seen.holding(overlap.found):
+        again = open_known(path, writer.store, seen, rec.sha256, rec.size, writer.name, rec.format, rec.quick)[1]
+        return read_into(again, path, bulk, max_line, profile, progress)  # type: ignore[arg-type]
+
+
+def read_into(writer: SourceWriter, path: Path, bulk: bool, max_line: int, profile: Any,
+              progress: Callable[[int, int], None] | None) -> SourceRecord:
+    """Read a source's blocks through ``writer`` and commit it."""
+    try:
+        for parsed, lines, attached, other, done in read_source(path, writer.name, bulk, max_line, profile):
+            writer.add(hash_block(parsed, lines, attached, other, done), parsed.raw)
+            if progress:
+                progress(done, writer.rec.stored)
+    except BaseException:
+        writer.abort()
+        raise
+    return writer.commit()

@@ -140,7 +140,7 @@ class RawSource:
     @contextmanager
     def _reading(self) -> Iterator[None]:
         """A source that cannot be read (a malformed file, a database that is not one, is locked or
-        down, an SQL error) is an :class:`~auditkit.ingest.sources.InputError` naming it, passwords
+        down, an SQL error) is an :class:`~auditkit.ingest.identity.InputError` naming it, passwords
         hidden: exit 2, never an internal error."""
         try:
             yield
@@ -150,7 +150,7 @@ class RawSource:
             what = _unreadable(exc)
             if what is None:
                 raise
-            from ..sources import InputError
+            from ..identity import InputError
 
             raise InputError(f"{self.label}: cannot read this {_KIND[self.format]}: "
                              f"{redact(' '.join(str(exc).split()))}") from exc
