@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["process_pool", "stop_pool", "worker_start", "terminate_on_sigterm", "WATCH_SECONDS"]
+__all__ = ["process_pool", "stop_pool", "result", "worker_start", "terminate_on_sigterm", "WATCH_SECONDS"]
 
 WATCH_SECONDS = 0.5
 """How often a worker's watchdog looks at its parent's pid."""
@@ -94,6 +94,28 @@ def stop_pool(pool: Any, timeout: float = 5.0) -> None:
     if results is not None:  # no worker writes to it any more: end-of-file for the manager thread
         with contextlib.suppress(Exception):
             results._writer.close()
+
+
+POLL_SECONDS = 0.2
+"""How often :func:`result` looks for a dead worker while it waits."""
+
+
+def result(future: Any, pool: Any) -> Any:
+    """``future.result()`` of a task on ``pool``, raising ``BrokenProcessPool`` once a worker has died.
+
+    The pool finds a dead worker itself, except one killed while it sent a result: its manager
+    thread then waits in ``recv`` for the rest of the message, and ``future.result()`` never
+    returns. So this waits in short steps and looks at the workers' exit codes between them; the
+    caller's error path then stops the pool (:func:`stop_pool`), which ends that thread."""
+    from concurrent.futures import wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    while not wait([future], timeout=POLL_SECONDS).done:
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            if process.exitcode is not None:
+                raise BrokenProcessPool(f"a worker process died (exit code {process.exitcode}); "
+                                        "its tasks' results are lost")
+    return future.result()
 
 
 _PENDING: list[threading.Timer] = []
