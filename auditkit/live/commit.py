@@ -11,6 +11,7 @@ import json
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,9 +19,8 @@ import pyarrow as pa
 
 from ..ingest.dedup import SeenRounds
 from ..ingest.writer import Block, SourceWriter
-from ..store import SourceRecord, Store
+from ..store import SourceRecord, Store, StoreLocked, named_error
 
-LOCK_TIMEOUT = 60.0          # seconds the last commit (at exit) waits for the store's lock; the others do not wait
 COUNTS = ("lines_read", "already_stored", "blank", "attached")  # what the watcher counts (the writer the rest)
 
 
@@ -119,3 +119,41 @@ def commit(store: Store, seen: SeenRounds, p: Pending, fmt: str, timeout: float)
             raise
         finally:
             seen.rollback(mark)  # committed rounds are the store's now: found there after the next refresh
+
+
+class LiveWriter:
+    """The watcher's side of the store: its view of the store's index (held, for the polls' duplicate
+    check and each commit's), and the rounds of a commit that failed, kept for the next one."""
+
+    def __init__(self, store: Store, fmt: str, lock_timeout: float):
+        self.store, self.fmt, self.lock_timeout = store, fmt, lock_timeout
+        self.seen = SeenRounds(store, always_load=True)
+        self.failed: Pending | None = None
+
+    def take(self, pending: Pending) -> Pending:
+        """The rounds of the next commit: those of a commit that failed, then ``pending``."""
+        if self.failed is not None:
+            pending, self.failed = self.failed.merge(pending), None
+        return pending
+
+    def commit(self, pending: Pending, final: bool, warn: Callable[[str, str], None]) -> bool:
+        """Commit ``pending`` (in the writer thread), without waiting for the store's lock unless ``final``
+        (then ``lock_timeout`` seconds, and StoreLocked naming the holder); False while another writer
+        holds it (the rounds kept for the next checkpoint, one warning)."""
+        if not pending:
+            return True
+        try:
+            commit(self.store, self.seen, pending, self.fmt, self.lock_timeout if final else 0.0)
+        except StoreLocked as exc:
+            self.failed = pending
+            if final:
+                raise
+            warn("store-locked", f"{exc}: rounds kept for the next checkpoint")
+            return False
+        except OSError as exc:
+            self.failed = pending  # committed with the next flush; no checkpoint past them
+            raise named_error(exc, Path(str(self.store.root))) from exc
+        except BaseException:
+            self.failed = pending
+            raise
+        return True

@@ -80,9 +80,9 @@ class ProfiledWatcher(Watcher):
 
     def __init__(self, paths: Any, profile: Profile, **kwargs: Any):
         self.fmt = line_format(profile)
+        self.live_format = f"profile-live:{profile.name}"  # before the watcher makes its store's writer
         super().__init__(paths, **kwargs)
         self.profile = profile
-        self.live_format = f"profile-live:{profile.name}"
         self.held: dict[tuple[int, int], Held] = {}
         self.take_open = False  # --once: the rounds still open at the end are taken
         spec = profile.source
@@ -117,7 +117,7 @@ class ProfiledWatcher(Watcher):
 
     def poll_once(self) -> bool:
         more = super().poll_once()
-        gone = [k for k in self.held if k not in self.files]  # read to its end and dropped (rotated away)
+        gone = [k for k in self.held if k not in self.tail.files]  # read to its end and dropped (rotated away)
         if gone:
             self._take_files(gone, everything=True)
             for k in gone:
@@ -136,8 +136,8 @@ class ProfiledWatcher(Watcher):
     # ---- lines to rows, rows to rounds -------------------------------------------------------------
     def _entry(self, t: Tracked) -> Held:
         h = self.held.get(t.key)
-        if h is None and t.key not in self.files:  # the copy of a copytruncated file: its original's header
-            orig = next((self.held[k] for k, o in self.files.items() if k in self.held and o.names == t.names[:-1]),
+        if h is None and t.key not in self.tail.files:  # the copy of a copytruncated file: its original's header
+            orig = next((self.held[k] for k, o in self.tail.files.items() if k in self.held and o.names == t.names[:-1]),
                         None)
             h = self.held[t.key] = Held(fmt=orig.fmt if orig else self._format_of(t.path) or "csv",
                                         header=orig.header if orig else None, gen=t.gen)
@@ -175,8 +175,8 @@ class ProfiledWatcher(Watcher):
                 continue
             h.rows.append((n, cells, raw))
         for key, h in touched.items():
-            self._take_files([key], everything=False, aliases={h.name: self.files[key].names}
-                             if key in self.files else {})
+            self._take_files([key], everything=False, aliases={h.name: self.tail.files[key].names}
+                             if key in self.tail.files else {})
 
     def _header(self, h: Held, n: int, raw: bytes) -> None:
         """A CSV file's header line (lines above ``header_row`` are passed over, counted nowhere, as
