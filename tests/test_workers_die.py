@@ -168,13 +168,19 @@ def test_a_pool_stopped_while_a_worker_sent_half_a_result_lets_the_interpreter_e
     assert not manager.is_alive(), "the pool's manager thread still waits for the rest of a result: exit would hang"
 
 
-def test_an_interrupt_that_lands_in_a_finalizer_is_raised_again_after_it():
+@pytest.mark.parametrize("delay", [None, 0.0])
+def test_an_interrupt_that_lands_in_a_finalizer_is_raised_again_after_it(delay):
     """Seen in a SIGTERM run: ``KeyboardInterrupt`` raised inside ``ParquetWriter.__del__`` was printed as
     "Exception ignored" and dropped, and ingest went on to exit 0. The signal arrives here while a
-    finalizer runs, every time; the command must still stop, with no traceback on stderr."""
+    finalizer runs, every time; the command must still stop, with no traceback on stderr. With no delay
+    before the signal is sent again (as on a loaded machine, where the sending thread could run before
+    the hook had returned: the interrupt then landed inside the hook and was lost, once under load 13),
+    it still lands after the hook."""
     code = (
         "import os, signal, sys, time\n"
+        "from auditkit import workers\n"
         "from auditkit.workers import terminate_on_sigterm\n"
+        + ("" if delay is None else f"workers._Redelivery.DELAY = {delay}\n") +
         "class Slow:\n"
         "    def __del__(self):\n"
         "        os.kill(os.getpid(), signal.SIGTERM)\n"

@@ -380,7 +380,7 @@ def _csv_raw(path: Path, lines: list[bytes], n: int) -> str:
 def default_ingest_workers(paths: list[Path], workers: int | None) -> int:
     """``workers``, or with None the machine's cores, but one process for less than
     :data:`AUTO_MIN_BYTES` of input."""
-    from ..validate import default_workers
+    from ..workers import default_workers
 
     if workers is not None:
         return workers
