@@ -8,10 +8,9 @@ with the reason the row is quarantined for.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 import numpy as np
@@ -19,7 +18,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...cards import NAMES, card_str
-from .model import FieldSpec, Profile
+from .cut import split_cell
+
+if TYPE_CHECKING:
+    from .model import FieldSpec, Profile
 
 __all__ = ["column_values", "column_codes", "code_reasons", "encode", "card_reader", "time_reader", "money_reader", "converter", "SYMBOLS"]
 
@@ -100,20 +102,6 @@ def card_list(cell: str, spec: FieldSpec, read: Callable[[str], str]) -> list[st
     """The cards of one cell: a JSON list, a split string, or one card."""
     items = split_cell(cell, spec)
     return [read(str(x)) for x in items]
-
-
-def split_cell(cell: str, spec: FieldSpec) -> list[Any]:
-    if spec.json:
-        try:
-            items = json.loads(cell)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"not a JSON list: {cell!r} ({exc.msg})") from exc
-        if not isinstance(items, list):
-            raise ValueError(f"not a JSON list: {cell!r}")
-        return items
-    if spec.split is not None:
-        return [x for x in (cell.split(spec.split) if spec.split.strip() else cell.split()) if x.strip()]
-    return [cell]
 
 
 def money_reader(prof: Profile) -> Callable[[str], float | int]:
