@@ -36,11 +36,11 @@ import pyarrow.compute as pc
 
 from . import games as registered
 from .columns import flat_values, parents, to_numpy
-from .report import payout_totals
-from .report import summarize as _summarize
 from .schema import schema_for
 from .status import SEVERITIES
 from .store import Store
+from .summaries import payout_totals
+from .summaries import summarize as _summarize
 from .tables import cards_text, events_text, hand_lines, readable, relative_to, wagers_text
 
 __all__ = [
@@ -129,10 +129,10 @@ def load_findings(store: StoreLike, start: str | None = None, end: str | None = 
 def coverage(source: StoreLike, start: str | None = None, end: str | None = None, *,
              games: str | Iterable[str] | None = None) -> pd.DataFrame:
     """What the data could not show: per game and rule, rounds in scope, checked, not checkable (and
-    why: the kinds of evidence missing) and findings (:mod:`auditkit.rules.coverage`). ``source`` is a
+    why: the kinds of evidence missing) and findings (:mod:`auditkit.reportcoverage`). ``source`` is a
     store (its validated days, read without validating again) or a findings Parquet file written by
     ``auditkit validate --parquet``, ``auditkit report --parquet`` or a nightly run (the table it carries)."""
-    from .rules.coverage import from_parquet, of_store
+    from .reportcoverage import from_parquet, of_store
 
     if not isinstance(source, Store) and str(source).endswith(".parquet") and Path(source).is_file():
         table = from_parquet(source)

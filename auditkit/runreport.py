@@ -53,7 +53,7 @@ def write_html_report(path: str | Path, findings: pd.DataFrame, *, title: str = 
     """Write the page for ``findings`` (the report's columns) to ``path``, atomically; ``context`` (the
     filters, the rounds behind the findings, the outcome tests, the provenance) adds who and where."""
     from .analysis import DEFAULT_SHIFTS, MIN_ROUNDS
-    from .report import payout_totals
+    from .summaries import payout_totals
     from .whowhere import dealer_by_shift, who_and_where
 
     path = Path(path)
@@ -109,7 +109,8 @@ def write_html_report(path: str | Path, findings: pd.DataFrame, *, title: str = 
     if len(findings):
         parts.append("<h2>Findings by day</h2>" + _svg(_by_day(findings, context.period if context else None)))
         parts.append("<h2>Findings by citation</h2>" + _svg(_by_citation(findings)))
-        from .report import SUMMARIES, summarize
+        from .schema import SUMMARIES
+        from .summaries import summarize
 
         parts.append("<h2>By citation</h2>" + _table(summarize(findings, SUMMARIES["citation"])))
         parts.append(f"<h2>Top findings</h2><p class='muted'>showing {min(TOP, len(findings)):,} of "

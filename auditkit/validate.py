@@ -23,8 +23,8 @@ from . import games as registered
 from .columns import combine, to_numpy
 from .paytables import Config
 from .rules import coverage
-from .rules.coverage import Tally
 from .rules.registry import PREPARERS, Hits, Rule, rules_for
+from .rules.tally import Tally
 from .schema import FINDINGS, schema_for
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ def worst(findings: pd.DataFrame, rounds: pd.DataFrame, key: str, top: int = SHO
     """The ``top`` groups of ``key`` (table_id, dealer_id) per game with the most findings per 1,000
     rounds, among those with :data:`auditkit.analysis.MIN_ROUNDS` rounds or more (all, if none has)."""
     from .analysis import busy, with_rates
-    from .report import summarize
+    from .summaries import summarize
 
     if findings.empty:
         return pd.DataFrame(columns=["game", key, "findings", "rounds", "overpaid", "underpaid", "rounds_checked",

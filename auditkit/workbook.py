@@ -58,8 +58,8 @@ def write_workbook(path: str | Path, findings: pd.DataFrame, *, scope: Mapping[s
     import xlsxwriter
     import xlsxwriter.exceptions
 
-    from .report import summarize
     from .reportcontext import currency_of
+    from .summaries import summarize
 
     path = Path(path)
     currency = context.currency if context is not None else currency_of()
@@ -114,7 +114,7 @@ def _findings_frame(findings: pd.DataFrame) -> pd.DataFrame:
 
 def _summary(book: Any, formats: dict[str, Any], findings: pd.DataFrame, scope: Mapping[str, Any],
              summarize: Any, coverage: pd.DataFrame | None, context: ReportContext | None) -> None:
-    from .report import payout_totals
+    from .summaries import payout_totals
 
     sheet = book.add_worksheet("Summary")
     _print(sheet, header_rows=False)

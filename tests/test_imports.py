@@ -183,14 +183,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("auditkit.ingest.profiles.cut", "auditkit.ingest.profiles.notation"): "ingest/profiles: notation <-> cut",
     ("auditkit.ingest.profiles.compute", "auditkit.ingest.profiles.notation"):
         "ingest/profiles: notation -> model -> fields -> compute -> notation",
-    # layers (this branch) removes these in its next commit: coverage's vocabulary apart from the reports
-    ("auditkit.rules.coverage", "auditkit.rules.registry"): "layers: coverage <-> registry",
-    ("auditkit.rules.coverage", "auditkit.report"): "layers: coverage <-> report",
-    ("auditkit.analysis", "auditkit.report"): "layers: analysis -> report -> runreport -> analysis",
-    ("auditkit.workbook", "auditkit.report"): "layers: report <-> workbook",
-    ("auditkit.runreport", "auditkit.report"): "layers: report <-> runreport",
-    ("auditkit.whowhere", "auditkit.report"): "layers: report -> runreport -> whowhere -> report",
-    ("auditkit.charts", "auditkit.notebooks"): "layers: charts <-> notebooks",
 }
 
 

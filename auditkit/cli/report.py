@@ -93,8 +93,8 @@ def run(args: argparse.Namespace) -> int:
     from .. import report as rep
     from ..job import load_job
     from ..reportcontext import describe_filters, gather
+    from ..reportcoverage import format_coverage, of_store
     from ..reviews import latest, with_reviews
-    from ..rules.coverage import format_coverage, of_store
     from ..store import Store
     from ..validate import sort_findings
 

@@ -27,7 +27,7 @@ from ..ingest.jsonl import too_long_reason
 from ..ingest.perline import decode_line, from_object
 from ..ingest.sources import quarantine_entry
 from ..paytables import Config
-from ..rules.coverage import Tally
+from ..rules.tally import Tally
 from ..schema import schema_for
 from ..store import INDEX, Store
 from ..validate import check_rounds, select_rules
