@@ -175,8 +175,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("auditkit.ingest.readers.jsonl", "auditkit.ingest.readers"): "onewriter: readers <-> readers/jsonl",
     ("auditkit.ingest.readers.profile", "auditkit.ingest.readers"): "onewriter: readers <-> readers/profile",
     ("auditkit.ingest.profiles.source", "auditkit.ingest.sources"): "onewriter: sources <-> profiles/source",
-    ("auditkit.ingest.parallel", "auditkit.validate"): "settings moves default_workers beside the workers "
-                                                       "(workers.py); onewriter imports it from there",
     # ingest/profiles (nobody's this session: onewriter's ingest/, or the lead): lazy imports in a cycle
     ("auditkit.ingest.profiles.nested", "auditkit.ingest.profiles.source"): "ingest/profiles: source <-> nested",
     ("auditkit.ingest.profiles.sheets", "auditkit.ingest.profiles.source"): "ingest/profiles: source <-> sheets",
