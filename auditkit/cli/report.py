@@ -119,7 +119,9 @@ def run(args: argparse.Namespace) -> int:
     from ..job import load_job
     from ..reportcontext import describe_filters, gather
     from ..reportcoverage import format_coverage, of_store
+    from ..schema import SUMMARIES
     from ..store import Store
+    from ..summaries import summarize
 
     if bool(args.store) == bool(args.job):
         raise UsageError("give either --store or --job")
@@ -157,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
     unmatched = _unmatched(store, args) if not len(findings) else None
     if unmatched:
         print(f"auditkit: warning: {unmatched}", file=sys.stderr)
-    out = rep.summarize(findings, rep.SUMMARIES[args.summary]) if args.summary else findings
+    out = summarize(findings, SUMMARIES[args.summary]) if args.summary else findings
     rep.write_outputs(rep.Outputs(args.out, parquet=args.parquet, xlsx=args.xlsx, html=args.html),
                       findings, coverage, {"store": str(root), "from": args.start or "the first day",
                                            "to": args.end or "the last day", "findings": len(findings)},
