@@ -285,7 +285,7 @@ def check(run: Run) -> None:
     """Validate the partitions chosen (and the stored day after each, whose shoe rules read the day
     before); the findings of those partitions, with the coverage tally."""
     from .progress import on_terminal, progress_bar
-    from .rules.coverage import Tally
+    from .rules.tally import Tally
     from .validate import validate_into_store, with_next_days
 
     run.tally = Tally()
