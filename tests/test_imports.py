@@ -170,8 +170,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("auditkit.integrity", "auditkit.store"): "storepkg: store <-> integrity <- compaction cycle",
     # onewriter (one writer; the shared pieces of ingest in one lower module):
     # ingest/profiles (nobody's this session: onewriter's ingest/, or the lead): lazy imports in a cycle
-    ("auditkit.ingest.profiles.compute", "auditkit.ingest.profiles.notation"):
-        "ingest/profiles: notation -> model -> fields -> compute -> notation",
 }
 
 
