@@ -198,6 +198,7 @@ def rebuild_index(store: Any, sha16: str) -> None:
         table = table.take(np.argsort(table["source_line"].to_numpy(), kind="stable"))
     store.write_index(sha16, table)
     written = store._written.pop(sha16, [])
+    store.drop_checkpoint()  # first: a crash between the two leaves no stale copy of the entry
     for rel in store._files.files(f"_manifest/{sha16}*.json"):
         rec = store._source_record(rel)
         if rec.files is not None:

@@ -5,7 +5,8 @@ Layout under the store root::
     rounds/game=<game>/date=<yyyy-mm-dd>/part-<uuid>.parquet   stored rounds
     findings/game=<game>/date=<yyyy-mm-dd>/findings.parquet    findings of that partition
     _manifest/<sha256>.json                                   one record per ingested source file
-    _quarantine/<sha256>.parquet                              its bad lines
+    _manifest.checkpoint.json                                 the entries as of its writing, in one file
+    _quarantine/<sha256>.parquet                              its bad lines (none: no file, format 2 on)
     rounds/game=<game>/date=<yyyy-mm-dd>/compact-<id>.parquet  small parts of many sources, read as one
     _compacted/<id>.json                                      which parts it replaces (auditkit.compaction)
     _store.json                                               the store's format version (STORE_FORMAT), and
@@ -176,14 +177,27 @@ if TYPE_CHECKING:  # pandas only at the edge (to_pandas): ingest and its workers
     import pandas as pd
 
 __all__ += ["Store", "SourceRecord", "INDEX", "is_uri", "ParquetStream", "ROW_GROUP", "NewerStore", "STORE_FORMAT",
-            "STORE_FILE"]
+            "STORE_FILE", "CHECKPOINT"]
 
-STORE_FORMAT = 1
-"""The store's format version, in ``_store.json`` and in each manifest entry written (``store_format``). 0: a store
-or entry written before the stamp (auditkit 0.1.0 and earlier, every layout of which is read). Raise it when a
-change to the store's files would be misread by the auditkit before it; this one refuses a higher one."""
+STORE_FORMAT = 2
+"""The store's format version, in ``_store.json`` and in each manifest entry written (``store_format``), every
+older one read. 0: written before the stamp (auditkit 0.1.0 and earlier). 1: the stamp. 2: the manifest
+checkpoint (:data:`CHECKPOINT`), and no quarantine file for a source without a bad line (a format-1 writer
+rewriting an entry would leave the checkpoint stale: it must refuse the store). Raise it when a change to the
+store's files would be misread by the auditkit before it; this one refuses a higher one."""
 STORE_FILE = "_store.json"
-"""The store's stamp: ``{"store_format": 1, "written_by": "auditkit 0.1.0"}``, written by its first writer."""
+"""The store's stamp: ``{"store_format": 2, "written_by": "auditkit 0.1.0"}``, written by its first writer (and
+raised by the first writer of a newer format)."""
+CHECKPOINT = "_manifest.checkpoint.json"
+"""Every manifest entry as of its writing, in one file: ``{"store_format", "written_by", "entries": {entry file
+name: {"size", "mtime_ns", "entry"}}}``. Readers list ``_manifest/`` once (names, sizes and times: no entry
+opened), take from it the entries whose file is there at the size and time copied, and read only the others
+(newer than it, or changed since) from their own files; the entries stay the commit point. Rewritten atomically by the
+store's sole writer (:meth:`Store.sole_writer`) when the entries beyond it are many (:data:`CHECKPOINT_EVERY`,
+or a tenth of it at the end of a command); removed before an entry is rewritten (:func:`~auditkit.integrity.rebuild_index`)."""
+CHECKPOINT_EVERY = 2000
+"""Entries beyond the checkpoint that make a sole writer rewrite it at once (else at least this many or as many
+as it holds, whichever is more, within a command): its rewrites cost, in all, about twice its final size."""
 
 
 def _written_by() -> str:
@@ -276,6 +290,12 @@ def write_parquet_atomic(table: pa.Table, path: Path) -> Path:
     return path
 
 
+def _buffered(sink: Any) -> pa.NativeFile:
+    """``sink`` (a Python file) behind a buffer of 256 KiB: Parquet's writer makes a hundred small writes a
+    file or more, each a call into Python (and a hash update) unbuffered. Closing it flushes ``sink``, not closes it."""
+    return pa.BufferedOutputStream(pa.PythonFile(sink, mode="w"), buffer_size=1 << 18)
+
+
 class ParquetStream:
     """A Parquet file of a store written table by table, visible only whole: on a local store into a
     temporary sibling renamed into place by :meth:`close`; on object storage into a local temporary
@@ -297,8 +317,8 @@ class ParquetStream:
                 spool = open(self.tmp, "wb")  # noqa: SIM115 (closed by close or abort)
             self._fh = HashingFile(spool)
             try:  # it writes the file's first bytes
-                self._writer = pq.ParquetWriter(pa.PythonFile(self._fh, mode="w"), schema, compression="zstd",
-                                                use_dictionary=dictionary)
+                self._sink = _buffered(self._fh)
+                self._writer = pq.ParquetWriter(self._sink, schema, compression="zstd", use_dictionary=dictionary)
             except BaseException:
                 spool.close()
                 if self.tmp is not None:
@@ -327,6 +347,7 @@ class ParquetStream:
         """Finish the file and make it visible; on failure the caller aborts (the temporary file is removed)."""
         with self._naming():
             self._writer.close()
+            self._sink.close()  # flushed into the file, still open
             size, sha = self._fh.size, self._fh.sha.hexdigest()
             if self.tmp is None:
                 try:
@@ -345,10 +366,33 @@ class ParquetStream:
         with contextlib.suppress(OSError, pa.ArrowException):
             self._writer.close()
         self._writer.is_open = False  # its finalizer would close it again, and print the same error
+        with contextlib.suppress(OSError, ValueError, pa.ArrowException):
+            self._sink.close()
         with contextlib.suppress(OSError):  # a buffered file's close writes what it holds: a full disk fails it
             self._fh.fh.close()
         if self.tmp is not None:
             self.tmp.unlink(missing_ok=True)
+
+
+class _LazyStream:
+    """A stream (:class:`ParquetStream`, :class:`_HeldStream`) opened at its first :meth:`write`: closed unwritten,
+    it leaves no file and records none."""
+
+    def __init__(self, open_stream: Any):
+        self._open, self.stream = open_stream, None
+
+    def write(self, table: pa.Table) -> None:
+        if self.stream is None:
+            self.stream = self._open()
+        self.stream.write(table)
+
+    def close(self) -> None:
+        if self.stream is not None:
+            self.stream.close()
+
+    def abort(self) -> None:
+        if self.stream is not None:
+            self.stream.abort()
 
 
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
@@ -406,8 +450,9 @@ class _LocalFiles(_Files):
 
         with atomic_path(self.root / rel) as tmp, open(tmp, "wb") as fh:
             sink = HashingFile(fh)
-            pq.write_table(table, pa.PythonFile(sink, mode="w"), compression=compression_for(table),
-                           row_group_size=ROW_GROUP)
+            out = _buffered(sink)
+            pq.write_table(table, out, compression=compression_for(table), row_group_size=ROW_GROUP)
+            out.close()
         return sink.size, sink.sha.hexdigest()
 
     def sizes(self, folder: str) -> dict[str, int]:
@@ -422,6 +467,17 @@ class _LocalFiles(_Files):
                 if not name.startswith("."):
                     with contextlib.suppress(OSError):
                         out[f"{rel}/{name}"] = os.stat(os.path.join(dirpath, name)).st_size
+        return out
+
+    def entries(self, folder: str) -> dict[str, tuple[int, int]]:
+        """Name -> (size, mtime in ns) of the ``*.json`` files directly in ``folder`` (one scan, no file opened)."""
+        out = {}
+        with contextlib.suppress(FileNotFoundError), os.scandir(self.root / folder) as it:
+            for e in it:
+                if e.name.endswith(".json") and not e.name.startswith("."):
+                    with contextlib.suppress(OSError):
+                        st = e.stat()
+                        out[e.name] = (st.st_size, st.st_mtime_ns)
         return out
 
     def delete(self, rel: str) -> None:
@@ -534,6 +590,11 @@ class _ObjectFiles(_Files):
         base = self.base.lstrip("/") + "/"
         return {info.path.lstrip("/")[len(base):]: info.size for info in self._infos(folder, recursive=True)
                 if info.type == pafs.FileType.File and info.path.lstrip("/").startswith(base)}
+
+    def entries(self, folder: str) -> dict[str, tuple[int, int]]:
+        """Name -> (size, mtime in ns, 0 when not told) of the ``*.json`` objects directly under ``folder``."""
+        return {i.base_name: (i.size, i.mtime_ns or 0) for i in self._infos(folder, recursive=False)
+                if i.base_name.endswith(".json") and not i.base_name.startswith(".") and i.size is not None}
 
     def delete(self, rel: str) -> None:
         with contextlib.suppress(FileNotFoundError):
@@ -687,6 +748,12 @@ class _MemoryFiles(_Files):
         out.update((rel, size) for rel, (_p, size) in self.spilled.items() if rel.startswith(prefix))
         return out
 
+    def entries(self, folder: str) -> dict[str, tuple[int, int]]:
+        """Name -> (size, 0) of the ``*.json`` blobs directly under ``folder``."""
+        prefix = folder.rstrip("/") + "/"
+        return {rel[len(prefix):]: (len(data), 0) for rel, data in self.blobs.items()
+                if rel.startswith(prefix) and rel.endswith(".json") and "/" not in rel[len(prefix):]}
+
     def delete(self, rel: str) -> None:
         table = self.tables.pop(rel, None)
         if table is not None:
@@ -752,7 +819,7 @@ class Store:
         (a worker reports its own: :meth:`written`), nor the writer's quick-key lookup."""
         state = dict(self.__dict__)
         state["_written"] = {}
-        for name in ("_quick_cache", "_sole", "_leftovers", "_compactor"):  # a worker writes parts only
+        for name in ("_quick_cache", "_sole", "_leftovers", "_compactor", "_known", "_held"):  # a worker writes parts only
             state.pop(name, None)
         return state
 
@@ -773,6 +840,7 @@ class Store:
         view = copy.copy(self)
         records = self.manifest()
         view._pinned = frozenset(r.sha256[:16] for r in records)
+        view._known = None  # (a sole writer's: its own)
         view._layout_cache = self._build_layout(records)
         return view
 
@@ -945,12 +1013,17 @@ class Store:
                 raise CorruptStore(f"store stamp {self._files.path(STORE_FILE)} is unreadable ({exc})") from None
             if not isinstance(fmt, int) or fmt > STORE_FORMAT:
                 raise _newer(f"store {self.root}", stamp.get("written_by"), fmt)
+            self._stamped = fmt
         self._format_checked = True
 
+    _stamped = 0  # the format of the store's stamp (0: none)
+
     def _stamp(self) -> None:
-        """Write the store's stamp when it has none (its first writer, or the first of this version)."""
+        """Write the store's stamp when it has none or an older one (its first writer, or the first of this
+        format: an older auditkit then refuses the store rather than misread it)."""
         self.check_format()
-        if not self._files.exists(STORE_FILE):
+        if self._stamped < STORE_FORMAT:
+            self._stamped = STORE_FORMAT
             self._files.write_bytes(STORE_FILE, json.dumps({"store_format": STORE_FORMAT, "written_by": _written_by()},
                                                            indent=1).encode("utf-8"))
 
@@ -962,10 +1035,68 @@ class Store:
             raise CorruptStore(f"store manifest entry {self._files.path(rel)} is unreadable ({exc})") from None
 
     def manifest(self) -> list[SourceRecord]:
-        """Every committed source, oldest first."""
+        """Every committed source, oldest first: the entries listed in ``_manifest/``, those the checkpoint
+        holds taken from it (:data:`CHECKPOINT`), the others read from their files."""
         self.check_format()
-        out = [self._source_record(rel) for rel in self._files.files("_manifest/*.json")]
-        return sorted(out, key=lambda r: (r.ingested_at, r.path))
+        if self._known is None or not self._sole:
+            listed = self._files.entries("_manifest")
+            held = self.read_checkpoint()
+            known, same = {}, 0
+            for name, stat in listed.items():
+                copy = held.get(name)
+                if copy is not None and copy[0] == stat:
+                    known[name], same = copy[1], same + 1
+                else:
+                    known[name] = self._source_record(f"_manifest/{name}")
+            self._known, self._held = known, same
+        return sorted(self._known.values(), key=lambda r: (r.ingested_at, r.path))
+
+    _known: dict[str, SourceRecord] | None = None  # entry file name -> entry, as the last manifest() read them
+    _held = 0                                      # how many of them the checkpoint held
+
+    def read_checkpoint(self) -> dict[str, tuple[tuple[int, int], SourceRecord]]:
+        """Entry file name -> (its size and mtime when copied, its copy) of the entries the checkpoint holds (none
+        when there is none, or when it is unreadable: a warning, and every entry is read from its file;
+        ``auditkit verify`` reports it); NewerStore for a newer one."""
+        if not self._files.exists(CHECKPOINT):
+            return {}
+        where = self._files.path(CHECKPOINT)
+        try:
+            data = json.loads(self._files.read_bytes(CHECKPOINT).decode("utf-8"))
+            fmt = data.get("store_format")
+            if not isinstance(fmt, int) or fmt > STORE_FORMAT:
+                raise _newer(f"store manifest checkpoint {where}", data.get("written_by"), fmt)
+            return {name: ((int(e["size"]), int(e["mtime_ns"])), SourceRecord.read(e["entry"], f"{where} ({name})"))
+                    for name, e in data["entries"].items()}
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            log.warning("store manifest checkpoint %s is unreadable (%s): every entry read from its own file "
+                        "(auditkit verify %s)", where, exc, self.root)
+            return {}
+
+    def write_checkpoint(self) -> int:
+        """Write the checkpoint of every committed entry, atomically (the caller is the sole writer); their number."""
+        self.manifest()
+        assert self._known is not None
+        stats = self._files.entries("_manifest")
+        copies = {name: {"size": stats[name][0], "mtime_ns": stats[name][1], "entry": rec.__dict__}
+                  for name, rec in sorted(self._known.items()) if name in stats}
+        data = {"store_format": STORE_FORMAT, "written_by": _written_by(), "entries": copies}
+        self._files.write_bytes(CHECKPOINT, json.dumps(data, separators=(",", ":")).encode("utf-8"))
+        self._held = len(copies)
+        return len(copies)
+
+    def drop_checkpoint(self) -> None:
+        """Remove the checkpoint (before an entry is rewritten: readers then read every entry's file)."""
+        self._files.delete(CHECKPOINT)
+        self._known, self._held = None, 0
+
+    def _checkpoint_if_due(self, ending: bool) -> None:
+        """The sole writer's checkpoint rewrite, when the entries beyond it are many (:data:`CHECKPOINT_EVERY`)."""
+        if self._known is None:
+            return
+        tail = len(self._known) - self._held
+        if tail >= max(CHECKPOINT_EVERY, self._held) or (ending and tail and tail * 10 >= self._held):
+            self.write_checkpoint()
 
     def source(self, sha256: str) -> SourceRecord | None:
         """The manifest entry of a file content, if it was ingested."""
@@ -996,8 +1127,11 @@ class Store:
         if written is not None or record.files is None:
             record.files = sorted(written or [], key=lambda f: f["path"])
         record.store_format, record.written_by = STORE_FORMAT, _written_by()
-        self._files.write_bytes(f"_manifest/{safe_component(record.sha256)}.json",
-                                json.dumps(record.__dict__, indent=1, sort_keys=True).encode("utf-8"))
+        name = f"{safe_component(record.sha256)}.json"
+        self._files.write_bytes(f"_manifest/{name}", json.dumps(record.__dict__, indent=1, sort_keys=True).encode("utf-8"))
+        if self._sole and self._known is not None:  # the sole writer's view stays whole without a listing
+            self._known[name] = record
+            self._checkpoint_if_due(ending=False)
         if self._quick_cache is not None and record.quick:  # known by its quick key from now on, unlisted
             self._quick_cache[record.quick] = record
         if self._compactor is not None and self._compactor.committed(record.sha256[:16], record.files):
@@ -1042,12 +1176,13 @@ class Store:
             return
         from .compaction import Compactor
 
-        self._sole, self._leftovers, self._compactor = True, None, Compactor()
+        self._sole, self._leftovers, self._compactor, self._known = True, None, Compactor(), None
         try:
             yield self
             self.compact()
+            self._checkpoint_if_due(ending=True)
         finally:
-            self._sole, self._leftovers, self._compactor = False, None, None
+            self._sole, self._leftovers, self._compactor, self._known = False, None, None, None
 
     def compact(self) -> int:
         """Write the small parts this sole writer committed as one part a partition (:mod:`auditkit.compaction`);
@@ -1259,12 +1394,16 @@ class Store:
 
     # ---- quarantine ---------------------------------------------------------------------
     def write_quarantine(self, sha256: str, table: pa.Table) -> None:
+        """The quarantine of a source, written at once; no file when it holds no line (store format 2)."""
+        if not table.num_rows:
+            return
         rel = f"_quarantine/{sha256[:16]}.parquet"
         self._record_file(rel, table.num_rows, *self._files.write_parquet(rel, table.cast(QUARANTINE)))
 
-    def quarantine_stream(self, sha256: str) -> ParquetStream | _HeldStream:
-        """The quarantine of a source, written as a stream."""
-        return self._files.stream(f"_quarantine/{sha256[:16]}.parquet", QUARANTINE, self._record_file)
+    def quarantine_stream(self, sha256: str) -> _LazyStream:
+        """The quarantine of a source, written as a stream; no file when no line is written (store format 2)."""
+        return _LazyStream(lambda: self._files.stream(f"_quarantine/{sha256[:16]}.parquet", QUARANTINE,
+                                                      self._record_file))
 
     def quarantine(self, sources: Iterable[str] | None = None, columns: list[str] | None = None,
                    limit: int | None = None) -> pd.DataFrame:
