@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .integrity import partition_of
 from .store import CHECKPOINT, Store
+from .store.compaction import records as compactions
+from .store.layout import partition_of
 
 FOLDERS = ("rounds", "_index", "_quarantine")
 
@@ -180,8 +181,6 @@ def verify(store: Store) -> Verification:
                 out.problems.append(f"_index/{sha16}.parquet: {index_rows} rounds indexed, the parts of "
                                     f"{rec.path} hold {part_rows}")
         _recheck_source(rec, out)
-    from .compaction import records as compactions
-
     for comp in compactions(store):  # a compacted part: checked as its record lists it, never "not listed"
         listed.add(comp["path"])
         _check_file(store, comp, sizes, out)

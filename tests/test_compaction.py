@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 from test_live import streams
 
-from auditkit import compaction
 from auditkit.cli import main
 from auditkit.ingest.sources import ingest_paths
-from auditkit.store import Store
+from auditkit.store import Store, compaction
 from auditkit.validate import collect
 
 

@@ -105,8 +105,8 @@ def _locked_ingest(store: Store, folder: Path) -> None:
 
 
 def test_the_checkpoint_is_rewritten_when_the_entries_beyond_it_are_many(tmp_path, monkeypatch):
-    from auditkit import store as store_module
     from auditkit.simulate import simulate_into_store
+    from auditkit.store import manifest as store_module
 
     root = tmp_path / "store"
     simulate_into_store(Store(root), "baccarat", 3000, chunk=100)  # 30 sources, no checkpoint
