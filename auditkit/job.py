@@ -47,7 +47,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,9 +62,7 @@ FAIL_ON = {"any": 1, "low": 1, "medium": 2, "high": 3, "none": 99}
 KEYS = {"name", "inputs", "store", "output", "config", "settings", "limits", "games", "citations", "fail_on",
         "lock_timeout", "notebooks", "follow_symlinks", "workers", "engine", "max_quarantined", "verify",
         "dedup_memory"}
-ENGINES = ("local", "dask")
 ENGINE_KEYS = {"kind", "scheduler"}
-SCHEDULER = re.compile(r"^(tcp|tls|inproc|ucx|ws|wss)://\S+$")  # the schemes dask.distributed knows
 GLOB_CHARS = set("*?[")
 
 
@@ -167,31 +164,10 @@ def _path(raw: dict[str, Any], key: str, base: Path, where: Path, required: bool
     return (base / Path(value).expanduser()).resolve()
 
 
-def check_engine(workers: Any, engine: Any, scheduler: Any, where: str, keys: tuple[str, str, str]) -> None:
-    """Refuse a bad workers / engine / scheduler choice; JobError names ``where``, the key and the reason.
-
-    ``keys`` are the names the user wrote (``workers``, ``engine.kind``, ``engine.scheduler`` in a job
-    file, ``--workers``, ``--engine``, ``--scheduler`` on the command line)."""
-    from .paytables import _number_reason, show
-
-    if workers is not None:
-        reason = _number_reason(workers, {"min": 1}, integer=True)
-        if reason:
-            raise JobError(f"{where}: {keys[0]} = {show(workers)}: {reason}")
-    if engine not in ENGINES:
-        raise JobError(f"{where}: {keys[1]} = {show(engine)}: must be one of {', '.join(ENGINES)}")
-    if scheduler is not None and (not isinstance(scheduler, str) or not SCHEDULER.match(scheduler)):
-        raise JobError(f"{where}: {keys[2]} = {show(scheduler)}: must be a scheduler address (tcp://host:8786; schemes: tcp, tls, inproc, ucx, ws, wss)")
-    if engine == "dask" and scheduler is None:
-        raise JobError(f"{where}: {keys[1]} = \"dask\": needs {keys[2]} (the cluster's scheduler address)")
-    if engine == "local" and scheduler is not None:
-        raise JobError(f"{where}: {keys[2]} = {show(scheduler)}: only with {keys[1]} = \"dask\"")
-
-
 def load_job(path: str | Path) -> Job:
     """Read and check a job file; JobError says what is wrong."""
     from .games import names
-    from .paytables import glob_reason, number_reason, show, value_reason
+    from .paytables import ConfigError, glob_reason, number_reason, show, value_reason
 
     GAMES = names()
     from .store import safe_component
@@ -279,8 +255,14 @@ def load_job(path: str | Path) -> Job:
     if unknown:
         raise JobError(f"{path}: unknown key(s) {', '.join('engine.' + k for k in unknown)} "
                        f"(known: {', '.join('engine.' + k for k in sorted(ENGINE_KEYS))})")
-    workers, kind, scheduler = raw.get("workers"), engine.get("kind", "local"), engine.get("scheduler")
-    check_engine(workers, kind, scheduler, str(path), ("workers", "engine.kind", "engine.scheduler"))
+    from .engine.options import JOB_FILE, engine_options
+
+    try:
+        options = engine_options(raw.get("workers"), engine.get("kind", "local"), engine.get("scheduler"), str(path),
+                                 JOB_FILE)
+    except ConfigError as exc:
+        raise JobError(str(exc)) from None
+    workers, kind, scheduler = options.workers, options.kind, options.scheduler
     from .store import is_uri
 
     store = raw["store"] if is_uri(raw.get("store")) else _path(raw, "store", base, path)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .empty_work import no_match, no_rounds, quarantine_problem, round_lines
-from .job import FAIL_ON, GLOB_CHARS, Job, JobError, check_engine, expand_inputs, log
+from .job import FAIL_ON, GLOB_CHARS, Job, JobError, expand_inputs, log
 from .status import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, SEVERITY_RANK
 
 __all__ = ["run_job", "RunResult", "Run", "plan", "ingest", "choose", "check", "write", "publish"]
@@ -217,14 +217,14 @@ def run_job(job: Job, *, fail_on: str | None = None, progress: bool = True,
 def plan(job: Job, *, fail_on: str | None, progress: bool, workers: int | None, engine: str | None,
          scheduler: str | None) -> Run:
     """The options in force (the command line's over the job file's, checked once) and the input files."""
+    from .engine.options import COMMAND_LINE, engine_options
     from .ingest.sources import discover
 
     workers = job.workers if workers is None else workers
     if engine is None and scheduler is not None:
         engine = "dask"  # --scheduler alone, as on validate
     scheduler = (job.scheduler if engine in (None, job.engine) else None) if scheduler is None else scheduler
-    engine = engine or job.engine
-    check_engine(workers, engine, scheduler, "command line", ("--workers", "--engine", "--scheduler"))
+    engine = engine_options(workers, engine or job.engine, scheduler, "command line", COMMAND_LINE).kind
     started = datetime.now(UTC)
     files, unmatched, passed = expand_inputs(job)
     for pattern in unmatched:

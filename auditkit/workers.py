@@ -1,4 +1,4 @@
-"""Worker processes that die with their parent (docs/reliability.md).
+"""Worker processes: how many (:func:`default_workers`), and pools of them that die with their parent (docs/reliability.md).
 
 Every process pool of auditkit is made by :func:`process_pool`. Each worker, as
 it starts, asks Linux to kill it when its parent dies (``PR_SET_PDEATHSIG``)
@@ -20,11 +20,22 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["process_pool", "stop_pool", "worker_start", "terminate_on_sigterm", "WATCH_SECONDS"]
+__all__ = ["default_workers", "process_pool", "stop_pool", "result", "worker_start", "terminate_on_sigterm",
+           "WATCH_SECONDS"]
 
 WATCH_SECONDS = 0.5
 """How often a worker's watchdog looks at its parent's pid."""
 PR_SET_PDEATHSIG = 1
+
+
+def default_workers() -> int:
+    """The cores this process may run on (``os.process_cpu_count``, the CPU affinity, or ``os.cpu_count``)."""
+    count = getattr(os, "process_cpu_count", None)  # Python 3.13+: the affinity-aware count
+    if count is not None:
+        return max(1, count() or 1)
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
 
 
 def _parent_death_signal() -> None:
@@ -96,7 +107,59 @@ def stop_pool(pool: Any, timeout: float = 5.0) -> None:
             results._writer.close()
 
 
-_PENDING: list[threading.Timer] = []
+POLL_SECONDS = 0.2
+"""How often :func:`result` looks for a dead worker while it waits."""
+
+
+def result(future: Any, pool: Any) -> Any:
+    """``future.result()`` of a task on ``pool``, raising ``BrokenProcessPool`` once a worker has died.
+
+    The pool finds a dead worker itself, except one killed while it sent a result: its manager
+    thread then waits in ``recv`` for the rest of the message, and ``future.result()`` never
+    returns. So this waits in short steps and looks at the workers' exit codes between them; the
+    caller's error path then stops the pool (:func:`stop_pool`), which ends that thread."""
+    from concurrent.futures import wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    while not wait([future], timeout=POLL_SECONDS).done:
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            if process.exitcode is not None:
+                raise BrokenProcessPool(f"a worker process died (exit code {process.exitcode}); "
+                                        "its tasks' results are lost")
+    return future.result()
+
+
+class _Redelivery:
+    """A signal sent again to this process from a thread, ``DELAY`` seconds after :meth:`release`.
+
+    The thread waits for the release, so the signal cannot land while the hook that made it is still
+    running (on a loaded machine the thread could start, sleep and send before ``Thread.start``
+    returned in the hook, and the interrupt raised inside the hook was dropped again)."""
+
+    DELAY = 0.01
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        self._go = threading.Event()
+        self._cancelled = False
+        self._thread = threading.Thread(target=self._send, name="auditkit-redeliver", daemon=True)
+        self._thread.start()
+
+    def _send(self) -> None:
+        self._go.wait()
+        time.sleep(self.DELAY)
+        if not self._cancelled:
+            os.kill(os.getpid(), self.signum)
+
+    def release(self) -> None:
+        self._go.set()
+
+    def cancel(self) -> None:
+        self._cancelled = True
+        self._go.set()
+
+
+_PENDING: list[_Redelivery] = []
 """The redelivery of an interrupt a finalizer swallowed, not yet raised (:func:`_redeliver`)."""
 
 
@@ -110,17 +173,16 @@ def _redeliver(previous: Callable[[Any], None]) -> Callable[[Any], None]:
 
     A signal's ``KeyboardInterrupt`` raised while a finalizer runs (a ``__del__``, a weakref
     callback) is printed as "Exception ignored" and dropped, and the command would go on as if it
-    had not been told to stop. The hook sends the signal again from a thread a moment later (raised
-    here, it would run its handler at once, inside the hook), so it lands after the finalizer; other
-    unraisable exceptions go to the previous hook."""
+    had not been told to stop. The hook sends the signal again from a thread a moment after it
+    returns (:class:`_Redelivery`; raised here, it would run its handler at once, inside the hook),
+    so it lands after the finalizer; other unraisable exceptions go to the previous hook."""
 
     def hook(unraisable: Any) -> None:
         exc = unraisable.exc_value
         if isinstance(exc, KeyboardInterrupt) and str(exc).startswith("signal "):
-            again = threading.Timer(0.01, os.kill, (os.getpid(), int(str(exc).split()[1])))
-            again.daemon = True
+            again = _Redelivery(int(str(exc).split()[1]))
             _PENDING[:] = [again]
-            again.start()
+            again.release()  # the last thing the hook does
             return
         previous(unraisable)
 
@@ -147,4 +209,4 @@ def terminate_on_sigterm() -> Iterator[None]:
             signal.signal(sig, handler)
         sys.unraisablehook = hook
         if pending is not None:  # raised here rather than lost with the daemon timer at exit
-            raise KeyboardInterrupt(f"signal {pending.args[1]}")
+            raise KeyboardInterrupt(f"signal {pending.signum}")

@@ -17,8 +17,8 @@ from auditkit.cli.main import main
 
 @pytest.mark.parametrize("argv, message", [
     (["simulate", "baccarat", "--seed", "-1", "--out", "x.jsonl"], "--seed: must be an integer >= 0, not -1"),
-    (["validate", "logs", "--out", "r.csv", "--scheduler", "foo://x"], "--scheduler 'foo://x': must be a scheduler address"),
-    (["ingest", "logs", "--store", "s", "--scheduler", "foo://x"], "--scheduler 'foo://x': must be a scheduler address"),
+    (["validate", "logs", "--out", "r.csv", "--scheduler", "foo://x"], 'command line: --scheduler = "foo://x": must be a scheduler address'),
+    (["ingest", "logs", "--store", "s", "--scheduler", "foo://x"], 'command line: --scheduler = "foo://x": must be a scheduler address'),
 ])
 def test_a_bad_seed_or_scheduler_is_a_clear_exit_2(argv, message, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)

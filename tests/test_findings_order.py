@@ -1,11 +1,13 @@
 """The engine sorts each partition's findings in Arrow: the same order as :func:`sort_findings` in pandas."""
 
+import pandas as pd
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from auditkit.engine.findings import sorted_findings
 from auditkit.schema import FINDINGS
-from auditkit.validate import _finish, _sorted_frame, sort_findings
+from auditkit.validate import _frame, empty_findings, sort_findings
 
 TEXT = st.text(alphabet=st.sampled_from("aAbZ09-é漢\U0001f0a1 "), max_size=3)
 
@@ -27,7 +29,9 @@ def findings_tables(draw) -> pa.Table | None:
 @settings(max_examples=200, deadline=None)
 @given(st.lists(findings_tables(), max_size=4))
 def test_arrow_order_is_the_pandas_order(tables):
-    expected = sort_findings(_finish([t.to_pandas() for t in tables if t is not None]))
-    got = _sorted_frame(tables)
+    frames = [t.to_pandas() for t in tables if t is not None]
+    expected = sort_findings(pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0] if frames
+                             else empty_findings())
+    got = _frame(sorted_findings(tables))
     assert list(got.dtypes) == list(expected.dtypes)
     assert got.equals(expected), (got, expected)

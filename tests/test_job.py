@@ -603,7 +603,7 @@ def test_findings_and_run_record_are_the_same_whatever_the_workers(tmp_path, mon
     """Four days of logs (four partitions): one process, two, and the job file's workers give the same
     outputs, byte for byte, and the same run record apart from times and ids."""
     import auditkit.ingest.parallel
-    import auditkit.validate
+    from auditkit.engine import executors
 
     for day in range(4):
         records = day_records(day, f"d{day}")
@@ -611,8 +611,8 @@ def test_findings_and_run_record_are_the_same_whatever_the_workers(tmp_path, mon
         write_log(tmp_path / "logs" / f"day{day}.jsonl", records)
     write_job(tmp_path, workers=2)
     pools = []
-    real = auditkit.validate._parallel
-    monkeypatch.setattr(auditkit.validate, "_parallel", lambda *a: pools.append(a[6]) or real(*a))
+    real = executors.pooled
+    monkeypatch.setattr(executors, "pooled", lambda plan, pool, workers: pools.append(workers) or real(plan, pool, workers))
     ingests = []  # the ingest step parses on the same workers
 
     class Spy(auditkit.ingest.parallel.ParallelIngest):
@@ -631,12 +631,45 @@ def test_findings_and_run_record_are_the_same_whatever_the_workers(tmp_path, mon
     assert one == two == three
 
 
-def test_validate_engine_options_are_checked(tmp_path, capsys):
+ENGINE_OPTION_ERRORS = {
+    "dask_without_scheduler": (["--engine", "dask"],
+                               'command line: --engine = "dask": needs --scheduler (the cluster\'s scheduler address'),
+    "local_with_scheduler": (["--engine", "local", "--scheduler", "tcp://127.0.0.1:1"],
+                             'command line: --scheduler = "tcp://127.0.0.1:1": only with --engine = "dask"'),
+    "bad_scheduler": (["--scheduler", "foo://x"], 'command line: --scheduler = "foo://x": must be a scheduler address'),
+}
+
+
+@pytest.mark.parametrize("command", ["validate", "ingest", "run"])
+@pytest.mark.parametrize("name", ENGINE_OPTION_ERRORS)
+def test_engine_options_are_checked_once_with_the_same_message_on_every_command(command, name, tmp_path, capsys):
+    """validate, ingest and run check --workers, --engine and --scheduler by one function: the same
+    message (where, the option, its value, the reason), exit 2, before any work."""
+    write_log(tmp_path / "logs" / "a.jsonl", [clean_round()])
+    options, message = ENGINE_OPTION_ERRORS[name]
+    argv = {"validate": ["validate", str(tmp_path / "logs"), "--out", str(tmp_path / "r.csv")],
+            "ingest": ["ingest", str(tmp_path / "logs"), "--store", str(tmp_path / "store")],
+            "run": ["run", str(write_job(tmp_path))]}[command]
+    assert main([*argv, *options]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err, err
+    assert not (tmp_path / "store").exists() and not (tmp_path / "r.csv").exists()
+
+
+def test_engine_options_are_one_check_for_the_command_line_and_the_job_file():
+    from auditkit.engine.options import COMMAND_LINE, JOB_FILE, Engine, engine_options
+    from auditkit.paytables import ConfigError
+
+    assert engine_options(None, None, None, "command line") == Engine(None, "local", None)
+    assert engine_options(2, None, "tcp://h:8786", "command line") == Engine(2, "dask", "tcp://h:8786")  # implied
+    assert engine_options(3, "local", None, "job.toml", JOB_FILE) == Engine(3, "local", None)
+    with pytest.raises(ConfigError, match=r'^job.toml: engine.kind = "dask": needs engine.scheduler'):
+        engine_options(None, "dask", None, "job.toml", JOB_FILE)
+    with pytest.raises(ConfigError, match=r"^command line: --workers = 0: must be an integer >= 1$"):
+        engine_options(0, None, None, "command line", COMMAND_LINE)
+
+
+def test_validate_runs_with_local_engine_options(tmp_path):
     write_log(tmp_path / "logs" / "a.jsonl", [clean_round()])
     out = str(tmp_path / "r.csv")
-    assert main(["validate", str(tmp_path / "logs"), "--out", out, "--engine", "dask"]) == 2
-    assert "--engine dask needs --scheduler" in capsys.readouterr().err
-    assert main(["validate", str(tmp_path / "logs"), "--out", out, "--engine", "local",
-                 "--scheduler", "tcp://127.0.0.1:1"]) == 2
-    assert "--scheduler is for --engine dask" in capsys.readouterr().err
     assert main(["-q", "validate", str(tmp_path / "logs"), "--out", out, "--engine", "local", "--workers", "2"]) == 0

@@ -83,13 +83,13 @@ def test_workers_give_the_same_findings_row_for_row(tmp_path):
 def test_workers_give_each_partition_its_own_findings(tmp_path, monkeypatch):
     """Partition by partition, two processes yield what one yields: a task returns the findings of its
     run of partitions as one table, cut back into partitions, days without findings among them."""
-    import auditkit.validate
+    from auditkit.engine import executors
     from auditkit.simulate import simulate_into_store
     from auditkit.validate import validate_partitions
 
     store = Store(tmp_path / "store")
     simulate_into_store(store, "baccarat", 20000, seed=11, fault_rate=0.0003, chunk=2000)
-    monkeypatch.setattr(auditkit.validate, "CHUNKS_PER_WORKER", 1)  # a task runs five of the ten days
+    monkeypatch.setattr(executors, "CHUNKS_PER_WORKER", 1)  # a task runs five of the ten days
     one = list(validate_partitions(store, workers=1))
     two = list(validate_partitions(store, workers=2))
     assert [(g, d) for g, d, _ in one] == [(g, d) for g, d, _ in two]
@@ -102,17 +102,17 @@ def test_workers_give_each_partition_its_own_findings(tmp_path, monkeypatch):
 def test_a_run_given_up_early_cancels_the_partitions_not_started(tmp_path, monkeypatch):
     """A caller that stops reading (a write failed, Ctrl-C) does not wait for the rest of the store to
     be validated: the pool's tasks not yet started are cancelled."""
-    import auditkit.validate
+    from auditkit.engine import executors
     from auditkit.simulate import simulate_into_store
     from auditkit.validate import validate_partitions
 
     store = Store(tmp_path / "store")
     simulate_into_store(store, "baccarat", 60000, seed=11, fault_rate=0.0003, chunk=6000)
-    monkeypatch.setattr(auditkit.validate, "CHUNKS_PER_WORKER", 16)  # a task per day (twenty)
+    monkeypatch.setattr(executors, "CHUNKS_PER_WORKER", 16)  # a task per day (twenty)
     seen = []
-    real = auditkit.validate._in_order
-    monkeypatch.setattr(auditkit.validate, "_in_order", lambda chunks, futures, progress, *rest: seen.append(futures)
-                        or real(chunks, futures, progress, *rest))
+    real = executors._in_order
+    monkeypatch.setattr(executors, "_in_order", lambda chunks, futures, *rest: seen.append(futures)
+                        or real(chunks, futures, *rest))
     run = validate_partitions(store, workers=2)
     next(run)
     run.close()
@@ -145,8 +145,9 @@ def test_small_days_checked_together_give_each_days_findings(tmp_path):
 def test_the_automatic_worker_count_reads_footers_only_until_it_knows(tmp_path, monkeypatch):
     """``workers=None`` runs one process under AUTO_MIN_ROUNDS rounds; the rounds are counted from
     the part files' metadata only until the threshold is reached."""
+    from auditkit.engine.plan import at_least as _at_least
+    from auditkit.engine.plan import plan
     from auditkit.simulate import simulate_into_store
-    from auditkit.validate import _at_least, plan
 
     store = Store(tmp_path / "store")
     simulate_into_store(store, "baccarat", 3000, seed=5, chunk=1000)

@@ -168,13 +168,19 @@ def test_a_pool_stopped_while_a_worker_sent_half_a_result_lets_the_interpreter_e
     assert not manager.is_alive(), "the pool's manager thread still waits for the rest of a result: exit would hang"
 
 
-def test_an_interrupt_that_lands_in_a_finalizer_is_raised_again_after_it():
+@pytest.mark.parametrize("delay", [None, 0.0])
+def test_an_interrupt_that_lands_in_a_finalizer_is_raised_again_after_it(delay):
     """Seen in a SIGTERM run: ``KeyboardInterrupt`` raised inside ``ParquetWriter.__del__`` was printed as
     "Exception ignored" and dropped, and ingest went on to exit 0. The signal arrives here while a
-    finalizer runs, every time; the command must still stop, with no traceback on stderr."""
+    finalizer runs, every time; the command must still stop, with no traceback on stderr. With no delay
+    before the signal is sent again (as on a loaded machine, where the sending thread could run before
+    the hook had returned: the interrupt then landed inside the hook and was lost, once under load 13),
+    it still lands after the hook."""
     code = (
         "import os, signal, sys, time\n"
+        "from auditkit import workers\n"
         "from auditkit.workers import terminate_on_sigterm\n"
+        + ("" if delay is None else f"workers._Redelivery.DELAY = {delay}\n") +
         "class Slow:\n"
         "    def __del__(self):\n"
         "        os.kill(os.getpid(), signal.SIGTERM)\n"
@@ -216,3 +222,37 @@ except KeyboardInterrupt as exc:
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.returncode == 0 and out.stdout.strip() == "interrupted: signal 15", (out.returncode, out.stdout, out.stderr)
     assert "Exception ignored" not in out.stderr
+
+
+HALF_A_RESULT = '''
+import gc, multiprocessing.queues, os, signal, struct, sys
+
+def half_a_result():
+    """Send the first bytes of a 1 MiB result, then die (SIGKILL) before the rest."""
+    (q,) = [o for o in gc.get_objects() if isinstance(o, multiprocessing.queues.SimpleQueue)]
+    os.write(q._writer.fileno(), struct.pack("!i", 1 << 20) + b"x" * 100)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+if __name__ == "__main__":
+    from concurrent.futures.process import BrokenProcessPool
+    from auditkit.workers import process_pool, result, stop_pool
+    pool = process_pool(1)
+    try:
+        result(pool.submit(half_a_result), pool)
+    except BrokenProcessPool as e:
+        print("broken:", e)
+    stop_pool(pool)
+'''
+
+
+def test_a_worker_killed_while_it_sends_a_result_breaks_the_wait_rather_than_hang_it(tmp_path):
+    """A worker SIGKILLed halfway through sending its result leaves the pool's manager thread waiting in
+    ``recv`` for the rest: a bare ``future.result()`` never returns (the rare hang of an ingest whose worker
+    was killed). ``workers.result`` raises ``BrokenProcessPool`` instead, and ``stop_pool`` ends the pool,
+    so the process exits."""
+    script = tmp_path / "half.py"
+    script.write_text(HALF_A_RESULT)
+    done = subprocess.run([sys.executable, str(script)], env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "broken: a worker process died (exit code -9)" in done.stdout

@@ -18,7 +18,6 @@ from .common import (
     EXIT_CLEAN,
     EXIT_ERROR,
     EXIT_FINDINGS,
-    UsageError,
     add_engine,
     add_game,
     add_lock_timeout,
@@ -150,16 +149,11 @@ def _check(store, config, args: argparse.Namespace, show: bool, tally=None, work
 
 
 def check_engine(args: argparse.Namespace) -> None:
-    """Refuse ``--engine dask`` without a scheduler and ``--engine local`` with one, and a scheduler that
-    is not an address (the job file's check, ``job.SCHEDULER``)."""
-    from ..job import SCHEDULER
+    """Check ``--workers``, ``--engine`` and ``--scheduler`` as the job file's are checked
+    (:func:`auditkit.engine.options.engine_options`: exit 2 naming the option, its value and the reason)."""
+    from ..engine.options import COMMAND_LINE, engine_options
 
-    if args.scheduler is not None and not SCHEDULER.match(args.scheduler):
-        raise UsageError(f"--scheduler {args.scheduler!r}: must be a scheduler address (tcp://host:8786; schemes: tcp, tls, inproc, ucx, ws, wss)")
-    if args.engine == "dask" and not args.scheduler:
-        raise UsageError("--engine dask needs --scheduler ADDRESS (the cluster's scheduler, tcp://host:8786)")
-    if args.engine == "local" and args.scheduler:
-        raise UsageError("--scheduler is for --engine dask, not --engine local")
+    engine_options(args.workers, args.engine, args.scheduler, "command line", COMMAND_LINE)
 
 
 def _nothing_checked(args: argparse.Namespace, store, checked: int, report) -> str | None:

@@ -167,6 +167,15 @@ class _Executor:
             return self.client.submit(fn, *args, pure=False)
         return self.pool.submit(fn, *args)
 
+    def result(self, future: Any) -> Any:
+        """The task's result; on a process pool, ``BrokenProcessPool`` as soon as a worker has died
+        (:func:`auditkit.workers.result`: one killed while it sent a result would hang the wait)."""
+        if self.pool is None:
+            return future.result()
+        from ..workers import result
+
+        return result(future, self.pool)
+
     def close(self, abandon: bool = False) -> None:
         """Wait for the tasks running (``abandon``: kill the workers instead, after an error or interrupt)."""
         if self.pool is not None:
@@ -297,7 +306,7 @@ class ParallelIngest:
         try:
             while (task := self._next_task(src)) is not None:
                 t0 = time.perf_counter()
-                result = task.future.result()
+                result = self.executor.result(task.future)
                 self.waited += time.perf_counter() - t0
                 blocks, parts = result if task.first is not None else (result, None)
                 if task.first is not None and task.first != rec.lines_read + 1:  # a bug, never an input problem
@@ -323,7 +332,7 @@ class ParallelIngest:
         while (task := self._next_task(src)) is not None:
             if not task.future.cancel() and task.first is not None:
                 with contextlib.suppress(Exception):  # a task that failed wrote nothing to keep either
-                    for entry in task.future.result()[1]:
+                    for entry in self.executor.result(task.future)[1]:
                         self.store.drop_written(src.sha, entry["path"])  # type: ignore[arg-type]
 
 
@@ -380,7 +389,7 @@ def _csv_raw(path: Path, lines: list[bytes], n: int) -> str:
 def default_ingest_workers(paths: list[Path], workers: int | None) -> int:
     """``workers``, or with None the machine's cores, but one process for less than
     :data:`AUTO_MIN_BYTES` of input."""
-    from ..validate import default_workers
+    from ..workers import default_workers
 
     if workers is not None:
         return workers

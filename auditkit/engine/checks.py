@@ -1,0 +1,147 @@
+"""The rules over rounds: round rules batch by batch, shoe rules over a table's rounds grouped by
+table and shoe; each gives its findings as one Arrow table (None: no finding), and a round a rule
+cannot check (it lacks the evidence) is neither flagged nor passed (:mod:`auditkit.rules.coverage`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..columns import combine, to_numpy
+from ..paytables import Config
+from ..rules import coverage
+from ..rules.coverage import Tally
+from ..rules.registry import PREPARERS, Hits, Rule, rules_for
+from .findings import META, findings_table
+
+__all__ = ["SHOE_KEY", "select_rules", "round_findings", "shoe_findings", "shoe_columns", "read_columns",
+           "shoe_order", "shoe_key"]
+
+SHOE_KEY = ["table_id", "shoe_id", "round_seq", "started_at", "round_id"]
+"""The columns every shoe rule gets: rounds are grouped by table and shoe, in round_seq order."""
+
+
+def select_rules(game: str, scope: str, citations: Sequence[str] | None = None,
+                 rule_ids: Sequence[str] | None = None) -> list[Rule]:
+    """The rules of a game and scope, optionally only some citations or rule ids."""
+    out = rules_for(game, scope)
+    if citations:
+        out = [r for r in out if r.citation in citations or r.rule_id in citations]
+    if rule_ids:
+        out = [r for r in out if r.rule_id in rule_ids]
+    return out
+
+
+def round_findings(table: pa.Table, game: str, config: Config, rules: Sequence[Rule] | None = None,
+                   date: str | None = None, tally: Tally | None = None) -> pa.Table | None:
+    """Findings of the round rules of ``game`` (by default all) on one batch of its rounds, None when
+    none; ``tally`` gets the coverage."""
+    rules = select_rules(game, "round") if rules is None else rules
+    if table.num_rows == 0 or not rules:
+        return None
+    ctx = PREPARERS[game](table, config)
+    lack = coverage.lacking(table, game)  # a rule neither flags nor passes a round it cannot check
+    found = []
+    for r in rules:
+        hits, cannot = r.func(ctx), coverage.cannot(lack, r.needs)
+        if cannot is not None and len(hits):
+            hits = hits.subset(~cannot[hits.rows])
+        if tally is not None:
+            tally.add(game, r, table.num_rows, cannot, lack, hits.rows)
+        if len(hits):
+            found.append((r, hits))
+    return findings_table(table, found, game, date) if found else None
+
+
+def shoe_findings(table: pa.Table, game: str, config: Config, rules: Sequence[Rule] | None = None,
+                  emit: np.ndarray | None = None, date: str | None = None, tally: Tally | None = None,
+                  emitted: set[tuple[str, str]] | None = None) -> pa.Table | None:
+    """Findings (None: none) of the shoe rules over rounds grouped by table and shoe, in round_seq order.
+
+    ``emit`` marks the rounds whose findings are wanted (the others are context
+    carried from an earlier day); by default all. Given ``emitted`` (the (round_id, rule_id)
+    of findings already reported), the findings wanted are instead those not in it, on any
+    round, and it gets them; ``emit`` then marks the rounds counted in ``tally`` only. So
+    live mode's open shoes, whose rounds may arrive out of order, report a finding that an
+    earlier round arriving late puts on a round already checked.
+    """
+    rules = select_rules(game, "shoe") if rules is None else rules
+    if table.num_rows == 0 or not rules:
+        return None
+    order = shoe_order(table)
+    if not (order[1:] > order[:-1]).all():
+        table = table.take(pa.array(order))
+    keep = None if emit is None else np.asarray(emit)[order]
+    lack = coverage.lacking(table, game)
+    found = []
+    for r in rules:
+        cannot = coverage.cannot(lack, r.needs)
+        hits = r.func(table, config) if cannot is None else _shoe_rule_on(table, config, r, ~cannot)
+        if emitted is not None and len(hits):
+            ids = table["round_id"].take(pa.array(hits.rows)).to_pylist()
+            new = np.array([(i, r.rule_id) not in emitted for i in ids], bool)
+            emitted.update((i, r.rule_id) for i in ids)
+            hits = hits.subset(new)
+        elif keep is not None and len(hits):
+            hits = hits.subset(keep[hits.rows])
+        if tally is not None:
+            tally.add(game, r, table.num_rows if keep is None else int(keep.sum()), cannot, lack, hits.rows, emit=keep)
+        if len(hits):
+            found.append((r, hits))
+    return findings_table(table, found, game, date) if found else None
+
+
+def _shoe_rule_on(table: pa.Table, config: Config, rule: Rule, checkable: np.ndarray) -> Hits:
+    """A shoe rule's hits over the rounds it can check only (a round it cannot check is not counted
+    in its shoe either: its cards may be invented), as rows of ``table``."""
+    rows = np.flatnonzero(checkable)
+    if not len(rows):
+        return Hits(rows=rows)
+    hits = rule.func(table.take(pa.array(rows)), config)
+    hits.rows = rows[np.asarray(hits.rows, dtype=np.int64)]
+    return hits
+
+
+def shoe_columns(rules: Iterable[Rule], game: str | None = None) -> list[str]:
+    """The columns the shoe rules read, with the shoe key and the report's metadata (and, given the game,
+    those telling which rounds lack the evidence the rules need)."""
+    cols = dict.fromkeys(SHOE_KEY + META + ["house_rules"])  # a round's own house rules (Context.param)
+    for r in rules:
+        cols.update(dict.fromkeys(r.columns))
+        if game is not None:
+            cols.update(dict.fromkeys(coverage.columns_for(game, r.needs)))
+    return list(cols)
+
+
+def read_columns(round_rules: Sequence[Rule], shoe_rules: Sequence[Rule], game: str | None = None
+                 ) -> list[str] | None:
+    """The stored columns a validation pass reads: those the selected rules declare, the shoe
+    key and the report's metadata (and, given the game, those telling which rounds lack the evidence
+    the rules need); None (every column) when a round rule declares none."""
+    if any(not r.columns for r in round_rules):
+        return None
+    cols = dict.fromkeys(["status", *shoe_columns(shoe_rules, game)])
+    for r in round_rules:
+        cols.update(dict.fromkeys(r.columns))
+        if game is not None:
+            cols.update(dict.fromkeys(coverage.columns_for(game, r.needs)))
+    return list(cols)
+
+
+def shoe_order(table: pa.Table) -> np.ndarray:
+    """Row order that puts each shoe's rounds together, by round_seq, then time, then input order.
+
+    Shoes are numbered by first appearance (integers sort much faster than the strings)."""
+    shoe = pc.dictionary_encode(combine(shoe_key(table))).indices.to_numpy(zero_copy_only=False)
+    seq = to_numpy(table["round_seq"], 0).astype(np.int64)
+    when = to_numpy(table["started_at"].cast(pa.int64()), 0)
+    return np.lexsort((when, seq, shoe))
+
+
+def shoe_key(table: pa.Table) -> pa.Array:
+    """``table_id`` and ``shoe_id`` joined, per round (null shoe ids join as empty)."""
+    return pc.binary_join_element_wise(pc.fill_null(table["table_id"], ""), pc.fill_null(table["shoe_id"], ""),
+                                       "\x1f")
