@@ -126,3 +126,16 @@ def test_the_checkpoint_is_rewritten_when_the_entries_beyond_it_are_many(tmp_pat
         write_log(tmp_path / "c" / f"day{k}.jsonl", day_records(20 + k, f"c{k}"))
     _locked_ingest(Store(root), tmp_path / "c")
     assert calls == [31, 62]  # 31 beyond 31 held (with the 1 left before); the last 3 under a tenth of 62
+
+
+def test_the_checkpoint_copies_each_entry_as_written_not_as_its_record_changed_after(tmp_path):
+    from auditkit.store import SourceRecord
+
+    store = Store(tmp_path / "s")
+    with store.lock(5, command="test"):
+        store.manifest()  # the sole writer's view, kept up to date by its commits
+        rec = SourceRecord(sha256="c" * 64, path="x.jsonl", size=1, format="jsonl")
+        store.commit_source(rec)
+        rec.stored = 99  # the caller's record changed after its commit
+    held = json.loads((tmp_path / "s" / CHECKPOINT).read_text("utf-8"))["entries"]
+    assert held[f"{'c' * 64}.json"]["entry"]["stored"] == 0 == _entries(tmp_path / "s")[f"{'c' * 64}.json"]["stored"]

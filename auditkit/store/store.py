@@ -129,9 +129,10 @@ class Store(Reads):
             record.files = sorted(written or [], key=lambda f: f["path"])
         record.store_format, record.written_by = STORE_FORMAT, _written_by()
         name = f"{safe_component(record.sha256)}.json"
-        self._files.write_bytes(f"_manifest/{name}", json.dumps(record.__dict__, indent=1, sort_keys=True).encode("utf-8"))
+        text = json.dumps(record.__dict__, indent=1, sort_keys=True)
+        self._files.write_bytes(f"_manifest/{name}", text.encode("utf-8"))
         if self._sole and self._known is not None:  # the sole writer's view stays whole without a listing
-            self._known[name] = record
+            self._known[name] = SourceRecord(**json.loads(text))  # as written: the caller may change its record
             self._checkpoint_if_due(ending=False)
         if self._quick_cache is not None and record.quick:  # known by its quick key from now on, unlisted
             self._quick_cache[record.quick] = record
