@@ -139,3 +139,17 @@ def test_the_checkpoint_copies_each_entry_as_written_not_as_its_record_changed_a
         rec.stored = 99  # the caller's record changed after its commit
     held = json.loads((tmp_path / "s" / CHECKPOINT).read_text("utf-8"))["entries"]
     assert held[f"{'c' * 64}.json"]["entry"]["stored"] == 0 == _entries(tmp_path / "s")[f"{'c' * 64}.json"]["stored"]
+
+
+def test_a_validation_lists_the_rounds_not_the_index(tmp_path, monkeypatch):
+    """A reader checks the parts it reads against one listing of ``rounds/``; the index files (one a source)
+    are listed only by an ingest, which checks them."""
+    from auditkit.store import _LocalFiles
+    from auditkit.validate import collect
+
+    store, _ = make_store(tmp_path)
+    listed: list[str] = []
+    real = _LocalFiles.sizes
+    monkeypatch.setattr(_LocalFiles, "sizes", lambda self, folder: listed.append(folder) or real(self, folder))
+    collect(Store(store))
+    assert listed == ["rounds"]

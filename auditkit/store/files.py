@@ -94,13 +94,18 @@ class _LocalFiles(_Files):
         base = self.root / folder
         if not base.is_dir():
             return {}
-        out = {}
-        for dirpath, _dirs, names in os.walk(base):
-            rel = os.path.relpath(dirpath, self.root).replace(os.sep, "/")
-            for name in names:
-                if not name.startswith("."):
+        out: dict[str, int] = {}
+        folders = [(str(base), folder)]
+        while folders:  # one scandir a folder, each entry's stat from it (half the Python of os.walk + os.stat)
+            path, rel = folders.pop()
+            with contextlib.suppress(OSError), os.scandir(path) as it:
+                for e in it:
                     with contextlib.suppress(OSError):
-                        out[f"{rel}/{name}"] = os.stat(os.path.join(dirpath, name)).st_size
+                        if e.is_dir():  # as os.walk: a link to a folder is not followed
+                            if not e.is_symlink():
+                                folders.append((e.path, f"{rel}/{e.name}"))
+                        elif not e.name.startswith("."):
+                            out[f"{rel}/{e.name}"] = e.stat().st_size
         return out
 
     def entries(self, folder: str) -> dict[str, tuple[int, int]]:

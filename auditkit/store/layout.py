@@ -4,7 +4,8 @@ Each manifest entry written by this version lists its files (``files``: the
 relative path, rows, bytes and SHA-256 of each part, index and quarantine file,
 recorded from the bytes as they were written). Readers read exactly those
 files: :class:`Layout` is the store as its manifest lists it, checked against
-one listing of ``rounds/`` and ``_index/`` (existence and size by the listing).
+one listing of ``rounds/`` (existence and size by the listing; the index files
+by a listing of ``_index/`` of their own, when an ingest checks them).
 Entries written before (no ``files``) still read: their parts are found by
 their source's name prefix, as before, and their sizes and hashes are "not
 recorded" (``auditkit verify`` says so and does not fail on that alone).
@@ -128,10 +129,11 @@ def check_index(store: Any, hashed: bool = False) -> list[tuple[str, str, str | 
     index: missing, of another size (or, when ``hashed``, SHA-256) than recorded, or of other rows than
     its source's parts."""
     layout = store.layout()
+    sizes = store._files.sizes("_index")
     out = []
     for sha16, entry in sorted(layout.index.items()):
         rel = entry["path"] if entry is not None else f"_index/{sha16}.parquet"
-        size = layout.sizes.get(rel)
+        size = sizes.get(rel)
         problem = None
         if size is None:
             problem = f"index file {rel} is missing"

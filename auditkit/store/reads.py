@@ -54,7 +54,7 @@ class Reads(Manifest):
         return view
 
     def _build_layout(self, records: list[SourceRecord]) -> Layout:
-        listing = {**self._files.sizes("rounds"), **self._files.sizes("_index")}
+        listing = self._files.sizes("rounds")  # (the index files: listed by check_index, which reads them)
         layout = build_layout(records, listing)
         apply(layout, compactions(self))  # small parts read from their compacted part
         layout.check()
