@@ -32,7 +32,9 @@ output folder, the configuration and what to check::
     [limits]                              # optional table limits by table id or glob (limit_sections())
     "BJ-*" = { min = 25, max = 1000 }
 
-Relative paths are relative to the job file. A run takes the store's lock,
+Its keys, with their types, ranges and defaults, are ``auditkit/job_schema.toml``
+(:func:`job_schema`), checked as a configuration file is checked against its settings
+schema. Relative paths are relative to the job file. A run takes the store's lock,
 ingests the files whose content (SHA-256) the store has not seen, validates
 the partitions those files touched (plus the stored day after each, whose shoe
 rules read the day before), and writes its outputs to a hidden folder renamed
@@ -44,25 +46,24 @@ by the next run. See docs/batch.md.
 
 from __future__ import annotations
 
+import copy
+import functools
 import hashlib
 import json
 import logging
 import tomllib
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from .status import SEVERITY_RANK
 
-__all__ = ["Job", "JobError", "load_job", "expand_inputs", "SEVERITY_RANK", "FAIL_ON"]
+__all__ = ["Job", "JobError", "load_job", "job_schema", "expand_inputs", "SEVERITY_RANK", "FAIL_ON"]
 
 log = logging.getLogger("auditkit.job")
 
 FAIL_ON = {"any": 1, "low": 1, "medium": 2, "high": 3, "none": 99}
-KEYS = {"name", "inputs", "store", "output", "config", "settings", "limits", "games", "citations", "fail_on",
-        "lock_timeout", "notebooks", "follow_symlinks", "workers", "engine", "max_quarantined", "verify",
-        "dedup_memory"}
-ENGINE_KEYS = {"kind", "scheduler"}
 GLOB_CHARS = set("*?[")
 
 
@@ -122,55 +123,144 @@ def limit_sections() -> list[str]:
     return [name for name, keys in schema().items() if "table_min" in keys and "table_max" in keys]
 
 
-def _strings(raw: dict[str, Any], key: str, where: Path) -> list[str]:
-    value = raw.get(key, [])
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise JobError(f"{where}: {key} must be a list of non-empty strings")
-    return value
+@functools.cache
+def job_schema() -> dict[str, dict[str, Any]]:
+    """The keys of a job file (``auditkit/job_schema.toml``): key -> type, default, range, meaning."""
+    return tomllib.loads(resources.files("auditkit").joinpath("job_schema.toml").read_text("utf-8"))
 
 
-def _inputs(raw: dict[str, Any], base: Path, where: Path) -> tuple[list[str], dict[str, Any]]:
-    """The input patterns, and the import profile of those given as ``{path = ..., profile = ...}``."""
-    value = raw.get("inputs", [])
-    value = [value] if isinstance(value, str | dict) else value
-    if not isinstance(value, list):
-        raise JobError(f"{where}: inputs must be a list of globs, files or folders")
+def _reason(spec: dict[str, Any], value: Any) -> str | None:
+    """Why ``value`` is not of a job file key's type and range (its schema entry); None when it is."""
+    from .paytables import SIMPLE_KINDS, spec_reason
+
+    kind = spec["type"]
+    if kind in SIMPLE_KINDS:
+        reason = spec_reason(spec, value)
+        return f"{reason} ({spec['unit']})" if reason and "unit" in spec else reason
+    if kind == "string":
+        return None if isinstance(value, str) and value.strip() else "must be a non-empty string"
+    if kind == "path":
+        return None if isinstance(value, str) and value else "must be a path (a non-empty string)"
+    if kind == "strings":
+        ok = isinstance(value, str) and value or isinstance(value, list) and all(isinstance(v, str) and v for v in value)
+        return None if ok else "must be a list of non-empty strings"
+    if kind == "table":
+        return None if isinstance(value, dict) else "must be a table"
+    if kind == "inputs":
+        items = [value] if isinstance(value, str | dict) else value
+        ok = isinstance(items, list) and all(isinstance(i, dict) or isinstance(i, str) and i for i in items)
+        return None if ok else "must be a list of non-empty strings or {path, profile} tables"
+    if kind == "notebooks":
+        if isinstance(value, bool) or isinstance(value, list) and all(isinstance(n, str) for n in value):
+            return None
+        from .notebooks import NOTEBOOKS
+
+        return f"must be true, false or a list (empty: none) of {', '.join(NOTEBOOKS)}"
+    raise AssertionError(f"unknown job schema type {kind!r}")  # a bug in job_schema.toml
+
+
+def _names_reason(of: str, names: list[str]) -> str | None:
+    """Why some ``names`` are not names of ``of`` (games, citations, notebooks); None when all are."""
+    if of == "games":
+        from .games import names as game_names
+
+        known = game_names()
+        bad = [g for g in names if g not in known]
+        return f"unknown game(s) {', '.join(bad)} (known: {', '.join(known)})" if bad else None
+    if of == "citations":
+        from .rules.registry import catalog_rows
+
+        cited = {r["citation"] for r in catalog_rows()}
+        bad = [c for c in names if c not in cited]
+        return (f"unknown citation(s) {', '.join(map(repr, bad))}; valid: {', '.join(sorted(cited))} "
+                "(see `auditkit rules`)") if bad else None
+    raise AssertionError(f"unknown job schema names {of!r}")  # a bug in job_schema.toml
+
+
+def _checked(raw: dict[str, Any], path: Path) -> dict[str, Any]:
+    """Every key of a job file checked against :func:`job_schema`, with the defaults of those not given;
+    JobError names the file, the key, the value and the reason."""
+    from .paytables import show
+
+    schema = job_schema()
+    unknown = sorted(set(raw) - set(schema))
+    if unknown:
+        raise JobError(f"{path}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(schema))})")
+    out: dict[str, Any] = {}
+    for key, spec in schema.items():
+        if key not in raw:
+            if spec.get("required"):
+                raise JobError(f"{path}: {key} is required ({spec['needed']})")
+            out[key] = copy.deepcopy(spec.get("default"))
+            continue
+        value = raw[key]
+        reason = _reason(spec, value)
+        if reason is None and "keys" in spec and (unknown := sorted(set(value) - set(spec["keys"]))):
+            raise JobError(f"{path}: unknown key(s) {', '.join(f'{key}.{k}' for k in unknown)} "
+                           f"(known: {', '.join(f'{key}.{k}' for k in spec['keys'])})")
+        if spec["type"] == "strings" and isinstance(value, str):
+            value = [value]
+        if reason is None and "of" in spec:
+            reason = _names_reason(spec["of"], value)
+        if reason is None and spec["type"] == "notebooks" and isinstance(value, list):
+            from .notebooks import NOTEBOOKS
+
+            bad = [n for n in value if n not in NOTEBOOKS]
+            reason = f"{_reason(spec, 0)}; unknown: {', '.join(map(repr, bad))}" if bad else None
+        if reason:
+            raise JobError(f"{path}: {key} = {show(raw[key])}: {reason}")
+        out[key] = value
+    return out
+
+
+def _inputs(value: Any, base: Path, where: Path) -> tuple[list[str], dict[str, Any]]:
+    """The input patterns (checked by the schema), and the import profile of those given as
+    ``{path = ..., profile = ...}``."""
+    from .paytables import show
+
     patterns: list[str] = []
     profiles: dict[str, Any] = {}
-    for item in value:
+    for item in [value] if isinstance(value, str | dict) else value:
         if isinstance(item, dict):
             if set(item) - {"path", "profile"} or not all(isinstance(item.get(k), str) and item[k] for k in
                                                           ("path", "profile")):
-                raise JobError(f"{where}: an input table has a path and a profile (both non-empty strings), "
-                               f"got {item!r}")
+                raise JobError(f"{where}: inputs: an input table has a path and a profile (both non-empty "
+                               f"strings), got {show(item)}")
             from .ingest.profiles import load_profile
 
             profiles[item["path"]] = load_profile(base / Path(item["profile"]).expanduser())
             item = item["path"]
-        if not isinstance(item, str) or not item:
-            raise JobError(f"{where}: inputs must be a list of non-empty strings or {{path, profile}} tables")
         patterns.append(item)
+    if not patterns:
+        raise JobError(f"{where}: inputs = []: must name at least one glob, file or folder of logs")
     return patterns, profiles
 
 
-def _path(raw: dict[str, Any], key: str, base: Path, where: Path, required: bool = True) -> Path | None:
-    value = raw.get(key)
-    if value is None and not required:
-        return None
-    if not isinstance(value, str) or not value:
-        raise JobError(f"{where}: {key} must be a path (a non-empty string)")
-    return (base / Path(value).expanduser()).resolve()
+def _limits(limits: dict[str, Any], where: Path) -> None:
+    """Check ``[limits]``: table id or glob = {min = .., max = ..}, each a table limit's value."""
+    from .paytables import glob_reason, show, value_reason
+
+    for table, lim in limits.items():
+        key = f"{where}: limits.{json.dumps(table)}"
+        if glob_reason(table):
+            raise JobError(f"{key}: {glob_reason(table)}")
+        if not isinstance(lim, dict) or not lim or set(lim) - {"min", "max"}:
+            raise JobError(f"{key} = {show(lim)}: must be {{min = <number>, max = <number>}}")
+        for k, v in lim.items():
+            for section in limit_sections():
+                reason = value_reason(section, f"table_{k}", v)
+                if reason:
+                    raise JobError(f"{key}.{k} = {show(v)}: {reason}")
+        if "min" in lim and "max" in lim and lim["min"] > lim["max"]:
+            raise JobError(f"{key}.min = {show(lim['min'])}: min is above max ({show(lim['max'])})")
 
 
 def load_job(path: str | Path) -> Job:
-    """Read and check a job file; JobError says what is wrong."""
-    from .games import names
-    from .paytables import ConfigError, glob_reason, number_reason, show, value_reason
-
-    GAMES = names()
-    from .store import safe_component
+    """Read and check a job file against :func:`job_schema`; JobError says what is wrong (file, key,
+    value, reason), ConfigError what is wrong with its configuration."""
+    from .engine.options import JOB_FILE, engine_options
+    from .paytables import ConfigError
+    from .store import is_uri, safe_component
 
     path = Path(path).resolve()
     try:
@@ -180,99 +270,28 @@ def load_job(path: str | Path) -> Job:
         raise JobError(f"cannot read job file {path}: {exc.strerror or exc}") from exc
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise JobError(f"job file {path} is not valid TOML: {exc}") from exc
-    unknown = sorted(set(raw) - KEYS)
-    if unknown:
-        raise JobError(f"{path}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(KEYS))})")
+    values = _checked(raw, path)
     base = path.parent
-    name = raw.get("name", path.stem)
-    if not isinstance(name, str) or not name.strip():
-        raise JobError(f"{path}: name must be a non-empty string")
-    inputs, profiles = _inputs(raw, base, path)
-    if not inputs:
-        raise JobError(f"{path}: inputs is required (globs, files or folders of logs)")
-    games = _strings(raw, "games", path)
-    bad = [g for g in games if g not in GAMES]
-    if bad:
-        raise JobError(f"{path}: unknown game(s) {', '.join(bad)} (known: {', '.join(GAMES)})")
-    citations = _strings(raw, "citations", path)
-    if citations:
-        from .rules.registry import catalog_rows
-
-        known = {r["citation"] for r in catalog_rows()}
-        bad = [c for c in citations if c not in known]
-        if bad:
-            raise JobError(f"{path}: unknown citation(s) {', '.join(map(repr, bad))}; "
-                           f"valid: {', '.join(sorted(known))} (see `auditkit rules`)")
-    fail_on = raw.get("fail_on", "any")
-    if fail_on not in FAIL_ON:
-        raise JobError(f"{path}: fail_on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}")
-    timeout = raw.get("lock_timeout", 0)
-    if number_reason(timeout, {"min": 0}):  # the check of --lock-timeout
-        raise JobError(f"{path}: lock_timeout = {show(timeout)}: {number_reason(timeout, {'min': 0})} (seconds)")
-    max_quarantined = raw.get("max_quarantined")
-    if max_quarantined is not None and number_reason(max_quarantined, {"min": 0, "max": 1}):  # --max-quarantined's check
-        raise JobError(f"{path}: max_quarantined = {show(max_quarantined)}: "
-                       f"{number_reason(max_quarantined, {'min': 0, 'max': 1})}")
-    dedup_memory = raw.get("dedup_memory")
-    if dedup_memory is not None and number_reason(dedup_memory, {"min": 0}):  # --dedup-memory's check
-        raise JobError(f"{path}: dedup_memory = {show(dedup_memory)}: {number_reason(dedup_memory, {'min': 0})} (MiB)")
-    notebooks = raw.get("notebooks", False)
-    if not isinstance(notebooks, bool):
-        from .notebooks import NOTEBOOKS
-
-        unknown = [n for n in notebooks if n not in NOTEBOOKS] if isinstance(notebooks, list) else None
-        if unknown is None or unknown:
-            raise JobError(f"{path}: notebooks must be true, false or a list (empty: none) of {', '.join(NOTEBOOKS)}"
-                           + (f"; unknown: {', '.join(map(repr, unknown))}" if unknown else ""))
-    follow = raw.get("follow_symlinks", False)
-    if not isinstance(follow, bool):
-        raise JobError(f"{path}: follow_symlinks must be true or false")
-    if not isinstance(raw.get("verify", False), bool):
-        raise JobError(f"{path}: verify must be true or false")
-    settings = raw.get("settings", {})
-    if not isinstance(settings, dict):
-        raise JobError(f"{path}: [settings] must be a table")
-    limits = raw.get("limits", {})
-    if not isinstance(limits, dict):
-        raise JobError(f"{path}: [limits] must be a table of table id (or glob) = {{min = .., max = ..}}")
-    for table, lim in limits.items():
-        where = f"{path}: limits.{json.dumps(table)}"
-        if glob_reason(table):
-            raise JobError(f"{where}: {glob_reason(table)}")
-        if not isinstance(lim, dict) or not lim or set(lim) - {"min", "max"}:
-            raise JobError(f"{where} must be {{min = <number>, max = <number>}}")
-        for k, v in lim.items():
-            for section in limit_sections():
-                reason = value_reason(section, f"table_{k}", v)
-                if reason:
-                    raise JobError(f"{where}.{k} = {show(v)}: {reason}")
-        if "min" in lim and "max" in lim and lim["min"] > lim["max"]:
-            raise JobError(f"{where}.min = {show(lim['min'])}: min is above max ({show(lim['max'])})")
-    engine = raw.get("engine", {})
-    if not isinstance(engine, dict):
-        raise JobError(f"{path}: [engine] must be a table (kind = \"local\" or \"dask\", scheduler = \"tcp://...\")")
-    unknown = sorted(set(engine) - ENGINE_KEYS)
-    if unknown:
-        raise JobError(f"{path}: unknown key(s) {', '.join('engine.' + k for k in unknown)} "
-                       f"(known: {', '.join('engine.' + k for k in sorted(ENGINE_KEYS))})")
-    from .engine.options import JOB_FILE, engine_options
-
+    inputs, profiles = _inputs(values["inputs"], base, path)
+    _limits(values["limits"], path)
     try:
-        options = engine_options(raw.get("workers"), engine.get("kind", "local"), engine.get("scheduler"), str(path),
-                                 JOB_FILE)
+        engine = engine_options(values["workers"], values["engine"].get("kind", "local"),
+                                values["engine"].get("scheduler"), str(path), JOB_FILE)
     except ConfigError as exc:
         raise JobError(str(exc)) from None
-    workers, kind, scheduler = options.workers, options.kind, options.scheduler
-    from .store import is_uri
 
-    store = raw["store"] if is_uri(raw.get("store")) else _path(raw, "store", base, path)
-    output = _path(raw, "output", base, path)
-    job = Job(path=path, name=safe_component(name), inputs=inputs, store=store, output=output,  # type: ignore[arg-type]
-              config_path=_path(raw, "config", base, path, required=False), settings=settings, limits=limits,
-              games=games, citations=citations, fail_on=fail_on, lock_timeout=float(timeout), notebooks=notebooks,
-              follow_symlinks=follow, workers=workers, engine=kind, scheduler=scheduler,
-              max_quarantined=max_quarantined, sha256=hashlib.sha256(text).hexdigest(), profiles=profiles,
-              verify=raw.get("verify", False), dedup_memory=dedup_memory)
+    def where(key: str) -> Path:
+        return (base / Path(values[key]).expanduser()).resolve()
+
+    job = Job(path=path, name=safe_component(values["name"] or path.stem), inputs=inputs,
+              store=values["store"] if is_uri(values["store"]) else where("store"), output=where("output"),
+              config_path=where("config") if values["config"] is not None else None, settings=values["settings"],
+              limits=values["limits"], games=values["games"], citations=values["citations"],
+              fail_on=values["fail_on"], lock_timeout=float(values["lock_timeout"]), notebooks=values["notebooks"],
+              follow_symlinks=values["follow_symlinks"], workers=engine.workers, engine=engine.kind,
+              scheduler=engine.scheduler, max_quarantined=values["max_quarantined"],
+              dedup_memory=values["dedup_memory"], sha256=hashlib.sha256(text).hexdigest(), profiles=profiles,
+              verify=values["verify"])
     job.config()  # fail now on a bad configuration (ConfigError)
     return job
 

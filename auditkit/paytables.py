@@ -31,7 +31,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["Config", "ConfigError", "load_config", "merge_config", "check_settings", "schema", "value_reason", "number_reason", "glob_reason",
+__all__ = ["Config", "ConfigError", "load_config", "merge_config", "check_settings", "schema", "value_reason", "spec_reason", "number_reason", "glob_reason",
            "section_of"]
 
 
@@ -150,9 +150,12 @@ def glob_reason(pattern: str) -> str | None:
     return None
 
 
-def value_reason(section: str, key: str, value: Any) -> str | None:
-    """Why ``value`` cannot be setting ``section.key``; None when it can (house way names are checked later)."""
-    spec = schema()[section][key]
+SIMPLE_KINDS = ("number", "integer", "bool", "choice")
+"""The kinds of value :func:`spec_reason` checks, in any schema (settings, job files)."""
+
+
+def spec_reason(spec: dict[str, Any], value: Any) -> str | None:
+    """Why ``value`` is not of a schema entry's simple kind (:data:`SIMPLE_KINDS`) and range; None when it is."""
     kind = spec["type"]
     if kind == "number":
         return _number_reason(value, spec)
@@ -162,6 +165,15 @@ def value_reason(section: str, key: str, value: Any) -> str | None:
         return None if isinstance(value, bool) else "must be true or false"
     if kind == "choice":
         return None if value in spec["choices"] else f"must be one of {', '.join(spec['choices'])}"
+    raise AssertionError(f"not a simple kind of value: {kind!r}")  # a bug in a schema
+
+
+def value_reason(section: str, key: str, value: Any) -> str | None:
+    """Why ``value`` cannot be setting ``section.key``; None when it can (house way names are checked later)."""
+    spec = schema()[section][key]
+    kind = spec["type"]
+    if kind in SIMPLE_KINDS:
+        return spec_reason(spec, value)
     if kind == "text":
         ok = isinstance(value, str) and re.fullmatch(spec["pattern"], value)
         return None if ok else f"must be text matching {spec['pattern']} (e.g. {_defaults()[section][key]!r})"

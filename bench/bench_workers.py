@@ -79,7 +79,7 @@ INGEST_CHILD = r"""
 import hashlib, json, resource, sys, time
 sys.path.insert(0, {root!r})
 from pathlib import Path
-from auditkit.ingest import dedup, parallel, sources
+from auditkit.ingest import dedup, parallel, sources, writer
 from auditkit.ingest.readers import jsonl as jsonl_reader
 from auditkit.store import ParquetStream, Store
 
@@ -105,9 +105,9 @@ def timed(owner, name, key):
     setattr(owner, name, wrapper)
 
 timed(dedup.SeenRounds, "check", "dedup")            # the client's duplicate check
-timed(sources._Parts, "_flush", "parts")             # the client's Parquet writes of parts
+timed(writer._Parts, "_flush", "parts")             # the client's Parquet writes of parts
 timed(ParquetStream, "write", "streams")             # index and quarantine
-timed(sources, "hash_block", "parse")                # in this process only when workers = 1 (plus parse_block)
+timed(writer, "hash_block", "parse")                # in this process only when workers = 1 (plus parse_block)
 timed(jsonl_reader, "parse_block", "parse")
 runs = []
 real_init = parallel.ParallelIngest.__init__

@@ -3,6 +3,7 @@ polls, quarantine, the store, and the same findings as ``auditkit validate`` on 
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import io
 import json
@@ -303,8 +304,8 @@ def test_crash_after_emit_before_checkpoint_reports_nothing_twice(tmp_path):
     w = watcher([logs], tmp_path, csv=tmp_path / "f.csv", store=Store(tmp_path / "store"))
     w.open()
     w.poll_once()                               # emitted ...
-    w._out_fh.write(b'{"round_id": "half a lin')  # ... and died writing one more line
-    w._out_fh.flush()
+    w.outputs.out_fh.write(b'{"round_id": "half a lin')  # ... and died writing one more line
+    w.outputs.out_fh.flush()
     for tid, lines in data.items():
         append(logs / f"{tid}.jsonl", lines[200:])
     once([logs], tmp_path, csv=tmp_path / "f.csv", store=Store(tmp_path / "store"))
@@ -454,7 +455,7 @@ def test_a_poll_reads_at_most_its_budget_shared_over_the_files(tmp_path, monkeyp
     w.open()
     assert w.poll_once()  # more to read
     share = live.READ_BUDGET // 31
-    offsets = {t.path.name: t.offset for t in w.files.values()}
+    offsets = {t.path.name: t.offset for t in w.tail.files.values()}
     assert offsets.pop("long.jsonl") == len(long_line) + 1
     assert all(0 < o <= share for o in offsets.values()) and sum(offsets.values()) <= live.READ_BUDGET
     while w.poll_once():
@@ -507,13 +508,30 @@ def test_a_poll_of_more_files_than_its_budget_shares_stops_at_the_budget(tmp_pat
     w = watcher([logs], tmp_path, stdout=None)
     w.open()
     assert w.poll_once()
-    read = sum(t.offset for t in w.files.values())
-    assert 8192 <= read < 8192 + 2048 and 0 < sum(t.offset > 0 for t in w.files.values()) < 40
+    read = sum(t.offset for t in w.tail.files.values())
+    assert 8192 <= read < 8192 + 2048 and 0 < sum(t.offset > 0 for t in w.tail.files.values()) < 40
     polls, stats = 1, []
-    w.rescan, known = 3600.0, w._known
-    w._known = lambda: stats.append(1) or known()  # catching up: the files are not stat'ed again every poll
+    w.tail.settings, known = dataclasses.replace(w.tail.settings, rescan=3600.0), w.tail.known
+    w.tail.known = lambda: stats.append(1) or known()  # catching up: the files are not stat'ed again every poll
     while w.poll_once():
         polls += 1
     w.close()
     assert polls > 3 and w.stats["rounds"] == 240 and len(stats) < polls / 2
     assert keys(emitted(tmp_path / "findings.jsonl")) == nightly([logs])
+
+
+def test_the_watchers_options_are_one_frozen_settings_object(tmp_path):
+    """The options are one frozen WatchSettings, made once (from the object, keywords overriding it), and
+    the watcher holds its parts: tail, outputs, checkpoint and, with a store, the writer."""
+    from auditkit.live.settings import WatchSettings
+
+    base = WatchSettings(poll=0.5, orphan_grace=0.0)
+    w = Watcher([str(tmp_path)], settings=base, max_line=4096, stderr=io.StringIO())
+    assert w.settings == dataclasses.replace(base, max_line=4096) and w.settings.rescan == 1.0
+    assert Watcher([str(tmp_path)], poll=2.0, stderr=io.StringIO()).settings.rescan == 2.0  # at least a poll
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        w.settings.poll = 1.0  # type: ignore[misc]
+    with pytest.raises(TypeError, match="polll"):
+        Watcher([str(tmp_path)], polll=1.0)
+    assert w.tail.settings is w.settings and w.writer is None
+    assert Watcher([str(tmp_path)], store=Store(tmp_path / "s"), stderr=io.StringIO()).writer.seen is not None

@@ -133,7 +133,7 @@ def test_a_full_disk_names_the_file(tmp_path, monkeypatch, where):
         monkeypatch.setattr(Store, "write_rounds", lambda *a, **k: (_ for _ in ()).throw(full))
     else:
         w.open()
-        setattr(w, f"_{where}_fh", _Full(getattr(w, f"_{where}_fh")))
+        setattr(w.outputs, f"{where}_fh", _Full(getattr(w.outputs, f"{where}_fh")))
     with pytest.raises(OSError) as err:
         while w.poll_once():
             pass

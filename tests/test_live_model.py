@@ -19,16 +19,17 @@ from test_live import emitted, keys, nightly, streams
 import auditkit.live.outputs as outputs
 import auditkit.live.tail as tail
 from auditkit.live import Watcher
+from auditkit.live.checkpoint import Checkpoint
 from auditkit.schema import FINDINGS
 from auditkit.store import Store
 
 HEADER = [f.name for f in FINDINGS]
 POINTS = [("poll", Watcher, "poll_once", "before"), ("process", Watcher, "_process", "before"),
           ("emit", Watcher, "_emit", "before"), ("emitted", Watcher, "_emit", "after"),
-          ("half a write", outputs, "_write", "half"), ("register", Watcher, "_register", "before"),
+          ("half a write", outputs, "_write", "half"), ("register", Checkpoint, "register", "before"),
           ("parts", Store, "write_rounds", "after"), ("manifest", Store, "commit_source", "before"),
-          ("committed", Store, "commit_source", "after"), ("checkpoint", Watcher, "_write_checkpoint", "before"),
-          ("checkpointed", Watcher, "_write_checkpoint", "after")]
+          ("committed", Store, "commit_source", "after"), ("checkpoint", Checkpoint, "write", "before"),
+          ("checkpointed", Checkpoint, "write", "after")]
 
 
 def _die() -> None:

@@ -4,6 +4,7 @@ under ``--once``, a full disk naming its file, and a model test of kills x rotat
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import io
 import json
@@ -81,8 +82,8 @@ def test_csv_output_keeps_its_header_when_rows_after_the_checkpoint_are_cut(tmp_
     w = watcher([log], tmp_path, csv=tmp_path / "f.csv", checkpoint=tmp_path / "cp.json")
     w.open()
     w.poll_once()   # findings written to the CSV; no checkpoint since the file was first seen
-    w._csv_fh.close()   # the process dies here
-    w._out_fh.close()
+    w.outputs.csv_fh.close()   # the process dies here
+    w.outputs.out_fh.close()
     append(log, lines[150:])
     w = watcher([log], tmp_path, csv=tmp_path / "f.csv", checkpoint=tmp_path / "cp.json")
     w.run(once=True)
@@ -167,7 +168,7 @@ def test_a_full_disk_names_the_file(tmp_path):
         def __getattr__(self, name):
             return getattr(self.real, name)
 
-    w._csv_fh = Full(w._csv_fh)
+    w.outputs.csv_fh = Full(w.outputs.csv_fh)
     with pytest.raises(OSError) as exc:
         w.poll_once()
     assert exc.value.errno == errno.ENOSPC and exc.value.filename == str(tmp_path / "f.csv")
@@ -274,17 +275,17 @@ def test_a_file_closed_as_least_recently_read_then_rotated_is_read_to_its_end(tm
         append(name, lines[:20])
     w = watcher([logs], tmp_path)
     w.open()
-    w.max_open = 1
+    w.tail.max_open = 1
     try:
         while w.poll_once():
             pass
-        assert len(w._open) == 1 and sum(t.fh is not None for t in w.files.values()) == 1
+        assert len(w.tail.opened) == 1 and sum(t.fh is not None for t in w.tail.files.values()) == 1
         append(names[0], data[0][20:40])  # t0 (closed) grows, then is rotated before the next poll
         names[0].rename(logs / "t0.jsonl.1")
         append(names[0], data[0][40:60])
         for name, lines in zip(names[1:], data[1:], strict=True):
             append(name, lines[20:60])
-        w.orphan_grace = 0.0
+        w.tail.settings = dataclasses.replace(w.tail.settings, orphan_grace=0.0)
         while w.poll_once():
             pass
     finally:

@@ -87,3 +87,40 @@ def test_watch_commits_under_the_stores_lock(tmp_path):
         t.join()
     w.close()
     assert list((store.root / "_manifest").glob("*.json"))
+
+
+def test_the_watcher_commits_through_ingests_writer(tmp_path, monkeypatch):
+    """One writer: the watcher's commit is ingest's SourceWriter (parts, index, quarantine, manifest)."""
+    from auditkit.ingest.writer import SourceWriter
+
+    logs, n = _logs(tmp_path)
+    commits = []
+    real = SourceWriter.commit
+    monkeypatch.setattr(SourceWriter, "commit", lambda self: commits.append(self.rec.format) or real(self))
+    store = Store(tmp_path / "store")
+    _watcher(logs, store).run(once=True)
+    assert commits == ["jsonl-live"] and store.count() == n
+
+
+@pytest.mark.parametrize("same", [True, False])
+def test_a_repeat_older_than_the_recent_window_is_stored_once(tmp_path, same):
+    """A round id read again past the watcher's recent window, before its first copy was committed: the
+    commit's duplicate check (the writer's, on hash columns against the store and the commit's own rounds)
+    stores it once; the same line again counts as already stored, other content is quarantined as ingest does."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    lines = streams("baccarat", tables=1, pool=60, fault_rate=0.0)
+    first = json.loads(next(iter(lines.values()))[0])
+    again = dict(first) if same else dict(first, dealer_id="someone else")
+    table = next(iter(lines.values()))
+    (logs / "t.jsonl").write_text("".join(x + "\n" for x in [*table, json.dumps(again)]), "utf-8")
+    store = Store(tmp_path / "store")
+    _watcher(logs, store, recent=10).run(once=True)
+    ids = _rounds(store)
+    assert len(ids) == len(set(ids)) == len(table)
+    [rec] = store.manifest()
+    assert (rec.stored, rec.already_stored, rec.quarantined) == (len(table), 1 if same else 0, 0 if same else 1)
+    if not same:
+        reason = store.quarantine_table(columns=["reason"])["reason"].to_pylist()
+        assert reason == [f"duplicate round_id {first['round_id']!r} with different content (first stored from "
+                          f"{logs / 't.jsonl'} line 1)"]

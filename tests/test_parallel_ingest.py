@@ -221,16 +221,16 @@ def test_an_unreadable_file_fails_at_its_turn(tmp_path, inputs, monkeypatch):
     logs.mkdir()
     shutil.copy(inputs[1] / "b_again.jsonl", logs / "a.jsonl")
     (logs / "b.jsonl").write_text("{}\n")
-    import auditkit.ingest.sources as sources
+    import auditkit.ingest.identity as identity
 
-    real = sources.quick_key
+    real = identity.quick_key
 
     def quick(path: Path) -> str:
         if path.name == "b.jsonl":
             raise PermissionError(13, "Permission denied")
         return real(path)
 
-    monkeypatch.setattr(sources, "quick_key", quick)
+    monkeypatch.setattr(identity, "quick_key", quick)
     store = Store(tmp_path / "store")
     with pytest.raises(InputError, match="cannot read .*b.jsonl: Permission denied"):
         ingest_paths([logs], store, workers=2)

@@ -128,7 +128,7 @@ def test_a_job_with_verify_fails_on_a_damaged_store(tmp_path, capsys):
     assert "verify = true" in capsys.readouterr().err
     bad = write_job(tmp_path, "bad.toml", verify="yes")
     assert main(["-q", "run", str(bad)]) == 2
-    assert "verify must be true or false" in capsys.readouterr().err
+    assert 'verify = "yes": must be true or false' in capsys.readouterr().err
 
 
 def test_an_s3_store_verifies(uri, tmp_path, capsys):  # noqa: F811 (the fixture)

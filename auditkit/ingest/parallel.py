@@ -4,15 +4,15 @@ The work of a source is cut into tasks: a plain JSONL file into byte ranges cut
 at line starts (so one big file uses every worker), a gzip file into the blocks
 this process decompresses (a gzip stream cannot be entered in the middle), a
 CSV file (with its companions) as a whole. A worker parses, checks and hashes
-the lines of its task (:func:`auditkit.ingest.sources.hash_block`); for a byte
+the lines of its task (:func:`auditkit.ingest.writer.hash_block`); for a byte
 range it writes the rows as the source's parts itself
-(:func:`auditkit.ingest.sources.write_parts`) and sends back the hashes, the bad
+(:func:`auditkit.ingest.writer.write_parts`) and sends back the hashes, the bad
 lines and the parts' entries; for the other tasks it sends back Arrow tables.
 This process reads a new plain file once, for its SHA-256 and the first line
 number of each range (:func:`hash_and_number`), takes the results in order,
 checks the duplicates (:class:`~auditkit.ingest.dedup.SeenRounds`), adopts the
 workers' parts and writes the index, quarantine and manifest entry of each
-source as the serial ingest does (:class:`~auditkit.ingest.sources.SourceWriter`):
+source as the serial ingest does (:class:`~auditkit.ingest.writer.SourceWriter`):
 the store holds the same rows, index and quarantine
 whatever the number of workers. At most :data:`IN_FLIGHT` tasks per worker are
 out at a time, so memory stays bounded whatever the size of the input.
@@ -34,19 +34,10 @@ from typing import Any
 from ..store import SourceRecord, Store
 from .blocks import parse_block
 from .dedup import SeenRounds, StoredOverlap
+from .identity import InputError, is_csv, recognise, source_sha256
 from .jsonl import BLOCK_BYTES, MAX_LINE, Lines, _is_gzip, read_blocks
-from .sources import (
-    Block,
-    InputError,
-    _blocks,
-    hash_block,
-    is_csv,
-    open_known,
-    read_again,
-    recognise,
-    source_sha256,
-    write_parts,
-)
+from .readers import read_source
+from .writer import Block, hash_block, open_known, read_again, write_parts
 
 __all__ = ["ParallelIngest", "IN_FLIGHT", "MIN_RANGE", "AUTO_MIN_BYTES", "cut_ranges", "hash_and_number"]
 
@@ -72,7 +63,7 @@ def parse_range(path: str, start: int, stop: int, bulk: bool, max_line: int) -> 
 def write_range(path: str, start: int, stop: int, bulk: bool, max_line: int, first_line: int, store: Store,
                 sha: str, name: str) -> tuple[list[Block], list[dict[str, Any]]]:
     """The blocks of bytes ``[start, stop)`` of a plain JSONL file, lines numbered from ``first_line``
-    there, with their rows written as the source's parts here (:func:`~auditkit.ingest.sources.write_parts`):
+    there, with their rows written as the source's parts here (:func:`~auditkit.ingest.writer.write_parts`):
     the blocks without their tables, and the entries of the parts."""
     blocks = [block.shifted(first_line - 1) for block in parse_range(path, start, stop, bulk, max_line)]
     return blocks, write_parts(store, sha, name, blocks)
@@ -86,7 +77,7 @@ def parse_lines(block: Lines, bulk: bool) -> list[Block]:
 def parse_csv(path: str, name: str, bulk: bool, max_line: int) -> list[Block]:
     """Every block of a CSV source (its main file and companions), read as the serial ingest reads it."""
     return [hash_block(parsed, lines, attached, other, done)
-            for parsed, lines, attached, other, done in _blocks(Path(path), name, bulk, max_line)]
+            for parsed, lines, attached, other, done in read_source(Path(path), name, bulk, max_line)]
 
 
 def cut_ranges(path: Path, step: int) -> Iterator[tuple[int, int]]:

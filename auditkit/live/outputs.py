@@ -8,7 +8,7 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TextIO
 
 import numpy as np
 import pandas as pd
@@ -50,12 +50,59 @@ def finding_lines(findings: pd.DataFrame) -> list[str]:
 
 
 class Outputs:
-    """The writing half of :class:`~auditkit.live.watcher.Watcher` (a mixin)."""
+    """The findings' outputs: ``stdout``, ``out`` (JSON lines, appended) and ``csv`` (appended,
+    spreadsheet-safe), each finding exactly once across restarts in ``out`` and ``csv``."""
+
+    def __init__(self, out: Path | None, csv: Path | None, stdout: TextIO | None):
+        self.out, self.csv, self.stdout = out, csv, stdout
+        self.out_fh: IO[bytes] | None = None
+        self.csv_fh: IO[bytes] | None = None
+        self.suppress: set[tuple[str, str]] = set()  # (round_id, rule_id) already in --out past the checkpoint
+        self.pin: int | None = None  # the --out offset checkpoints keep while its tail is being read again
+
+    def open(self, state: dict[str, Any]) -> None:
+        """Open the outputs where the checkpoint ``state`` left them (rows after it cut, or remembered)."""
+        self.pin = None
+        if self.out is not None:
+            self.out.parent.mkdir(parents=True, exist_ok=True)
+            self.out_fh = open(self.out, "a+b")  # noqa: SIM115 (open while watching)
+            self._read_out_tail(int(state.get("out_offset", 0)))
+        if self.csv is not None:
+            self.csv.parent.mkdir(parents=True, exist_ok=True)
+            fh = self.csv_fh = open(self.csv, "a+b")  # noqa: SIM115 (open while watching)
+            offset = int(state.get("csv_offset", 0))
+            if fh.seek(0, os.SEEK_END) > offset:  # rows after the checkpoint: written again below
+                fh.truncate(offset)
+                fh.seek(0, os.SEEK_END)  # truncate() leaves the position at the old end
+            if fh.tell() == 0:
+                fh.write(",".join(COLUMNS).encode() + b"\r\n")
+                fh.flush()
+
+    def close(self) -> None:
+        for fh in (self.out_fh, self.csv_fh):
+            if fh is not None:
+                fh.close()
+        self.out_fh = self.csv_fh = None
+
+    def files(self) -> list[tuple[int, Path]]:
+        """(file descriptor, path) of each open output file (fsynced at a checkpoint)."""
+        return [(fh.fileno(), path) for fh, path in ((self.out_fh, self.out), (self.csv_fh, self.csv))  # type: ignore[misc]
+                if fh is not None]
+
+    def offsets(self) -> dict[str, int]:
+        """Where a checkpoint taken now leaves the outputs."""
+        out = (self.pin if self.pin is not None else self.out_fh.tell()) if self.out_fh is not None else 0
+        return {"out_offset": out, "csv_offset": self.csv_fh.tell() if self.csv_fh is not None else 0}
+
+    def caught_up(self) -> None:
+        """Every line after the checkpoint was read again: nothing more to suppress."""
+        self.suppress.clear()
+        self.pin = None
 
     def _read_out_tail(self, offset: int) -> None:
         """Findings written to ``--out`` after the checkpoint: their rounds are read again, not reported again.
         A partial last line (a crash while writing) is cut off; its finding is written again."""
-        fh = self._out_fh
+        fh = self.out_fh
         assert fh is not None
         end = fh.seek(0, os.SEEK_END)
         if end <= offset:
@@ -72,11 +119,12 @@ class Outputs:
             except (ValueError, KeyError, TypeError):
                 continue
         if self.suppress:  # a checkpoint keeps this offset until the lines after it were read again
-            self._out_pin = offset
+            self.pin = offset
         fh.seek(0, os.SEEK_END)
 
-    def _emit(self, found: pd.DataFrame) -> None:
-        """Write a poll's findings: stdout first, then ``--out`` (skipping those already there), then the CSV."""
+    def emit(self, found: pd.DataFrame) -> int:
+        """Write a poll's findings: stdout first, then ``--out`` (skipping those already there), then the
+        CSV; the number of findings new to ``--out``."""
         if self.suppress:
             dup = np.array([(r, k) in self.suppress for r, k in zip(found["round_id"], found["rule_id"], strict=True)])
             new = found[~dup]
@@ -87,11 +135,9 @@ class Outputs:
             if self.stdout is not None:
                 self.stdout.write("\n".join(lines) + "\n")
                 self.stdout.flush()
-            if self._out_fh is not None:
-                _write(self._out_fh, ("\n".join(lines) + "\n").encode("utf-8"), self.out)
-        if self._csv_fh is not None and len(found):
+            if self.out_fh is not None:
+                _write(self.out_fh, ("\n".join(lines) + "\n").encode("utf-8"), self.out)
+        if self.csv_fh is not None and len(found):
             text = csv_text(found[COLUMNS], header=False) or ""
-            _write(self._csv_fh, text.encode("utf-8"), self.csv)
-        self.stats["findings"] += len(new)
-        if self.on_emit is not None:
-            self.on_emit(found)
+            _write(self.csv_fh, text.encode("utf-8"), self.csv)
+        return len(new)

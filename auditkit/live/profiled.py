@@ -27,7 +27,7 @@ from ..ingest.profiles.model import Profile
 from ..ingest.profiles.nested import cells as json_cells
 from ..paytables import ConfigError
 from .tail import Tracked, Unread
-from .watcher import Watcher
+from .watcher import Parsed, Watcher
 
 __all__ = ["ProfiledWatcher", "LINE_FORMATS", "line_format"]
 
@@ -80,9 +80,9 @@ class ProfiledWatcher(Watcher):
 
     def __init__(self, paths: Any, profile: Profile, **kwargs: Any):
         self.fmt = line_format(profile)
+        self.live_format = f"profile-live:{profile.name}"  # before the watcher makes its store's writer
         super().__init__(paths, **kwargs)
         self.profile = profile
-        self.live_format = f"profile-live:{profile.name}"
         self.held: dict[tuple[int, int], Held] = {}
         self.take_open = False  # --once: the rounds still open at the end are taken
         spec = profile.source
@@ -117,7 +117,7 @@ class ProfiledWatcher(Watcher):
 
     def poll_once(self) -> bool:
         more = super().poll_once()
-        gone = [k for k in self.held if k not in self.files]  # read to its end and dropped (rotated away)
+        gone = [k for k in self.held if k not in self.tail.files]  # read to its end and dropped (rotated away)
         if gone:
             self._take_files(gone, everything=True)
             for k in gone:
@@ -136,15 +136,15 @@ class ProfiledWatcher(Watcher):
     # ---- lines to rows, rows to rounds -------------------------------------------------------------
     def _entry(self, t: Tracked) -> Held:
         h = self.held.get(t.key)
-        if h is None and t.key not in self.files:  # the copy of a copytruncated file: its original's header
-            orig = next((self.held[k] for k, o in self.files.items() if k in self.held and o.names == t.names[:-1]),
+        if h is None and t.key not in self.tail.files:  # the copy of a copytruncated file: its original's header
+            orig = next((self.held[k] for k, o in self.tail.files.items() if k in self.held and o.names == t.names[:-1]),
                         None)
             h = self.held[t.key] = Held(fmt=orig.fmt if orig else self._format_of(t.path) or "csv",
                                         header=orig.header if orig else None, gen=t.gen)
         elif h is None:
             h = self.held[t.key] = Held(fmt=self._format_of(t.path) or "csv", gen=t.gen)
         elif h.gen != t.gen:  # truncated: read again from its start, header included
-            self._take(self._rounds(h, h.rows), {})
+            self._take(self._rounds(h, h.rows, t.key), {})
             h.rows, h.header, h.gen = [], None, t.gen
         return h
 
@@ -175,8 +175,8 @@ class ProfiledWatcher(Watcher):
                 continue
             h.rows.append((n, cells, raw))
         for key, h in touched.items():
-            self._take_files([key], everything=False, aliases={h.name: self.files[key].names}
-                             if key in self.files else {})
+            self._take_files([key], everything=False, aliases={h.name: self.tail.files[key].names}
+                             if key in self.tail.files else {})
 
     def _header(self, h: Held, n: int, raw: bytes) -> None:
         """A CSV file's header line (lines above ``header_row`` are passed over, counted nowhere, as
@@ -234,11 +234,12 @@ class ProfiledWatcher(Watcher):
             h = self.held[key]
             rows = self._closed(h, everything)
             if rows:
-                self._take(self._rounds(h, rows), aliases or {})
+                self._take(self._rounds(h, rows, key), aliases or {})
 
-    def _rounds(self, h: Held, rows: list[tuple[int, dict[str, str | None], bytes]]
-                ) -> list[tuple[str, int, bytes, str, dict[str, Any]]]:
-        """The rounds of some rows of one file, mapped through the profile; rows it cannot map quarantined."""
+    def _rounds(self, h: Held, rows: list[tuple[int, dict[str, str | None], bytes]], key: tuple[int, int]
+                ) -> list[Parsed]:
+        """The rounds of some rows of one file (``key``), mapped through the profile; rows it cannot map
+        quarantined."""
         p = self.pending
         if not rows:
             return []
@@ -268,7 +269,7 @@ class ProfiledWatcher(Watcher):
                 row["not_recorded"] = list(self.profile.not_recorded)
             if rules is not None:
                 row["house_rules"] = rules
-            out.append((h.name, first, raw, game, row))
+            out.append((h.name, first, raw, game, row, f"{key[0]}:{key[1]}:{h.gen}"))
         return out
 
 

@@ -12,12 +12,17 @@ import os
 import resource
 import time
 import zlib
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from ..ingest.jsonl import RAW_KEPT, read_blocks
-from ..ingest.sources import SUFFIXES, InputError, discover
+from ..ingest.identity import InputError
+from ..ingest.jsonl import RAW_KEPT, read_blocks, too_long_reason
+from ..ingest.sources import discover
+from .files import Tracked, Unread
+
+if TYPE_CHECKING:
+    from .settings import WatchSettings
 
 HEAD = 4096                  # bytes of a file's start kept as a hash, to know it again after a restart
 READ_BUDGET = 2 << 20        # bytes read from all files in one poll, shared out evenly (a watcher behind its
@@ -26,57 +31,7 @@ READ_MIN = 16 << 10          #   logs reads ~3,000 rounds a poll, however many f
                              #   a line longer than its share is read whole, up to max_line
 SCAN = 1 << 20               # bytes read at a time while looking for the end of a line longer than max_line
 GZIP_LINES = 4_000           # lines of a gzip file validated per batch
-NAMES = 8                    # names a followed file is remembered under
 OPEN_FILES = 256             # followed files held open at most (a quarter of the open-files limit when lower)
-
-
-@dataclass
-class Tracked:
-    """One followed file, known by ``(dev, ino)``; ``gen`` counts truncations."""
-
-    dev: int
-    ino: int
-    path: Path
-    gen: int = 0
-    offset: int = 0          # bytes consumed (complete lines only)
-    line: int = 0            # lines consumed
-    head: str = ""           # blake2b of the first head_len bytes
-    head_len: int = 0
-    gzip: bool | None = None  # None until the first two bytes are there
-    done: bool = False       # a gzip file read to its end
-    size: int = -1           # gzip: size and mtime at the last poll, and since when they hold
-    mtime: int = -1
-    stable_since: float = 0.0
-    orphan_since: float | None = None  # no longer listed under any watched name (rotated away, deleted)
-    scanned: int = 0         # a too-long line being written: bytes of it known to have no line break
-    names: list[str] = field(default_factory=list)  # the names it was read under (the last few)
-    fh: IO[bytes] | None = field(default=None, repr=False)
-
-    @property
-    def key(self) -> tuple[int, int]:
-        return self.dev, self.ino
-
-    @property
-    def source_key(self) -> str:
-        return f"{self.dev}:{self.ino}:{self.gen}"
-
-    def state(self) -> dict[str, Any]:
-        return {"dev": self.dev, "ino": self.ino, "path": str(self.path), "gen": self.gen, "offset": self.offset,
-                "line": self.line, "head": self.head, "head_len": self.head_len, "gzip": self.gzip, "done": self.done,
-                "names": self.names}
-
-    def named(self, path: Path) -> None:
-        """Now under ``path`` (a rotation renames it): remembered, so that its rounds stored under an
-        earlier name are known as its own after a restart."""
-        self.path = path
-        name = str(path)
-        if name not in self.names:
-            self.names = [*self.names[-(NAMES - 1):], name]
-
-    def close(self) -> None:
-        if self.fh is not None:
-            self.fh.close()
-            self.fh = None
 
 
 def _head_hash(fh: IO[bytes], n: int) -> str:
@@ -95,15 +50,6 @@ def _gzip_complete(path: Path) -> bool:
         return False
 
 
-@dataclass(frozen=True)
-class Unread:
-    """An entry that is not a readable line, counted as a line read as ingest counts it: a line
-    longer than ``max_line`` (its head is kept) or the place where a gzip stream broke."""
-
-    head: bytes
-    reason: str
-
-
 def open_files_limit() -> int:
     """How many followed files are held open at once: :data:`OPEN_FILES`, or a quarter of the process's
     open-files limit when that is lower (the rest for the outputs, the store and the libraries)."""
@@ -111,21 +57,33 @@ def open_files_limit() -> int:
     return OPEN_FILES if soft == resource.RLIM_INFINITY else max(4, min(OPEN_FILES, soft // 4))
 
 
+Lines = list[tuple[Tracked, int, Any]]  # (file, line number, the line or an Unread) of one poll
+
+
 class Tail:
-    """The reading half of :class:`~auditkit.live.watcher.Watcher` (a mixin: it uses the watcher's
-    files, paths, limits, ``_process`` and warnings).
+    """The files a watcher follows, and the reading of their complete new lines, poll by poll.
+
+    ``paths`` are files and folders; ``follows(file, in_folder)`` says whether a file found is one to
+    follow, ``skip(resolved path)`` whether it is one of the watcher's own (its outputs, its store),
+    ``warn(key, message)`` warns once a key (None: every time).
 
     Files are opened on demand: a file whose size is its read offset is not opened, and at most
     :func:`open_files_limit` stay open, the least recently read closed first (opened again by its name,
     or found by its inode in its folder once rotated away). So ``watch`` follows 20,000 files under the
     usual limit of 1,024 open files."""
 
-    _open: dict[tuple[int, int], Tracked]  # the files held open, least recently read first
-    max_open: int
-    _first_file = 0  # the file of the listing a poll reads first (the next after the last poll's budget ran out)
-    _behind = False  # the last poll stopped at its budget
-    _stated = -math.inf  # when the files were last stat'ed
-    _list_cost = 0.0  # seconds the last listing of the folders took
+    def __init__(self, paths: list[Path], settings: WatchSettings, follows: Callable[[Path, bool], bool],
+                 skip: Callable[[Path], bool], warn: Callable[[str | None, str], None]):
+        self.paths, self.settings, self.follows, self.skip, self.warn = paths, settings, follows, skip, warn
+        self.files: dict[tuple[int, int], Tracked] = {}
+        self.opened: dict[tuple[int, int], Tracked] = {}  # the files held open, least recently read first
+        self.max_open = open_files_limit()
+        self.first_file = 0  # the file of the listing a poll reads first (the next after the last poll's budget ran out)
+        self.behind = False  # the last poll stopped at its budget
+        self.stated = -math.inf  # when the files were last stat'ed
+        self.scanned = -math.inf  # when the folders were last listed
+        self.list_cost = 0.0  # seconds the last listing of the folders took
+        self.listed: dict[tuple[int, int], tuple[Path, os.stat_result]] = {}
 
     def _listing(self) -> dict[tuple[int, int], tuple[Path, os.stat_result]]:
         found: dict[tuple[int, int], tuple[Path, os.stat_result]] = {}
@@ -133,13 +91,10 @@ class Tail:
             try:
                 files = discover([p])
             except InputError:
-                self._warn(str(p), f"{p} does not exist (yet); watching for it")
+                self.warn(str(p), f"{p} does not exist (yet); watching for it")
                 continue
             for f in files:
-                if not self._follows(f, p.is_dir()):
-                    continue
-                r = f.resolve()
-                if r in self.own or (self.store_root is not None and r.is_relative_to(self.store_root)):
+                if not self.follows(f, p.is_dir()) or self.skip(f.resolve()):
                     continue
                 try:
                     st = f.stat()
@@ -148,17 +103,10 @@ class Tail:
                 found.setdefault((st.st_dev, st.st_ino), (f, st))
         return found
 
-    def _follows(self, f: Path, in_folder: bool) -> bool:
-        """Whether ``f`` (found in a watched folder, or named) is followed: a log, not a CSV log."""
-        if f.name.lower().endswith(".csv"):
-            self._warn(str(f), f"{f}: CSV logs are not followed live (ingest them); skipped")
-            return False
-        return f.name.lower().endswith(SUFFIXES) or not in_folder
-
-    def _known(self) -> dict[tuple[int, int], tuple[Path, os.stat_result]] | None:
+    def known(self) -> dict[tuple[int, int], tuple[Path, os.stat_result]] | None:
         """The files of the last listing, stat'ed again; None when a name now holds another file or is gone."""
         out = {}
-        for key, (path, _st) in self._listed.items():
+        for key, (path, _st) in self.listed.items():
             try:
                 st = path.stat()
             except OSError:
@@ -168,21 +116,22 @@ class Tail:
             out[key] = (path, st)
         return out
 
-    def poll_once(self) -> bool:
-        """Read, validate and emit what arrived; True when a file had more to read than one poll takes."""
-        self.stats["polls"] += 1
-        now, cpu = time.monotonic(), time.thread_time()
-        every = max(self.rescan, 10 * self._list_cost)  # listing 20,000 files takes a second: at most 10% of the time
-        if self._behind and now - self._stated < every:  # catching up (the last poll stopped at its budget):
-            listing = self._listed                       # the files stat'ed again every ``every`` seconds
+    def read(self, now: float, register: Callable[[list[Tracked]], None],
+             process: Callable[[Lines], None]) -> tuple[Lines, bool]:
+        """The complete new lines of every file (a gzip file's are handed to ``process`` as it is read;
+        new files to ``register`` before any of their lines is read), and True when a file had more to
+        read than one poll takes."""
+        every = max(self.settings.rescan, 10 * self.list_cost)  # listing 20,000 files takes a second: at most 10% of the time
+        if self.behind and now - self.stated < every:  # catching up (the last poll stopped at its budget):
+            listing = self.listed                      # the files stat'ed again every ``every`` seconds
         else:
-            listing = self._known() if now - self._scanned < every else None
+            listing = self.known() if now - self.scanned < every else None
             if listing is None:  # folders listed again every ``every`` seconds; known files stat'ed every poll
-                listing, self._scanned = self._listing(), now
-                self._list_cost = time.monotonic() - now
-            self._stated = now
-        self._listed = listing
-        lines: list[tuple[Tracked, int, bytes]] = []
+                listing, self.scanned = self._listing(), now
+                self.list_cost = time.monotonic() - now
+            self.stated = now
+        self.listed = listing
+        lines: Lines = []
         more = False
         share = max(READ_BUDGET // max(len(self.files), len(listing), 1), READ_MIN)
         for key, t in list(self.files.items()):  # files renamed away or deleted: read to their end, then drop
@@ -191,10 +140,10 @@ class Tail:
                 continue
             if t.orphan_since is None:
                 t.orphan_since = now
-            final = now - t.orphan_since >= self.orphan_grace or t.gzip
+            final = now - t.orphan_since >= self.settings.orphan_grace or t.gzip
             more |= self._read(t, lines, share, final=bool(final))
             if final:
-                self._close(t)
+                self.close(t)
                 del self.files[key]
         new = [key for key in listing if key not in self.files]
         for key in new:
@@ -204,38 +153,37 @@ class Tail:
                 with contextlib.suppress(OSError), open(path, "rb") as fh:
                     t.head_len = min(st.st_size, HEAD)
                     t.head = _head_hash(fh, t.head_len)
-        if new and self.checkpoint is not None:  # known by the checkpoint before any of their lines is read
-            self._register([self.files[key] for key in new])
+        if new:
+            register([self.files[key] for key in new])
         order = list(listing.items())
-        first = self._first_file % len(order) if order else 0  # where the last poll's budget ran out
+        first = self.first_file % len(order) if order else 0  # where the last poll's budget ran out
         spent, stopped = 0, False
-        self._behind = False
+        self.behind = False
         for k, (key, (path, st)) in enumerate(order[first:] + order[:first]):
             t = self.files[key]
             t.named(path)
             if spent >= READ_BUDGET:  # the poll's bytes read (many files at READ_MIN each): the rest next poll
                 if not stopped:
-                    more, stopped, self._first_file, self._behind = True, True, first + k, True
+                    more, stopped, self.first_file, self.behind = True, True, first + k, True
                 continue
             if t.gzip is None and st.st_size >= 2:
                 with open(path, "rb") as fh:
                     t.gzip = fh.read(2) == b"\x1f\x8b"
             if t.gzip:
-                self._read_gzip(t, st, now)
+                self._read_gzip(t, st, now, process)
             elif t.gzip is False:
                 before = t.offset
                 more |= self._read(t, lines, share, size=st.st_size)
                 spent += max(t.offset - before, 0)
-        if lines:
-            self._process(lines)
-        for shoes in self.shoes.values():
-            shoes.expire(now)
-        if lines:
-            self.poll_times.add(time.monotonic() - now, time.thread_time() - cpu)
-        if not more and self._out_pin is not None and all(t.gzip is False or t.done for t in self.files.values()):
-            self.suppress.clear()  # caught up: every line after the checkpoint was read again
-            self._out_pin = None
-        return more
+        return lines, more
+
+    def done(self) -> bool:
+        """True when every file was read to where it stands (a gzip file: once)."""
+        return all(t.gzip is False or t.done for t in self.files.values())
+
+    def close_all(self) -> None:
+        for t in self.files.values():
+            self.close(t)
 
     def _read(self, t: Tracked, lines: list[tuple[Tracked, int, Any]], limit: int, final: bool = False,
               size: int | None = None) -> bool:
@@ -251,14 +199,14 @@ class Tail:
             size = os.fstat(t.fh.fileno()).st_size
         except OSError:
             return False
-        self._open.pop(t.key, None)  # the most recently read, the last closed
-        self._open[t.key] = t
-        while len(self._open) > self.max_open:
-            self._open.pop(next(iter(self._open))).close()
+        self.opened.pop(t.key, None)  # the most recently read, the last closed
+        self.opened[t.key] = t
+        while len(self.opened) > self.max_open:
+            self.opened.pop(next(iter(self.opened))).close()
         if size < t.offset or (t.head_len and size >= t.head_len and _head_hash(t.fh, t.head_len) != t.head
                                and t.offset <= size):
             copy = self._read_copy(t, lines)
-            self._warn_now(f"{t.path} was truncated or replaced: read again from its start"
+            self.warn(None, f"{t.path} was truncated or replaced: read again from its start"
                            + (f"; the lines after line {t.line} read from its copy {copy}" if copy else ""))
             t.gen, t.offset, t.line, t.head, t.head_len = t.gen + 1, 0, 0, "", 0
         if size == t.offset:
@@ -267,19 +215,19 @@ class Tail:
         data = t.fh.read(limit)
         cut = data.rfind(b"\n") + 1
         if cut == 0 and len(data) == limit:  # a line longer than the share: read it whole, up to max_line
-            data += t.fh.read(max(self.max_line + 1 - limit, 0))
+            data += t.fh.read(max(self.settings.max_line + 1 - limit, 0))
             cut = data.rfind(b"\n") + 1
         if final and cut < len(data) and t.offset + len(data) == size:
             cut = len(data)  # the writer is gone: its last line is complete as it stands
-        if cut == 0 and len(data) > self.max_line:
+        if cut == 0 and len(data) > self.settings.max_line:
             return self._skip_long(t, size, lines, final)
         parts = data[:cut].split(b"\n")
         if data[:cut].endswith(b"\n"):
             parts.pop()
-        long = cut > self.max_line  # only then can a line be too long
+        long = cut > self.settings.max_line  # only then can a line be too long
         for raw in parts:
             t.line += 1
-            lines.append((t, t.line, Unread(raw[:RAW_KEPT], self._too_long) if long and len(raw) > self.max_line
+            lines.append((t, t.line, Unread(raw[:RAW_KEPT], too_long_reason(self.settings.max_line)) if long and len(raw) > self.settings.max_line
                           else raw.rstrip(b"\r\n")))
         t.offset += cut
         if t.head_len < HEAD and t.offset > t.head_len:
@@ -291,7 +239,7 @@ class Tail:
         """Open ``t`` under its name, or (rotated away since it was closed) the name its inode has now in
         its folder; False when it is gone."""
         for path in (t.path, None):
-            path = path or self._locate(t)
+            path = path or self.locate(t)
             if path is None:
                 return False
             try:
@@ -305,8 +253,8 @@ class Tail:
             fh.close()  # the name now holds another file
         return False
 
-    def _close(self, t: Tracked) -> None:
-        self._open.pop(t.key, None)
+    def close(self, t: Tracked) -> None:
+        self.opened.pop(t.key, None)
         t.close()
 
     def _read_copy(self, t: Tracked, lines: list[tuple[Tracked, int, Any]]) -> Path | None:
@@ -341,7 +289,7 @@ class Tail:
                 parts.pop()
             for raw in parts:
                 copy.line += 1
-                lines.append((copy, copy.line, Unread(raw[:RAW_KEPT], self._too_long) if len(raw) > self.max_line
+                lines.append((copy, copy.line, Unread(raw[:RAW_KEPT], too_long_reason(self.settings.max_line)) if len(raw) > self.settings.max_line
                               else raw.rstrip(b"\r")))
             return path
         return None
@@ -369,22 +317,22 @@ class Tail:
                     return False
                 end = t.scanned
         t.line += 1
-        lines.append((t, t.line, Unread(head, self._too_long)))
+        lines.append((t, t.line, Unread(head, too_long_reason(self.settings.max_line))))
         t.offset, t.scanned = end, 0
         return t.offset < size
 
-    def _read_gzip(self, t: Tracked, st: os.stat_result, now: float) -> None:
+    def _read_gzip(self, t: Tracked, st: os.stat_result, now: float, process: Callable[[Lines], None]) -> None:
         """Read a gzip file once it is complete and has not changed for ``gzip_settle`` seconds."""
         if t.done:
             return
         if (st.st_size, st.st_mtime_ns) != (t.size, t.mtime):
             t.size, t.mtime, t.stable_since = st.st_size, st.st_mtime_ns, now
-        if now - t.stable_since < self.gzip_settle:
+        if now - t.stable_since < self.settings.gzip_settle:
             return
-        if not _gzip_complete(t.path) and now - t.stable_since < self.gzip_damaged:
+        if not _gzip_complete(t.path) and now - t.stable_since < self.settings.gzip_damaged:
             return  # still being written (or damaged: read as ingest does after gzip_damaged seconds)
         batch: list[tuple[Tracked, int, Any]] = []
-        for block in read_blocks(t.path, max_line=self.max_line):
+        for block in read_blocks(t.path, max_line=self.settings.max_line):
             for i in range(len(block)):
                 n = block.first + i
                 if n <= t.line:  # read before a restart
@@ -392,15 +340,15 @@ class Tail:
                 error = block.errors.get(i)
                 batch.append((t, n, Unread(*error) if error else block.raw(i)))
                 if len(batch) >= GZIP_LINES:
-                    self._process(batch)
+                    process(batch)
                     t.line, batch = n, []
         if batch:
-            self._process(batch)
+            process(batch)
             t.line = batch[-1][1]
         t.done = True
 
     @staticmethod
-    def _locate(t: Tracked) -> Path | None:
+    def locate(t: Tracked) -> Path | None:
         """Where a checkpointed file is now: its name, or another name in its folder (rotated)."""
         try:
             st = t.path.stat()

@@ -2,150 +2,103 @@
 
 from __future__ import annotations
 
-import json
+import functools
 import logging
-import math
-import os
-import queue
 import signal
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import IO, Any, TextIO
+from typing import Any, TextIO
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from ..ingest import MAX_LINE
-from ..ingest.dedup import SeenRounds, duplicate_reason
+from ..ingest.dedup import duplicate_reason
 from ..ingest.hashing import content_columns, id_hashes, row_hashes
-from ..ingest.jsonl import too_long_reason
 from ..ingest.perline import decode_line, from_object
-from ..ingest.sources import quarantine_entry
+from ..ingest.sources import SUFFIXES
 from ..paytables import Config
-from ..rules.coverage import Tally
+from ..rules.tally import Tally
 from ..schema import schema_for
-from ..store import INDEX, Store
+from ..store import Store
 from ..validate import check_rounds, select_rules
-from .checkpoint import CHECKPOINT_VERSION, Checkpoints
-from .commit import LOCK_TIMEOUT, Commits, Pending
-from .outputs import COLUMNS, Outputs
+from .checkpoint import CHECKPOINT_VERSION, Checkpoint
+from .commit import LiveWriter, Pending, Rows
+from .outputs import Outputs
 from .rounds import OpenShoes, PollTimes, RecentRounds
-from .tail import Tail, Tracked, Unread, open_files_limit
+from .settings import WatchSettings
+from .tail import Tail, Tracked, Unread
 
 log = logging.getLogger("auditkit.live")
 
+Parsed = tuple[str, int, bytes, str, dict[str, Any], str]  # file, line, raw, game, row, source key (Tracked)
 WARNED = 10_000              # files warned about once (skipped CSV logs, missing paths) remembered
 
 
-class Watcher(Tail, Outputs, Commits, Checkpoints):
+class Watcher:
     """Follow log files and folders; validate every complete round line as it arrives.
 
-    ``emit`` receives each poll's findings (a FINDINGS frame) after they were written;
-    ``quarantined`` each bad line ``(file, line, reason)``. The outputs are ``out``
-    (JSON lines, appended), ``csv`` (appended, spreadsheet-safe) and ``stdout``.
+    The watcher holds its parts: ``settings`` (:class:`~auditkit.live.settings.WatchSettings`, or
+    its fields as keywords), the findings' ``outputs`` (``out``: JSON lines, appended; ``csv``:
+    appended, spreadsheet-safe; ``stdout``), the ``checkpoint``, the ``tail`` of the files it follows
+    and, with a ``store``, the ``writer`` that commits to it (sources of format ``live_format``).
+    ``emit`` receives each poll's findings (a FINDINGS frame) after they were written.
     """
+
+    live_format = "jsonl-live"
 
     def __init__(self, paths: Sequence[str | Path], *, config: Config | None = None, store: Store | None = None,
                  out: Path | None = None, csv: Path | None = None, checkpoint: Path | None = None,
-                 stdout: TextIO | None = None, stderr: TextIO | None = None, poll: float = 0.2,
-                 checkpoint_every: float = 5.0, gzip_settle: float = 1.0, gzip_damaged: float = 60.0,
-                 orphan_grace: float = 10.0, shoe_idle: float = 4 * 3600.0, recent: int = 100_000,
-                 rescan: float = 1.0, max_line: int = MAX_LINE, emit: Callable[[pd.DataFrame], None] | None = None,
-                 lock_timeout: float = LOCK_TIMEOUT):
+                 stdout: TextIO | None = None, stderr: TextIO | None = None,
+                 emit: Callable[[pd.DataFrame], None] | None = None, settings: WatchSettings | None = None,
+                 **options: Any):
+        self.settings = replace(settings or WatchSettings(), **options)  # TypeError naming an unknown option
         self.paths = [Path(p) for p in paths]
         self.config = config or Config()
-        self.store, self.out, self.csv, self.checkpoint = store, out, csv, checkpoint
-        self.stdout, self.stderr = stdout, stderr if stderr is not None else sys.stderr
-        self.poll, self.checkpoint_every = poll, checkpoint_every
-        self.gzip_settle, self.gzip_damaged, self.orphan_grace = gzip_settle, gzip_damaged, orphan_grace
-        self.shoe_idle = shoe_idle
-        self.max_line = max_line
-        self.lock_timeout = lock_timeout
-        self._too_long = too_long_reason(max_line)  # ingest's reason
+        self.store = store
+        self.stderr = stderr if stderr is not None else sys.stderr
         self.on_emit = emit
-        self.files: dict[tuple[int, int], Tracked] = {}
-        self._open: dict[tuple[int, int], Tracked] = {}  # the files held open (Tail)
-        self.max_open = open_files_limit()
-        self.recent = RecentRounds(recent)
+        self.outputs = Outputs(out, csv, stdout)
+        self.checkpoint = Checkpoint(checkpoint)
+        self.writer = LiveWriter(store, self.live_format, self.settings.lock_timeout) if store is not None else None
+        self.pending = Pending()
+        self.recent = RecentRounds(self.settings.recent)
         self.shoes: dict[str, OpenShoes] = {}
         self.rules: dict[str, tuple[list, list]] = {}
-        self.suppress: set[tuple[str, str]] = set()  # (round_id, rule_id) already in --out past the checkpoint
-        self.pending = Pending()
-        self.stored_seen = SeenRounds(store, always_load=True) if store is not None else None
-        self.own = {Path(p).resolve() for p in (out, csv, checkpoint) if p is not None}
-        self.store_root = store.root.resolve() if store is not None else None
+        own = {Path(p).resolve() for p in (out, csv, checkpoint) if p is not None}
+        root = store.root.resolve() if store is not None else None
+        self.tail = Tail(self.paths, self.settings, self._follows,
+                         lambda r: r in own or (root is not None and r.is_relative_to(root)), self._warn)
         self.warned: dict[str, None] = {}  # keys warned about, the oldest forgotten past WARNED
         self.stop = False
         self.stats = {"rounds": 0, "findings": 0, "quarantined": 0, "polls": 0}
         self.coverage = Tally()  # rounds each rule could not check, and why
         self.poll_times = PollTimes()  # of polls that read lines
-        self._out_fh: IO[bytes] | None = None
-        self._csv_fh: IO[bytes] | None = None
         self._last_checkpoint = time.monotonic()
-        self.rescan = max(rescan, poll)
-        self._writer: threading.Thread | None = None  # one thread for the whole watch, started at the first flush
-        self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue(maxsize=1)
-        self._idle = threading.Event()
-        self._idle.set()
-        self._flush_error: BaseException | None = None
-        self._failed: Pending | None = None
-        self._out_pin: int | None = None  # the --out offset checkpoints keep while its tail is being read again
-        self._checkpoint_lock = threading.Lock()
-        self._extra: dict[tuple[int, int], dict[str, Any]] = {}  # files registered since the last state
-        self._saved: dict[str, Any] = {}  # the last state written (set in open())
-        self._scanned = -math.inf
-        self._listed: dict[tuple[int, int], tuple[Path, os.stat_result]] = {}
 
     def open(self) -> None:
         """Restore the checkpoint (if any), load every game's rules and open the outputs."""
         from .. import games
 
-        self._out_pin = None
         for game in games.names():  # import the rule modules now, not in the first poll
             self._rules(game)
-        state: dict[str, Any] = {}
-        if self.checkpoint is not None and self.checkpoint.exists():
-            state = json.loads(self.checkpoint.read_text("utf-8"))
-            if state.get("version") != CHECKPOINT_VERSION:
-                raise ValueError(f"checkpoint {self.checkpoint} has version {state.get('version')!r}, "
-                                 f"not {CHECKPOINT_VERSION}")
+        state = self.checkpoint.load()
+        if state:
             self._restore(state)
-        if self.out is not None:
-            self.out.parent.mkdir(parents=True, exist_ok=True)
-            self._out_fh = open(self.out, "a+b")  # noqa: SIM115 (open while watching)
-            self._read_out_tail(int(state.get("out_offset", 0)))
-        if self.csv is not None:
-            self.csv.parent.mkdir(parents=True, exist_ok=True)
-            self._csv_fh = open(self.csv, "a+b")  # noqa: SIM115 (open while watching)
-            offset = int(state.get("csv_offset", 0))
-            if self._csv_fh.seek(0, os.SEEK_END) > offset:  # rows after the checkpoint: written again below
-                self._csv_fh.truncate(offset)
-                self._csv_fh.seek(0, os.SEEK_END)  # truncate() leaves the position at the old end
-            if self._csv_fh.tell() == 0:
-                self._csv_fh.write(",".join(COLUMNS).encode() + b"\r\n")
-                self._csv_fh.flush()
-        self._saved = state if state else self._state()  # a first checkpoint: the outputs as they are now
+        self.outputs.open(state)
+        self.checkpoint.saved = state if state else self._state()  # a first checkpoint: the outputs as they are now
 
     def close(self) -> None:
         """Commit what is pending, write the checkpoint, close every file."""
         try:
             self.flush(final=True)
         finally:
-            if self._writer is not None:
-                self._jobs.put(None)
-                self._writer.join()
-                self._writer = None
-        for t in self.files.values():
-            self._close(t)
-        for fh in (self._out_fh, self._csv_fh):
-            if fh is not None:
-                fh.close()
-        self._out_fh = self._csv_fh = None
+            self.checkpoint.stop()
+        self.tail.close_all()
+        self.outputs.close()
 
     def run(self, once: bool = False) -> int:
         """Poll until SIGINT/SIGTERM (or once, with ``once``); returns the number of findings emitted."""
@@ -163,34 +116,86 @@ class Watcher(Tail, Outputs, Commits, Checkpoints):
                     break
                 if self.stop:
                     break
-                if time.monotonic() - self._last_checkpoint >= self.checkpoint_every and not self.flushing():
+                if time.monotonic() - self._last_checkpoint >= self.settings.checkpoint_every \
+                        and not self.checkpoint.busy():
                     self.flush(wait=False)
                 if not more:
-                    time.sleep(self.poll)
+                    time.sleep(self.settings.poll)
         finally:
             self.close()
             for sig, h in handlers.items():
                 signal.signal(sig, h)
         return self.stats["findings"]
 
+    def flush(self, wait: bool = True, final: bool = False) -> None:
+        """Hand the rounds read since the last checkpoint and a snapshot of the state to the checkpoint's
+        writer thread, which fsyncs the outputs, commits the rounds to the store, then writes the
+        checkpoint, in that order; ``wait`` for it to finish.
+
+        The store's lock is taken for each commit, without waiting: while another writer holds it (an
+        ingest, the nightly job) the rounds are kept for the next checkpoint and no checkpoint is written;
+        the ``final`` flush (at exit) waits up to ``lock_timeout`` seconds, then fails naming the holder."""
+        self.checkpoint.wait()
+        pending, self.pending = self.pending, Pending()
+        commit = None
+        if self.writer is not None:
+            pending = self.writer.take(pending)
+            commit = functools.partial(self.writer.commit, pending, final, self._warn)
+        state = self._state() if self.checkpoint.path is not None else None
+        self.checkpoint.flush(self.outputs.files(), commit, state, wait)
+        self._last_checkpoint = time.monotonic()
+
+    def _state(self) -> dict[str, Any]:
+        """What the checkpoint holds, as of now."""
+        return {
+            "version": CHECKPOINT_VERSION,
+            "written_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "files": [t.state() for t in self.tail.files.values()],
+            "shoes": {g: s.state() for g, s in self.shoes.items()},
+            "recent": self.recent.state(),
+            **self.outputs.offsets(),
+        }
+
+    def _restore(self, state: dict[str, Any]) -> None:
+        for f in state.get("files", []):
+            t = Tracked(dev=f["dev"], ino=f["ino"], path=Path(f["path"]), gen=f["gen"], offset=f["offset"],
+                        line=f["line"], head=f["head"], head_len=f["head_len"], gzip=f["gzip"], done=f["done"],
+                        names=list(f.get("names", [f["path"]])))
+            where = Tail.locate(t)
+            if where is None:
+                self._warn_now(f"{t.path} (as checkpointed) is gone: lines written to it after the checkpoint "
+                               "cannot be read")
+                continue
+            t.named(where)
+            self.tail.files[t.key] = t
+        for game, s in state.get("shoes", {}).items():
+            shoes = self.shoes[game] = OpenShoes(game, self._rules(game)[1], idle=self.settings.shoe_idle)
+            shoes.restore(s, self.config)
+        if "recent" in state:
+            self.recent.restore(state["recent"])
+
+    def _emit(self, found: pd.DataFrame) -> None:
+        """Write a poll's findings to the outputs, then hand them to ``emit``."""
+        self.stats["findings"] += self.outputs.emit(found)
+        if self.on_emit is not None:
+            self.on_emit(found)
+
     @staticmethod
-    def _tables(parsed: list[tuple[str, int, bytes, str, dict[str, Any]]]
-                ) -> tuple[dict[str, tuple[np.ndarray, pa.Table]], list[tuple[int, int]]]:
+    def _tables(parsed: list[Parsed]) -> tuple[dict[str, tuple[np.ndarray, pa.Table]], np.ndarray, np.ndarray]:
         """The parsed rows as one table per game (with the positions of its rows in ``parsed``), and
-        each row's (id hash, content hash), computed over those tables as ingest computes them."""
-        hashes: list[tuple[int, int]] = [(0, 0)] * len(parsed)
+        each row's id hash and content hash, computed over those tables as ingest computes them."""
+        id_hash, line_hash = np.zeros(len(parsed), np.uint64), np.zeros(len(parsed), np.uint64)
         by_game: dict[str, list[int]] = {}
-        for k, (_name, _n, _raw, game, _row) in enumerate(parsed):
-            by_game.setdefault(game, []).append(k)
+        for k, entry in enumerate(parsed):
+            by_game.setdefault(entry[3], []).append(k)
         tables = {}
         for game, where in by_game.items():
             table = pa.Table.from_pylist([parsed[k][4] for k in where],
                                          schema=schema_for(game).append(pa.field("date", pa.string())))
-            ids, lines = id_hashes(table["round_id"]), row_hashes(table, content_columns(table.column_names))
-            for k, i, h in zip(where, ids.tolist(), lines.tolist(), strict=True):
-                hashes[k] = (i, h)
-            tables[game] = (np.array(where, np.int64), table)
-        return tables, hashes
+            at = np.array(where, np.int64)
+            id_hash[at], line_hash[at] = id_hashes(table["round_id"]), row_hashes(table, content_columns(table.column_names))
+            tables[game] = (at, table)
+        return tables, id_hash, line_hash
 
     def _rules(self, game: str) -> tuple[list, list]:
         if game not in self.rules:
@@ -200,7 +205,7 @@ class Watcher(Tail, Outputs, Commits, Checkpoints):
     def _process(self, lines: list[tuple[Tracked, int, Any]]) -> None:
         """Parse a poll's lines as ingest does, validate them, emit their findings, keep them for the store."""
         p = self.pending
-        parsed: list[tuple[str, int, bytes, str, dict[str, Any]]] = []  # file, line, raw, game, row
+        parsed: list[Parsed] = []
         aliases: dict[str, list[str]] = {}  # file -> the names it was read under
         for t, n, raw in lines:
             name = sys.intern(str(t.path))
@@ -224,49 +229,44 @@ class Watcher(Tail, Outputs, Commits, Checkpoints):
                 self._bad(name, n, raw, date, row)  # type: ignore[arg-type]
                 continue
             row["source_file"], row["source_line"], row["date"] = name, n, date
-            parsed.append((name, n, raw, game, row))
+            parsed.append((name, n, raw, game, row, t.source_key))
         self._take(parsed, aliases)
 
-    def _take(self, parsed: list[tuple[str, int, bytes, str, dict[str, Any]]], aliases: dict[str, list[str]]) -> None:
-        """Check, emit and keep for the store the parsed rounds ``(file, line, raw, game, row)`` of a poll
-        (``aliases``: file -> the names it was read under), each round once across restarts."""
+    def _take(self, parsed: list[Parsed], aliases: dict[str, list[str]]) -> None:
+        """Check, emit and keep for the store the parsed rounds ``(file, line, raw, game, row, source key)`` of
+        a poll (``aliases``: file -> the names it was read under), each round once across restarts."""
         p = self.pending
-        tables, hashes = self._tables(parsed)
+        tables, id_hash, line_hash = self._tables(parsed)
         check = np.zeros(len(parsed), bool)  # rounds to check (new, or our own committed before a restart)
         store = np.zeros(len(parsed), bool)  # rounds to store
-        for k, ((name, n, raw, game, row), (hash_of_id, line_hash)) in enumerate(zip(parsed, hashes, strict=True)):
+        for k, ((name, n, raw, _game, row, _src), hash_of_id, content) in enumerate(
+                zip(parsed, id_hash.tolist(), line_hash.tolist(), strict=True)):
             round_id = row["round_id"]  # as stored: NFC, edges trimmed
             store_it = True
             first = self.recent.get(hash_of_id)
             if first is not None:
-                if first[0] == line_hash:
+                if first[0] == content:
                     p.counts["already_stored"] += 1
                 else:
                     self._bad(name, n, raw, duplicate_reason(round_id, first[1], first[2]), round_id)
                 continue
-            if self.stored_seen is not None:
-                prior = self.stored_seen.lookup(round_id, hash_of_id)
+            if self.writer is not None:
+                prior = self.writer.seen.lookup(round_id, hash_of_id)
                 if prior is not None:
-                    if prior[0] != line_hash:
+                    if prior[0] != content:
                         self._bad(name, n, raw, duplicate_reason(round_id, prior[1], prior[2]), round_id)
                         continue
                     if prior[2] != n or prior[1] not in aliases.get(name, [name]):  # from elsewhere: not new
                         p.counts["already_stored"] += 1
-                        self.recent.add(hash_of_id, line_hash, prior[1], prior[2])
+                        self.recent.add(hash_of_id, content, prior[1], prior[2])
                         continue
                     store_it = False  # our own line, committed before a restart: check it again, store it once
-            self.recent.add(hash_of_id, line_hash, name, n)
+            self.recent.add(hash_of_id, content, name, n)
             check[k] = True
             if not store_it:
                 p.counts["already_stored"] += 1
-                continue
-            p.counts["stored"] += 1
-            p.games[game] = p.games.get(game, 0) + 1
-            if self.store is not None:
+            elif self.store is not None:
                 store[k] = True
-                for column, value in zip(INDEX.names, (hash_of_id, line_hash, round_id, name, n), strict=True):
-                    p.index[column].append(value)
-                p.rows.append((game, raw))
         frames = []
         for game, (where, all_rows) in tables.items():
             table = all_rows.filter(pa.array(check[where]))
@@ -278,31 +278,64 @@ class Watcher(Tail, Outputs, Commits, Checkpoints):
             if shoe_rules:
                 shoes = self.shoes.get(game)
                 if shoes is None:
-                    shoes = self.shoes[game] = OpenShoes(game, shoe_rules, idle=self.shoe_idle)
+                    shoes = self.shoes[game] = OpenShoes(game, shoe_rules, idle=self.settings.shoe_idle)
                 frames.append(shoes.check(table, self.config, self.coverage))
             keep = store[where]
             if keep.any():
-                stored = all_rows.filter(pa.array(keep))
-                for date in sorted(set(stored["date"].to_pylist())):
-                    day = stored.filter(pc.equal(stored["date"], date)).drop_columns(["date"])
-                    p.tables.setdefault((game, date), []).append(day)
+                self._keep(parsed, where[keep], all_rows.filter(pa.array(keep)), line_hash)
         frames = [f for f in frames if len(f)]
         if frames:
             found = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
             found = found.sort_values(["source_file", "source_line", "rule_id"], kind="stable").reset_index(drop=True)
             self._emit(found)
 
+    def _keep(self, parsed: list[Parsed], at: np.ndarray, rows: pa.Table, line_hash: np.ndarray) -> None:
+        """Keep the rounds ``parsed[at]`` of one game (``rows``) for the store, by the file they were read from."""
+        rows = rows.drop_columns(["source_file"])  # the writer names each block's file
+        groups: dict[tuple[str, str], list[int]] = {}  # (source key, file) -> positions in ``rows``
+        for i, k in enumerate(at.tolist()):
+            groups.setdefault((parsed[k][5], parsed[k][0]), []).append(i)
+        for key, pick in groups.items():
+            where = at[pick]
+            self.pending.rows.setdefault(key, Rows()).add(
+                parsed[int(where[0])][3], rows if len(pick) == len(at) else rows.take(pa.array(pick)),
+                line_hash[where], {parsed[k][1]: parsed[k][2] for k in where.tolist()})
+
     def _bad(self, file: str, line: int, raw: bytes, reason: str, round_id: str | None = None,
              count_line: bool = True) -> None:
-        self.pending.quarantine.append(quarantine_entry(file, line, raw, reason, round_id, None))
-        self.pending.counts["quarantined"] += 1
+        self.pending.quarantine(file, line, raw, reason, round_id)
         if not count_line:  # an entry the caller did not count: it balances as a line read
             self.pending.counts["lines_read"] += 1
         self.stats["quarantined"] += 1
         print(f"auditkit: quarantined {file}:{line}: {reason}", file=self.stderr, flush=True)
 
-    def _warn(self, key: str, message: str) -> None:
-        if key not in self.warned:
+    def _follows(self, f: Path, in_folder: bool) -> bool:
+        """Whether ``f`` (found in a watched folder, or named) is followed: a log, not a CSV log."""
+        if f.name.lower().endswith(".csv"):
+            self._warn(str(f), f"{f}: CSV logs are not followed live (ingest them); skipped")
+            return False
+        return f.name.lower().endswith(SUFFIXES) or not in_folder
+
+    def poll_once(self) -> bool:
+        """Read, validate and emit what arrived; True when a file had more to read than one poll takes."""
+        self.stats["polls"] += 1
+        now, cpu = time.monotonic(), time.thread_time()
+        lines, more = self.tail.read(now, self.checkpoint.register, self._process)
+        if lines:
+            self._process(lines)
+        for shoes in self.shoes.values():
+            shoes.expire(now)
+        if lines:
+            self.poll_times.add(time.monotonic() - now, time.thread_time() - cpu)
+        if not more and self.outputs.pin is not None and self.tail.done():
+            self.outputs.caught_up()  # every line after the checkpoint was read again
+        return more
+
+    def _warn(self, key: str | None, message: str) -> None:
+        """Warn once a ``key`` (None: every time)."""
+        if key is None:
+            self._warn_now(message)
+        elif key not in self.warned:
             self.warned[key] = None
             if len(self.warned) > WARNED:
                 del self.warned[next(iter(self.warned))]

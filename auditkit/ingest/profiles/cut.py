@@ -6,6 +6,7 @@ or template width above :data:`MAX_COUNT`."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from re import _constants as C  # type: ignore[attr-defined]
@@ -125,7 +126,6 @@ def check_format_spec(spec: str) -> None:
 def cutter(spec: FieldSpec, read_one: Callable[[str], Any], many: bool) -> Callable[[str], Any]:
     """The reader of a cell cut by ``spec`` (split or json, then pattern, only, index): each part
     kept read by ``read_one``; a list of them when ``many`` (cards, dice) and no ``index``."""
-    from .notation import split_cell
 
     pattern, group, only, index = spec.pattern, spec.group, spec.only or {}, spec.index
     pieces = spec.split is not None or spec.json
@@ -179,3 +179,18 @@ def cutter(spec: FieldSpec, read_one: Callable[[str], Any], many: bool) -> Calla
         return None if not kept[0] and group else read_one(kept[0])  # an empty group: no value
 
     return read
+
+
+def split_cell(cell: str, spec: FieldSpec) -> list[Any]:
+    """The items of one cell: a JSON list, a string split by the field's ``split``, or the cell."""
+    if spec.json:
+        try:
+            items = json.loads(cell)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not a JSON list: {cell!r} ({exc.msg})") from exc
+        if not isinstance(items, list):
+            raise ValueError(f"not a JSON list: {cell!r}")
+        return items
+    if spec.split is not None:
+        return [x for x in (cell.split(spec.split) if spec.split.strip() else cell.split()) if x.strip()]
+    return [cell]

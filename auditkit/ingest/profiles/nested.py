@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .raw import json_text
+
 __all__ = ["steps", "records", "cells"]
 
 
@@ -80,8 +82,6 @@ def _walk(node: Any, rest: list[tuple[str, bool]], label: str, parents: dict[str
 def cells(obj: dict[str, Any]) -> dict[str, str | None]:
     """A JSON record's cells: each field as text (an array or object as JSON text), and each field of an
     object, at any depth, also under its dotted path (``{"result": {"net": 5}}``: ``result.net`` is ``5``)."""
-    from .source import json_text
-
     out: dict[str, str | None] = {}
     stack = [("", obj)]
     while stack:

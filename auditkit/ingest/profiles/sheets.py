@@ -15,13 +15,16 @@ import posixpath
 import zipfile
 from collections.abc import Iterator
 from datetime import date, datetime, time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from xml.etree.ElementTree import iterparse
 
 import pyarrow as pa
 
 from ...paytables import ConfigError
-from .source import ROW, RawSource, need
+from .raw import ROW, need
+
+if TYPE_CHECKING:
+    from .source import RawSource
 
 __all__ = ["read_sheet", "cell_text"]
 

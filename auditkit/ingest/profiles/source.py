@@ -28,10 +28,10 @@ import numpy as np
 import pyarrow as pa
 
 from ...paytables import ConfigError
+from .raw import ROW, need
 
 __all__ = ["SourceSpec", "RawSource", "open_source", "FORMATS", "ROW", "redact", "sqlite_uri", "need"]
 
-ROW = "__row"
 FORMATS = ("csv", "xlsx", "json", "jsonl", "sqlite", "postgresql")
 ENCODINGS = ("utf-8", "utf-8-sig", "cp1252", "latin-1")
 _SUFFIX = {".csv": "csv", ".txt": "csv", ".tsv": "csv", ".xlsx": "xlsx", ".xlsm": "xlsx", ".json": "json",
@@ -140,7 +140,7 @@ class RawSource:
     @contextmanager
     def _reading(self) -> Iterator[None]:
         """A source that cannot be read (a malformed file, a database that is not one, is locked or
-        down, an SQL error) is an :class:`~auditkit.ingest.sources.InputError` naming it, passwords
+        down, an SQL error) is an :class:`~auditkit.ingest.identity.InputError` naming it, passwords
         hidden: exit 2, never an internal error."""
         try:
             yield
@@ -150,7 +150,7 @@ class RawSource:
             what = _unreadable(exc)
             if what is None:
                 raise
-            from ..sources import InputError
+            from ..identity import InputError
 
             raise InputError(f"{self.label}: cannot read this {_KIND[self.format]}: "
                              f"{redact(' '.join(str(exc).split()))}") from exc
@@ -402,15 +402,6 @@ def _json(src: RawSource) -> Iterator[pa.Table]:
                         ROW: pa.array(numbers[lo:lo + src.batch_rows], pa.int64())})
 
 
-def json_text(value: Any) -> str | None:
-    """A JSON value as a cell's text: a string as it is (None when blank), anything else as JSON."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value if value.strip() else None
-    return json.dumps(value, ensure_ascii=False)
-
-
 # ---- SQL --------------------------------------------------------------------------------------------
 @contextmanager
 def _connect(fmt: str, location: str) -> Iterator[Any]:
@@ -529,17 +520,6 @@ def _without_password(url: str) -> str:
     """The URL as it may be shown and hashed: no password."""
     url = _PASSWORD.sub(lambda m: f"{m.group('scheme')}{m.group('user')}@", url)
     return re.sub(r"(?i)password=[^&]*", "password=***", url)
-
-
-def need(module: str, what: str) -> Any:
-    """An optional reader's module, or a ConfigError saying how to install it (exit 2, not a traceback)."""
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise ConfigError(f"reading {what} needs {module.split('.')[0].replace('_', '-')}: "
-                          "pip install 'auditkit[sources]'") from None
 
 
 def _file_sha256(path: Path, *more: Path) -> str:

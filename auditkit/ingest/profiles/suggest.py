@@ -38,26 +38,40 @@ def suggest_profile(table: pa.Table, file_name: str, source: dict | None = None,
     ``utc`` the columns the source gives as instants written in UTC (a PostgreSQL ``timestamptz``)."""
     head = table.slice(0, SAMPLE)
     columns = [classify(c, head[c].to_pylist()) for c in table.column_names if c != ROW]
-    draft = Draft([f"Draft profile for {file_name}, written by `auditkit profile suggest` from its header and",
-                   f"the first {min(SAMPLE, table.num_rows)} rows. Check every line; docs/profiles.md documents "
-                   "each key and lists what a draft leaves to decide."])
-    stem = norm(file_name.rsplit(".", 1)[0]) or "export"
-    draft.section(None)
-    draft.set("profile", 1)
-    draft.set("name", stem)
-    if source:
-        draft.section("source")
-        for k, v in source.items():
-            draft.set(k, v)
+    draft = _top(file_name, min(SAMPLE, table.num_rows), source)
     kinds = role_column(columns)
-    roles = [r for c in columns for r in c.roles]
-    game, tied = recognise_game(roles, kinds is not None)
+    game, tied = recognise_game([r for c in columns for r in c.roles], kinds is not None)
     key = _round_key(columns, kinds is not None)
     build = Placement(draft, columns, game, kinds, key)
     build.game_field(tied)
     build.columns()
     _grain(draft, build, key)
-    draft.sections.setdefault("fields", [])
+    _fields(draft, build)
+    _cards(draft, columns)
+    _times(draft, columns, build.used, utc)
+    _money(draft, columns)
+    _values(draft, build)
+    return Suggestion(draft, key, game)
+
+
+def _top(file_name: str, rows: int, source: dict | None) -> Draft:
+    """The draft's header, its name (the file's stem) and its ``[source]``."""
+    draft = Draft([f"Draft profile for {file_name}, written by `auditkit profile suggest` from its header and",
+                   f"the first {rows} rows. Check every line; docs/profiles.md documents "
+                   "each key and lists what a draft leaves to decide."])
+    draft.section(None)
+    draft.set("profile", 1)
+    draft.set("name", norm(file_name.rsplit(".", 1)[0]) or "export")
+    if source:
+        draft.section("source")
+        for k, v in source.items():
+            draft.set(k, v)
+    return draft
+
+
+def _fields(draft: Draft, build: Placement) -> None:
+    """The ``[fields]`` placed, and the evidence no column records: ``not_recorded`` when the placement
+    knows the export lacks it, else ``left_out`` with the question it leaves to the user."""
     draft.sections["fields"] = build.fields.sections["fields"]
     if build.not_recorded:
         draft.set("not_recorded", build.not_recorded, "evidence the export lacks", section=None)
@@ -66,9 +80,11 @@ def suggest_profile(table: pa.Table, file_name: str, source: dict | None = None,
                    "happened);\nif the vendor's system does not record them, write not_recorded = [...] instead "
                    "(rules needing them: not checkable)", section=None)
         draft.set("left_out", left, section=None)
-    _cards(draft, columns)
-    _times(draft, columns, build.used, utc)
-    _money(draft, columns)
+
+
+def _values(draft: Draft, build: Placement) -> None:
+    """The ``[values.NAME]`` tables (a column's codes as the game's words); a code the sample cannot
+    decide is a ``# TODO:`` comment."""
     for name, table_ in build.tables.items():
         draft.section(f"values.{name}")
         for k, v in table_.items():
@@ -76,7 +92,6 @@ def suggest_profile(table: pa.Table, file_name: str, source: dict | None = None,
                 draft.note(f"TODO: {k!r} = ? ({v[len(TODO):]})")
             else:
                 draft.set(k, v)
-    return Suggestion(draft, key, game)
 
 
 def _round_key(columns: list[Column], shared: bool) -> list[str]:

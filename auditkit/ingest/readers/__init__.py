@@ -11,18 +11,20 @@ profile's second row of a round).
 - :mod:`.jsonl`: the hand-history log v1 (JSONL, gzip or not);
 - :mod:`.csvlayout`: the CSV layout of the same (a main file with its companions);
 - :mod:`.profile`: any export mapped through an import profile (:mod:`auditkit.ingest.profiles`).
+
+The interface's types are in :mod:`.base` (the readers import it, never this package, which imports
+them when asked for one).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ReadBlock", "Reader", "reader_for"]
+from .base import ReadBlock, Reader
 
-ReadBlock = tuple[Any, int, int, list, int]  # (Parsed, lines read, attached, other files' bad lines, bytes read)
-Reader = Callable[[Path, str, bool, int], Iterator[ReadBlock]]
+__all__ = ["ReadBlock", "Reader", "reader_for", "read_source"]
 
 
 def reader_for(path: Path, profile: Any = None) -> Reader:
@@ -38,3 +40,8 @@ def reader_for(path: Path, profile: Any = None) -> Reader:
     from .jsonl import read_jsonl
 
     return read_jsonl
+
+
+def read_source(path: Path, name: str, bulk: bool, max_line: int, profile: Any = None) -> Iterator[ReadBlock]:
+    """The blocks of a source read by its reader (:func:`reader_for`)."""
+    return reader_for(path, profile)(path, name, bulk, max_line)

@@ -9,7 +9,7 @@ from typing import Any
 from ..blocks import parse_objects
 from ..csv import ATTACHED, read_csv_rounds
 from ..csvblocks import read_csv_blocks
-from . import ReadBlock
+from .base import ReadBlock
 
 __all__ = ["read_csv_layout", "FLUSH_ROWS"]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..blocks import parse_block
 from ..jsonl import read_blocks
-from . import ReadBlock
+from .base import ReadBlock
 
 __all__ = ["read_jsonl"]
 

@@ -19,7 +19,7 @@ from ..blocks import Parsed, parse_block
 from ..jsonl import Lines
 from ..profiles.mapping import ROW, Mapped, house_rules, map_rows
 from ..profiles.model import Profile
-from . import ReadBlock, Reader
+from .base import ReadBlock, Reader
 
 __all__ = ["profile_reader", "read_rows", "mapped_block", "SEGMENT"]
 
@@ -41,11 +41,11 @@ def read_rows(source: Any, path: Path) -> tuple[pa.Table, list[tuple[int, str, s
 def identity(prof: Profile, path: Path, store: Any) -> tuple[str, int, str | None]:
     """(SHA-256, size, quick key) that identify a profiled source: the file's, or for SQL the query's,
     the URL's and the snapshot key's (:mod:`auditkit.ingest.profiles.source`). A file read as a file
-    (CSV, a workbook, JSON) has a quick key (:func:`auditkit.ingest.sources.recognise`): one ``store``
+    (CSV, a workbook, JSON) has a quick key (:func:`auditkit.ingest.identity.recognise`): one ``store``
     holds under it is known without reading the file whole. A database has none (its rows change
     with its query)."""
+    from ..identity import recognise
     from ..profiles.source import open_source
-    from ..sources import recognise
 
     src = open_source(prof.source, path)
     if src.format in ("sqlite", "postgresql"):
