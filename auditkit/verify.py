@@ -3,7 +3,12 @@
 Every file a manifest entry lists (parts, index, quarantine) is checked for
 existence, size, SHA-256 of its bytes and row count (from its Parquet footer);
 every file under ``rounds/``, ``_index/`` and ``_quarantine/`` that no entry
-lists is reported; every source still at its recorded path is hashed again.
+lists is reported (a compacted part is checked as its ``_compacted/`` record lists
+it); every source still at its recorded path is hashed again.
+The manifest checkpoint (``_manifest.checkpoint.json``, store format 2) is checked
+against the entries, read from their own files: each copy readers take (the
+entry's file at the size and time copied) the same as the entry, none of an
+entry that is gone.
 Entries written before files were recorded say "not recorded" and do not fail
 on that alone. Nothing is written.
 """
@@ -15,8 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .integrity import partition_of
-from .store import Store
+from .store import CHECKPOINT, Store
+from .store.compaction import records as compactions
+from .store.layout import partition_of
 
 FOLDERS = ("rounds", "_index", "_quarantine")
 
@@ -117,10 +123,40 @@ def _recheck_source(rec: Any, out: Verification) -> None:
                             "recorded when it was ingested (the file changed since)")
 
 
+def _entries(store: Store) -> dict[str, Any]:
+    """Entry file name -> the manifest entry read from its own file (not from the checkpoint)."""
+    store.check_format()
+    return {rel[len("_manifest/"):]: store._source_record(rel) for rel in sorted(store._files.files("_manifest/*.json"))}
+
+
+def _check_checkpoint(store: Store, entries: dict[str, Any], out: Verification) -> None:
+    """The checkpoint against the entries: unreadable, a copy unlike its entry, a copy of an entry gone."""
+    if not store._files.exists(CHECKPOINT):
+        return
+    import json
+
+    try:
+        data = json.loads(store._files.read_bytes(CHECKPOINT).decode("utf-8"))["entries"]
+        if not isinstance(data, dict):
+            raise TypeError(f"its entries are a {type(data).__name__}")
+    except (ValueError, TypeError, KeyError) as exc:
+        out.problems.append(f"{CHECKPOINT}: unreadable ({exc}); readers read every entry's own file")
+        return
+    held, stats = store.read_checkpoint(), store._files.entries("_manifest")
+    for name in sorted(data):
+        if name not in entries:
+            out.problems.append(f"{CHECKPOINT}: holds _manifest/{name}, which is not there (readers ignore the copy)")
+        elif name in held and held[name][0] == stats.get(name) and held[name][1] != entries[name]:
+            out.problems.append(f"{CHECKPOINT}: its copy of _manifest/{name} is not the entry, at the entry's size "
+                                "and time (readers read the copy)")
+
+
 def verify(store: Store) -> Verification:
     """Check every file and source of ``store`` (the caller holds its lock, shared)."""
     out = Verification()
-    records = store.manifest()
+    entries = _entries(store)
+    _check_checkpoint(store, entries, out)
+    records = sorted(entries.values(), key=lambda r: (r.ingested_at, r.path))
     out.sources = len(records)
     sizes: dict[str, int] = {}
     for folder in FOLDERS:
@@ -145,6 +181,13 @@ def verify(store: Store) -> Verification:
                 out.problems.append(f"_index/{sha16}.parquet: {index_rows} rounds indexed, the parts of "
                                     f"{rec.path} hold {part_rows}")
         _recheck_source(rec, out)
+    for comp in compactions(store):  # a compacted part: checked as its record lists it, never "not listed"
+        listed.add(comp["path"])
+        _check_file(store, comp, sizes, out)
+        gone = [r["path"] for r in comp["replaces"] if r["path"] not in listed]
+        if gone:
+            out.problems.append(f"{comp['path']}: compacts {', '.join(gone[:3])}, not listed in the manifest "
+                                "(readers read the listed parts instead)")
     for rel in sorted(sizes):
         if rel in listed:
             continue

@@ -225,7 +225,7 @@ def test_the_quarantine_report_is_written_a_batch_at_a_time_as_one_frame_would_b
     assert main(["ingest", str(log), "--store", str(store.root), "--quarantine-report", str(tmp_path / "q.csv"),
                  "-q"]) == 2
     whole = write_csv(store.quarantine(), tmp_path / "whole.csv").read_bytes()
-    monkeypatch.setattr(store_module, "ROW_GROUP", 7)
+    monkeypatch.setattr(store_module.parquet, "ROW_GROUP", 7)
     frames = list(store.quarantine_frames())
     assert [len(f) for f in frames] == [7, 7, 7, 7, 7, 5]
     assert write_csv(iter(frames), tmp_path / "batches.csv").read_bytes() == whole

@@ -85,7 +85,7 @@ def test_in_store_finds_exactly_the_stored_ids_and_their_files(tmp_path, monkeyp
         log.write_bytes(b"\n".join(_lines([dict(r, round_id=f"F{k}-{r['round_id']}")
                                            for r in _records("baccarat", 1_000, seed=5)])) + b"\n")
         ingest_paths([log], store, workers=1)
-    monkeypatch.setattr("auditkit.store.ROW_GROUP", 300)
+    monkeypatch.setattr("auditkit.store.parquet.ROW_GROUP", 300)
     seen = SeenRounds(store, sources=1)
     assert seen.streamed and len(seen.current) == 2
     file_of = {int(h): k for k, rel in enumerate(seen.current)
@@ -109,7 +109,7 @@ def test_a_stored_round_is_looked_up_in_its_own_index_file_only(tmp_path, monkey
     Repeating more stored rounds in a block than ``LINES_AFTER``, its 998 unchanged ones are known by
     their content hashes, read from no index; else they are looked up too. Every lookup reads the index
     file of its first ingest only, not the other two."""
-    monkeypatch.setattr("auditkit.store.ROW_GROUP", 100)  # row groups of 100 rounds in each index
+    monkeypatch.setattr("auditkit.store.parquet.ROW_GROUP", 100)  # row groups of 100 rounds in each index
     monkeypatch.setattr(dedup, "LINES_AFTER", lines_after)
     store = Store(tmp_path / "store")
     records = _records("baccarat", 1_500, seed=8)
@@ -171,7 +171,7 @@ def test_memory_at_the_start_does_not_grow_with_the_store(tmp_path, monkeypatch)
     held, held_peak = peak(lambda: SeenRounds(store, sources=dedup.STREAM_SOURCES + 1))
     assert not held.streamed and len(held.stored) == n and held_peak >= 8 * n
     monkeypatch.setattr(dedup, "LOAD_LIMIT", n - 1)
-    monkeypatch.setattr("auditkit.store.ROW_GROUP", 1_000)
+    monkeypatch.setattr("auditkit.store.parquet.ROW_GROUP", 1_000)
     seen, start_peak = peak(lambda: SeenRounds(store, sources=dedup.STREAM_SOURCES + 1))
     assert seen.streamed and len(seen.stored) == 0 and held_peak - start_peak >= 8 * n  # the rest: the manifest
     source = np.unique(np.random.default_rng(1).integers(0, 2**63, 2_000, dtype=np.uint64))

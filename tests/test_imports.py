@@ -166,8 +166,6 @@ KNOWN: dict[tuple[str, str], str] = {
     # Known imports that close a cycle or run up the layers, each in another helper's files and removed by
     # that helper (issue 43; the lead empties this list after merging). The test fails on any other, and on
     # one listed here that is gone (then delete its line).
-    # storepkg (the store as a package): integrity's layout checks import the store they check
-    ("auditkit.integrity", "auditkit.store"): "storepkg: store <-> integrity <- compaction cycle",
     # onewriter (one writer; the shared pieces of ingest in one lower module):
     # ingest/profiles (nobody's this session: onewriter's ingest/, or the lead): lazy imports in a cycle
 }

@@ -111,7 +111,7 @@ def test_a_read_only_store_is_read_without_its_lock(tmp_path, monkeypatch):
 
     store = Store(tmp_path / "store")
     store.root.mkdir()
-    monkeypatch.setattr(auditkit.store.os, "access", lambda path, mode: False)  # as on a read-only mount
+    monkeypatch.setattr(auditkit.store.lock.os, "access", lambda path, mode: False)  # as on a read-only mount
     with store.lock(0, shared=True):
         pass
     assert not (store.root / ".auditkit.lock").exists()

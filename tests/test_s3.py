@@ -254,9 +254,11 @@ def test_a_validation_run_lists_the_manifest_once(uri, tmp_path, monkeypatch):
     listed: list[str] = []
     real = auditkit.store._ObjectFiles.files
     monkeypatch.setattr(auditkit.store._ObjectFiles, "files", lambda self, p: listed.append(p) or real(self, p))
+    entries = auditkit.store._ObjectFiles.entries  # the manifest's listing (store format 2: with sizes and times)
+    monkeypatch.setattr(auditkit.store._ObjectFiles, "entries", lambda self, f: listed.append(f) or entries(self, f))
     findings, checked = collect(store, workers=1)
     assert checked == 3 * 78 and len(findings) >= 3
-    assert listed.count("_manifest/*.json") == 1
+    assert listed.count("_manifest/*.json") + listed.count("_manifest") == 1
 
 
 def test_a_file_is_uploaded_in_bounded_memory(uri):

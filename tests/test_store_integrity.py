@@ -34,7 +34,7 @@ def validate(store: Path, tmp_path: Path, capsys) -> tuple[int, str, str]:
 def test_the_manifest_records_each_file_as_written(tmp_path):
     store, _ = make_store(tmp_path)
     for rec in entries(store):
-        assert {f["path"].split("/")[0] for f in rec["files"]} == {"rounds", "_index", "_quarantine"}
+        assert {f["path"].split("/")[0] for f in rec["files"]} == {"rounds", "_index"}  # no line quarantined: no file
         for f in rec["files"]:
             data = (store / f["path"]).read_bytes()
             assert f["bytes"] == len(data) and f["sha256"] == hashlib.sha256(data).hexdigest()
@@ -123,9 +123,14 @@ def test_a_store_of_an_older_version_still_reads(tmp_path, capsys):
 
 
 def test_a_deleted_quarantine_file_is_exit_2_naming_it_not_an_empty_quarantine(tmp_path, capsys):
-    store, _ = make_store(tmp_path)
+    store, logs = make_store(tmp_path)
+    assert not [f for rec in entries(store) for f in rec["files"] if f["path"].startswith("_quarantine/")]
+    assert len(Store(store).quarantine()) == 0 and not (store / "_quarantine").exists()  # no bad line: no file
+    with open(logs / "day0.jsonl", "a", encoding="utf-8") as fh:
+        fh.write('{"round_id": "cut\n')
+    assert main(["-q", "ingest", "--store", str(store), str(logs)]) == 0
     listed = [f["path"] for rec in entries(store) for f in rec["files"] if f["path"].startswith("_quarantine/")]
-    assert listed and len(Store(store).quarantine()) == 0  # listed, and read (empty: no line was bad)
+    assert len(listed) == 1 and len(Store(store).quarantine()) == 1  # listed, and read
     (store / listed[0]).unlink()
     capsys.readouterr()
     assert main(["report", "--store", str(store), "--out", str(tmp_path / "r.csv"), "--xlsx",

@@ -1,0 +1,187 @@
+"""What a store's manifest says it holds, checked against what is there.
+
+Each manifest entry written by this version lists its files (``files``: the
+relative path, rows, bytes and SHA-256 of each part, index and quarantine file,
+recorded from the bytes as they were written). Readers read exactly those
+files: :class:`Layout` is the store as its manifest lists it, checked against
+one listing of ``rounds/`` (existence and size by the listing; the index files
+by a listing of ``_index/`` of their own, when an ingest checks them).
+Entries written before (no ``files``) still read: their parts are found by
+their source's name prefix, as before, and their sizes and hashes are "not
+recorded" (``auditkit verify`` says so and does not fail on that alone).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from .errors import CorruptStore
+
+log = logging.getLogger("auditkit.store")
+_WARNED: set[str] = set()  # unlisted files already warned about in this process
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+INDEX = pa.schema([("id_hash", pa.uint64()), ("line_hash", pa.uint64()), ("round_id", pa.string()),
+                   ("source_file", pa.string()), ("source_line", pa.int64())])
+
+
+def _index_schema() -> pa.Schema:
+    """:data:`INDEX` with the version of the hashes it holds in its metadata."""
+    from ..ingest.hashing import VERSION, VERSION_KEY
+
+    return INDEX.with_metadata({VERSION_KEY: VERSION})
+
+
+def partition_of(rel: str) -> tuple[str, str] | None:
+    """(game, date) of ``rounds/game=<g>/date=<d>/<name>``."""
+    bits = rel.split("/")
+    if len(bits) == 4 and bits[0] == "rounds" and bits[1].startswith("game=") and bits[2].startswith("date="):
+        return bits[1][5:], bits[2][5:]
+    return None
+
+
+@dataclass
+class Layout:
+    """The committed store as its manifest lists it: the parts of each partition (with their
+    recorded rows, None when an older entry did not record them) and the index file of each source."""
+
+    parts: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    rows: dict[tuple[str, str], int | None] = field(default_factory=dict)
+    index: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # sha16 -> recorded entry or None
+    source_rows: dict[str, int | None] = field(default_factory=dict)       # sha16 -> rows of its parts
+    sizes: dict[str, int] = field(default_factory=dict)                   # the listing it was checked against
+    unlisted: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)      # "path: why" of listed parts gone or of another size
+
+    def check(self) -> None:
+        """Warn once about each unlisted file; raise CorruptStore naming the damaged listed parts."""
+        for rel in self.unlisted:
+            if rel not in _WARNED:
+                _WARNED.add(rel)
+                log.warning("store file %s is not in the manifest: ignored (auditkit verify lists such files)", rel)
+        if self.missing:
+            more = f" and {len(self.missing) - 3} more" if len(self.missing) > 3 else ""
+            raise CorruptStore("store damaged: " + "; ".join(self.missing[:3]) + more
+                               + " (auditkit verify STORE lists everything that disagrees)")
+
+
+def build_layout(records: list[Any], listing: dict[str, int]) -> Layout:
+    """The :class:`Layout` of manifest entries ``records`` against ``listing`` (relative path -> size
+    of every file under ``rounds/`` and ``_index/``)."""
+    out = Layout(sizes=listing)
+    listed: set[str] = set()
+    legacy: set[str] = set()
+    committed = {r.sha256[:16] for r in records}
+    for r in records:
+        sha16 = r.sha256[:16]
+        files = getattr(r, "files", None)
+        if files is None:
+            legacy.add(sha16)
+            if r.format != "simulated":  # simulated sources have no index
+                out.index[sha16] = None
+            out.source_rows[sha16] = None
+            continue
+        out.source_rows[sha16] = 0
+        for f in files:
+            rel = f["path"]
+            listed.add(rel)
+            if rel.startswith("_index/"):
+                out.index[sha16] = f
+                continue
+            key = partition_of(rel)
+            if key is None:
+                continue  # a quarantine file: verify checks it
+            out.source_rows[sha16] = (out.source_rows[sha16] or 0) + f["rows"]
+            size = listing.get(rel)
+            if size is None:
+                out.missing.append(f"listed part {rel} is missing")
+                continue
+            if size != f["bytes"]:
+                out.missing.append(f"listed part {rel} is {size} bytes, the manifest says {f['bytes']}")
+                continue
+            out.parts.setdefault(key, []).append(rel)
+            if out.rows.get(key, 0) is not None:
+                out.rows[key] = out.rows.get(key, 0) + f["rows"]  # type: ignore[operator]
+    for rel in sorted(listing):
+        key = partition_of(rel)
+        if key is None or rel in listed:
+            continue
+        name = rel.rsplit("/", 1)[1]
+        prefix = name[5:21] if name.startswith("part-") and name.endswith(".parquet") else None
+        if prefix in legacy:
+            out.parts.setdefault(key, []).append(rel)
+            out.rows[key] = None
+        elif prefix is None or prefix in committed:
+            out.unlisted.append(rel)  # a copy, or a file put there by hand
+        # else: a part of an ingest not committed (yet): skipped, removed by its next ingest
+    for key in out.parts:
+        out.parts[key].sort()
+    return out
+
+
+def check_index(store: Any, hashed: bool = False) -> list[tuple[str, str, str | None]]:
+    """(source prefix, index file, what is wrong with it or None) of every committed source with an
+    index: missing, of another size (or, when ``hashed``, SHA-256) than recorded, or of other rows than
+    its source's parts."""
+    layout = store.layout()
+    sizes = store._files.sizes("_index")
+    out = []
+    for sha16, entry in sorted(layout.index.items()):
+        rel = entry["path"] if entry is not None else f"_index/{sha16}.parquet"
+        size = sizes.get(rel)
+        problem = None
+        if size is None:
+            problem = f"index file {rel} is missing"
+        elif entry is not None:
+            if size != entry["bytes"]:
+                problem = f"index file {rel} is {size} bytes, the manifest says {entry['bytes']}"
+            elif entry["rows"] != layout.source_rows.get(sha16):
+                problem = (f"index file {rel} lists {entry['rows']} rounds, its source's parts hold "
+                           f"{layout.source_rows.get(sha16)}")
+            elif hashed and entry["sha256"] and hashlib.sha256(store._files.read_bytes(rel)).hexdigest() != \
+                    entry["sha256"]:  # (an in-memory store's files have no bytes to hash)
+                problem = f"index file {rel} is not the file written (its SHA-256 differs from the manifest's)"
+        else:  # an older entry: rows from the files' footers
+            parts = store.source_parts(sha16)
+            got, want = store._files.num_rows(rel), sum(store._files.num_rows(p) for p in parts)
+            if got != want:
+                problem = f"index file {rel} lists {got} rounds, its source's parts hold {want}"
+        out.append((sha16, rel, problem))
+    return out
+
+
+def rebuild_index(store: Any, sha16: str) -> None:
+    """Write a source's index again from its parts (under the store's exclusive lock), and its
+    manifest entry's record of the index."""
+    import json
+
+    import numpy as np
+
+    from ..ingest.hashing import content_columns, id_hashes, row_hashes
+
+    tables = []
+    for rel in store.source_parts(sha16):
+        t = store.read_part(rel)
+        tables.append(pa.table({
+            "id_hash": pa.array(id_hashes(t["round_id"]), pa.uint64()),
+            "line_hash": pa.array(row_hashes(t, content_columns(t.column_names)), pa.uint64()),
+            "round_id": t["round_id"], "source_file": t["source_file"], "source_line": t["source_line"]},
+            schema=INDEX))
+    table = pa.concat_tables(tables) if tables else INDEX.empty_table()
+    if table.num_rows:
+        table = table.take(np.argsort(table["source_line"].to_numpy(), kind="stable"))
+    store.write_index(sha16, table)
+    written = store._written.pop(sha16, [])
+    store.drop_checkpoint()  # first: a crash between the two leaves no stale copy of the entry
+    for rel in store._files.files(f"_manifest/{sha16}*.json"):
+        rec = store._source_record(rel)
+        if rec.files is not None:
+            rec.files = sorted([f for f in rec.files if not f["path"].startswith("_index/")] + written,
+                               key=lambda f: f["path"])
+            store._files.write_bytes(rel, json.dumps(rec.__dict__, indent=1, sort_keys=True).encode("utf-8"))
+    store._layout_cache = None
