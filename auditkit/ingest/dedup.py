@@ -18,12 +18,19 @@ found there are ids the store holds, and the source is read again checking just
 those, as if the store's hashes had been held (:class:`StoredOverlap`). A source
 whose first block repeats stored rounds (a file grown since it was ingested)
 has the store's hashes loaded instead, when they fit, so it is read once.
+
+A run into an empty store that is thrown away after it (the one-shot ``validate LOG``: ``on_demand``)
+needs no row's content hash but those of rows whose round id collides: a block's rows come with a
+function that hashes the rows asked for (:meth:`SeenRounds.check`'s ``content``), and the run keeps
+the blocks whose rows it met without hashing them (up to :data:`DEFERRED_BYTES` of their tables) to
+hash a row later repeated. The statuses, origins and so the findings and quarantine are those of
+hashing every row; the store's index then holds 0 as the content hash of a row never hashed.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -48,6 +55,9 @@ STREAM_SOURCES = 2
 """Sources in a run up to which the store's hashes are streamed past each, not held (the two passes
 over them per source together cost about what loading them does, in none of the memory)."""
 LEGACY, SEVERAL = -1, -2  # where a held hash is: an older index file; several files (or a hash collision)
+DEFERRED_BYTES = 128 << 20
+"""Bytes of blocks' tables whose rows a run on demand (``SeenRounds(on_demand=True)``) keeps unhashed;
+past it they are hashed and every later row is (the rows are a held store's anyway)."""
 _CHUNK_CAP = 1_000_000  # runs are merged up to this many ids (bounds the merge's transient copies)
 
 
@@ -107,7 +117,7 @@ class SeenRounds:
     """
 
     def __init__(self, store: Store, always_load: bool = False, sources: int | None = None,
-                 memory: float | None = None):
+                 memory: float | None = None, on_demand: bool = False):
         self.store = store
         self.current: list[str] = []  # index files of this hash version
         self.legacy: list[str] = []   # older ones: BLAKE2b id hashes, line hashes of the JSON text
@@ -125,6 +135,10 @@ class SeenRounds:
             self.stored, self.stored_in, _ = self._hashes(0, self.current, self.legacy)
         self.files: list[str] = []
         self.run = _Runs()
+        # content hashes on demand: only into a store without rounds (nothing to compare with there)
+        self.on_demand = on_demand and not (self.current or self.legacy)
+        self.deferred: list[tuple[int, np.ndarray, np.ndarray, Callable[[np.ndarray], np.ndarray]]] = []
+        self.deferred_bytes = 0
 
     def _hashes(self, offset: int, current: list[str], legacy: list[str], held: tuple = (), lines: bool = False
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
@@ -269,9 +283,14 @@ class SeenRounds:
         return 0  # the part is gone: treat the content as different
 
     def check(self, round_ids: pa.Array, id_hash: np.ndarray, line_hash: np.ndarray, lines: np.ndarray,
-              file: str) -> tuple[np.ndarray, list[tuple[str, int] | None]]:
+              file: str, content: Callable[[np.ndarray], np.ndarray] | None = None, held: int = 0
+              ) -> tuple[np.ndarray, list[tuple[str, int] | None]]:
         """Status (:data:`NEW`, :data:`ALREADY`, :data:`DIFFERENT`) of rows given in line order, and
-        for each duplicate the (file, line) it was first stored from; the new rows join the run."""
+        for each duplicate the (file, line) it was first stored from; the new rows join the run.
+
+        ``content(rows)``, when given, is the content hash of the rows at those positions, in place of
+        ``line_hash``: on demand, only rows whose id collides are hashed, and the block (``held`` bytes
+        of tables) is kept to hash its other rows if a later row repeats one of their ids."""
         if not self.files or self.files[-1] != file:
             self.files.append(file)
         file_no = len(self.files) - 1
@@ -285,14 +304,19 @@ class SeenRounds:
         group = np.cumsum(lead) - 1
         heads = order[lead]  # row of the first occurrence of each id in the block
         # the line hash and origin each id is compared with: an earlier entry, else its first row here
-        ref_hash = line_hash[heads].copy()
-        ref_origin: list[tuple[str, int] | None] = [None] * len(heads)
         found, r_lh, r_file, r_line = self.run.find(id_hash[heads])
-        for k in np.flatnonzero(found):
-            ref_hash[k], ref_origin[k] = r_lh[k], (self.files[r_file[k]], int(r_line[k]))
         pos = np.searchsorted(self.stored, id_hash[heads])
         maybe = ~found & (pos < len(self.stored))
         maybe[maybe] = self.stored[pos[maybe]] == id_hash[heads[maybe]]
+        hashed = None
+        if content is not None:
+            line_hash, hashed = self._hash_needed(content, order, group, heads, found | maybe)
+            if self.deferred and found.any():
+                r_lh[found] = self._resolve(r_lh[found], r_file[found], r_line[found])
+        ref_hash = line_hash[heads].copy()
+        ref_origin: list[tuple[str, int] | None] = [None] * len(heads)
+        for k in np.flatnonzero(found):
+            ref_hash[k], ref_origin[k] = r_lh[k], (self.files[r_file[k]], int(r_line[k]))
         if self.stored_line is None and not self.subset and maybe.sum() >= LINES_AFTER:
             self.stored, self.stored_in, self.stored_line = self._hashes(0, self.current, self.legacy, lines=True)
         if maybe.any() and self.stored_line is not None:
@@ -327,4 +351,48 @@ class SeenRounds:
                 first[int(row)] = ref_origin[k] or (file, int(lines[heads[k]]))
         new = status == NEW
         self.run.add(id_hash[new], line_hash[new], np.full(int(new.sum()), file_no), lines[new])
+        if hashed is not None and self.on_demand and (unhashed := np.flatnonzero(new & ~hashed)).size:
+            self.deferred.append((file_no, lines[unhashed], unhashed, content))  # type: ignore[arg-type]
+            self.deferred_bytes += held
+            if self.deferred_bytes > DEFERRED_BYTES:
+                self._hash_deferred()
         return status, first
+
+    def _hash_needed(self, content: Callable[[np.ndarray], np.ndarray], order: np.ndarray, group: np.ndarray,
+                     heads: np.ndarray, met: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(content hash of each row of a block, 0 where not computed; the rows hashed): on demand those
+        whose id repeats in the block or was ``met`` before (by head), else every row."""
+        n = len(order)
+        if not self.on_demand:
+            return content(np.arange(n)), np.ones(n, bool)
+        need = np.zeros(n, bool)
+        need[order[np.bincount(group)[group] > 1]] = True
+        need[heads[met]] = True
+        line_hash = np.zeros(n, np.uint64)
+        rows = np.flatnonzero(need)
+        if len(rows):
+            line_hash[rows] = content(rows)
+        return line_hash, need
+
+    def _resolve(self, hashes: np.ndarray, files: np.ndarray, lines: np.ndarray) -> np.ndarray:
+        """The content hashes of rounds met earlier in the run (``hashes``, their file numbers and lines),
+        those of rows kept unhashed (0) computed now from their blocks."""
+        hashes = hashes.copy()
+        for file_no, kept, rows, content in self.deferred:
+            at = np.flatnonzero((hashes == 0) & (files == file_no))
+            if not len(at):
+                continue
+            p = np.minimum(np.searchsorted(kept, lines[at]), len(kept) - 1)
+            hit = kept[p] == lines[at]
+            if hit.any():
+                hashes[at[hit]] = content(rows[p[hit]])
+        return hashes
+
+    def _hash_deferred(self) -> None:
+        """Hash the rows kept unhashed into the run, and every row from now on (the blocks kept are
+        past :data:`DEFERRED_BYTES`)."""
+        for _, lh, file, line in self.run.runs:
+            at = np.flatnonzero(lh == 0)
+            if len(at):
+                lh[at] = self._resolve(lh[at], file[at], line[at])
+        self.deferred, self.deferred_bytes, self.on_demand = [], 0, False
