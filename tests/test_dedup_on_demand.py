@@ -153,3 +153,38 @@ def test_a_store_holding_rounds_hashes_every_row(tmp_path, monkeypatch):
     counts = _hashed_rows(monkeypatch)
     report = ingest_paths([second], store, max_line=MAX_LINE, private=True)
     assert sum(counts) == 30 and report.total("already_stored") == 10
+
+
+def test_a_rows_content_hash_is_the_same_alone_in_a_few_rows_or_in_its_table(tmp_path):
+    """Block.content_hashes hashes rows taken out of their table, and a small table's text columns are
+    hashed without finding their distinct values: each row's hash is the one of its whole table (sliced
+    tables too: offsets not from 0, 32-bit and 64-bit text offsets, nulls)."""
+    import pyarrow as pa
+
+    from auditkit.ingest.blocks import parse_block
+
+    records = _records("baccarat", 300, seed=8) + _records("blackjack", 300, seed=9)
+    for r in records[::7]:
+        r["dealer_id"] = None
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(b"\n".join(_lines(records)) + b"\n")
+    tables = parse_block(next(read_blocks(path))).tables
+    for table in tables.values():
+        cols = hashing.content_columns(table.column_names)
+        whole = hashing.row_hashes(table, cols)
+        assert len(np.unique(whole)) == table.num_rows
+        for start, n in [(0, 1), (5, 3), (17, 63), (100, 64), (1, table.num_rows - 1)]:
+            assert (hashing.row_hashes(table.slice(start, n), cols) == whole[start:start + n]).all()
+        wide = table.cast(pa.schema([f.with_type(pa.large_string()) if f.type == pa.string() else f
+                                     for f in table.schema]))
+        assert (hashing.row_hashes(wide.slice(2, 10), cols) == whole[2:12]).all()
+        rows = np.array([3, 1, 40, 2])
+        assert (hashing.row_hashes(table.take(pa.array(rows)), cols) == whole[rows]).all()
+        ids = table["round_id"].combine_chunks()
+        for text in (ids, ids.cast(pa.large_string())):
+            assert (hashing.id_hashes(text.slice(5, 20)) == hashing.id_hashes(text)[5:25]).all()
+    text = pa.array(["a", None, "bc", "", "d\u00e9"] * 20)
+    every = hashing.id_hashes(text)
+    assert len(set(every[:5].tolist())) == 4  # a null id hashes as an empty one
+    for start, n in [(1, 3), (2, 70), (3, 1)]:
+        assert (hashing.id_hashes(text.slice(start, n)) == every[start:start + n]).all()
