@@ -23,8 +23,8 @@ _EXPORTS = {
     "collect": "validate", "validate_records": "validate", "validate_tables": "validate",
     "validate_store": "validate", "validate_into_store": "validate",
     "RULES": "rules.registry", "catalog": "rules.registry",
-    "write_csv": "report", "write_findings_parquet": "report", "summarize": "report",
-    "payout_totals": "report", "safe_cell": "report",
+    "write_csv": "report", "write_findings_parquet": "report", "summarize": "summaries",
+    "payout_totals": "summaries", "safe_cell": "report",
     "simulate": "simulate",
     "parse_card": "cards", "card_str": "cards", "CardError": "cards",
 }

@@ -26,6 +26,7 @@ from .reviews import STATUSES
 from .status import SEVERITIES
 from .store import atomic_path
 from .tables import ROWS, show
+from .vega import VEGALITE_V5_MIME, VEGALITE_V5_SCHEMA, chart_page, static_svg
 
 __all__ = [
     "MAX_ROWS", "use_renderer", "findings_over_time", "findings_by_citation", "findings_by", "heatmap",
@@ -90,18 +91,6 @@ def nothing(message: str, title: str = "") -> alt.Chart:
 
 
 # ---- rendering ------------------------------------------------------------------------------
-VEGALITE_V5_MIME = "application/vnd.vegalite.v5+json"
-"""The Vega-Lite mime type JupyterLab 4 (and Notebook 7) draw with their own bundled Vega, no network."""
-VEGALITE_V5_SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
-
-
-def _static_svg(spec: dict[str, Any]) -> str:
-    import vl_convert as vlc
-    from altair.utils._importers import vl_version_for_vl_convert
-
-    return vlc.vegalite_to_svg(spec, vl_version=vl_version_for_vl_convert())
-
-
 def _offline_renderer(spec: dict[str, Any], **_meta: Any) -> dict[str, Any]:
     """A mime bundle that needs no network anywhere.
 
@@ -113,7 +102,7 @@ def _offline_renderer(spec: dict[str, Any], **_meta: Any) -> dict[str, Any]:
     """
     title = spec.get("title")
     title = title if isinstance(title, str) else (title or {}).get("text", "")
-    return {VEGALITE_V5_MIME: {**spec, "$schema": VEGALITE_V5_SCHEMA}, "image/svg+xml": _static_svg(spec),
+    return {VEGALITE_V5_MIME: {**spec, "$schema": VEGALITE_V5_SCHEMA}, "image/svg+xml": static_svg(spec),
             "text/plain": f"<chart: {title or 'untitled'}>"}
 
 
@@ -622,8 +611,6 @@ def save_chart(chart: alt.TopLevelMixin, path: str | Path, scale: float = 2.0) -
     elif suffix == ".svg":
         data = vlc.vegalite_to_svg(spec, vl_version=version)
     elif suffix in (".html", ".htm"):  # its data as JSON escapes in our own page (vl-convert's wrote it raw)
-        from .notebooks import chart_page
-
         title = spec.get("title")
         data = chart_page({**spec, "$schema": alt.SCHEMA_URL},
                           title if isinstance(title, str) else (title or {}).get("text", "chart"))

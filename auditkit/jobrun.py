@@ -285,7 +285,7 @@ def check(run: Run) -> None:
     """Validate the partitions chosen (and the stored day after each, whose shoe rules read the day
     before); the findings of those partitions, with the coverage tally."""
     from .progress import on_terminal, progress_bar
-    from .rules.coverage import Tally
+    from .rules.tally import Tally
     from .validate import validate_into_store, with_next_days
 
     run.tally = Tally()
@@ -356,7 +356,7 @@ def publish(run: Run, partial: Path, names: dict[str, str], counts: dict[str, in
     if problem:  # the reports are written; the run still could not do its job
         log.error("%s", problem)
         status, exit_code = "quarantined", EXIT_ERROR
-    new, pending = run.new, run.pending
+    pending = run.pending
     record = {
         "run_id": run.run_id, "job": job.name, "job_file": str(job.path), "job_sha256": job.sha256,
         "tool": "auditkit", "version": __version__, "python": platform.python_version(),
@@ -370,19 +370,7 @@ def publish(run: Run, partial: Path, names: dict[str, str], counts: dict[str, in
         "inputs": {"patterns": job.inputs, "unmatched_globs": run.unmatched, "files": run.inputs},
         "recovered_sources": [{"sha256": r.sha256, "path": r.path} for r in run.recovered],
         "partitions_validated": [f"{g}/{d}" for g, d in sorted(run.parts)],
-        "counts": {
-            "files_seen": len(run.inputs), "files_ingested": len(new),
-            "files_already_ingested": sum(e.get("status") == "already ingested" for e in run.inputs),
-            "files_skipped": sum(e.get("status", "").startswith("skipped") for e in run.inputs),
-            "sources_validated": len(pending),
-            "lines_read": sum(r.lines_read for r in new), "rounds_stored": sum(r.stored for r in new),
-            "rounds_already_stored": sum(r.already_stored for r in new),
-            "lines_quarantined": sum(r.quarantined for r in pending),
-            "rounds_checked": run.checked, "findings": len(findings),
-            "rounds_with_findings": int(findings["round_id"].nunique()),
-            "findings_by_severity": {s: int((findings["severity"] == s).sum()) for s in SEVERITY_RANK},
-            **counts,
-        },
+        "counts": _run_counts(run, counts),
         "coverage": coverage.to_dict(orient="records"),
         "outputs": names,
         "output_files": {str(f.relative_to(partial)): _file_digest(f)
@@ -402,6 +390,25 @@ def publish(run: Run, partial: Path, names: dict[str, str], counts: dict[str, in
     if pending:  # last: these sources are validated and reported
         _save_state(job, run.store, run.validated | {r.sha256 for r in pending}, run.run_id)
     return RunResult(exit_code, record, final)
+
+
+def _run_counts(run: Run, counts: dict[str, int]) -> dict[str, Any]:
+    """The run record's ``counts``: files seen, ingested and skipped, lines and rounds, findings, and
+    ``counts`` (the reviews')."""
+    new, pending, findings = run.new, run.pending, run.findings
+    return {
+        "files_seen": len(run.inputs), "files_ingested": len(new),
+        "files_already_ingested": sum(e.get("status") == "already ingested" for e in run.inputs),
+        "files_skipped": sum(e.get("status", "").startswith("skipped") for e in run.inputs),
+        "sources_validated": len(pending),
+        "lines_read": sum(r.lines_read for r in new), "rounds_stored": sum(r.stored for r in new),
+        "rounds_already_stored": sum(r.already_stored for r in new),
+        "lines_quarantined": sum(r.quarantined for r in pending),
+        "rounds_checked": run.checked, "findings": len(findings),
+        "rounds_with_findings": int(findings["round_id"].nunique()),
+        "findings_by_severity": {s: int((findings["severity"] == s).sum()) for s in SEVERITY_RANK},
+        **counts,
+    }
 
 
 def _review_counts(store, findings, pending) -> dict:

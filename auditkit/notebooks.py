@@ -2,7 +2,7 @@
 
 :func:`render` executes a notebook with papermill (its ``parameters`` cell
 replaced by the given values) and exports it with nbconvert. Charts are drawn
-by the offline renderer of :mod:`auditkit.charts` (a Vega-Lite mime bundle with a
+by the offline renderer of :mod:`auditkit.charts` (:mod:`auditkit.vega`) (a Vega-Lite mime bundle with a
 static SVG beside it); the export turns each into an interactive chart and puts
 the Vega bundle once in the page, so the HTML works without a network and keeps
 its tooltips.
@@ -11,15 +11,14 @@ Needs the ``notebooks`` extra (papermill, nbconvert, ipykernel, altair).
 
 from __future__ import annotations
 
-import json
 import tempfile
-import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from . import games
 from .store import atomic_path
+from .vega import VEGALITE_V5_MIME, bundle, chart_page, embed
 
 __all__ = ["NOTEBOOK_DIR", "NOTEBOOKS", "FILES", "GENERAL", "GAME_NOTEBOOK", "source_of", "execute", "render", "export_html", "render_all", "lab_metadata",
            "as_saved", "chart_page"]
@@ -77,52 +76,23 @@ def render(notebook: str | Path, params: Mapping[str, Any] | None, out_html: str
     return export_html(executed, out_html, hide_code=hide_code)
 
 
-def _interactive(spec: dict[str, Any]) -> str:
-    """A div and the vegaEmbed call that draws ``spec`` in it: ``<``, ``>`` and ``&`` of the spec's text (log text)
-    written as JSON escapes (``\\u003c``), so nothing in it ends the script or opens a comment in it."""
-    div = f"auditkit-chart-{uuid.uuid4().hex[:12]}"
-    data = json.dumps(spec).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    return (f'<div id="{div}"></div><script type="text/javascript">'
-            f'vegaEmbed("#{div}", {data}, {{"actions": false}}).catch(console.error);</script>')
-
-
-def _bundle() -> str:
-    """The script element of the Vega, Vega-Lite and vega-embed bundle (offline), at the version Altair writes."""
-    import vl_convert as vlc
-    from altair.utils._importers import vl_version_for_vl_convert
-
-    bundle = vlc.javascript_bundle(vl_version=vl_version_for_vl_convert()).replace("</script", "<\\/script")
-    return f'<script type="text/javascript">\n{bundle}\n</script>'
-
-
-def chart_page(spec: dict[str, Any], title: str = "chart") -> str:
-    """One chart as a self-contained HTML page (works offline), its data inlined as :func:`_interactive` does:
-    ``charts.save_chart``'s ``.html`` (vl-convert's own page wrote log text into its script unescaped)."""
-    import html
-
-    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-            f"{_bundle()}</head><body>{_interactive(spec)}</body></html>")
-
-
 def export_html(executed: Any, out_html: str | Path, *, hide_code: bool = True) -> Path:
     """Write an executed notebook as HTML: its charts interactive, the Vega bundle inlined once (works offline)."""
     import altair as alt
     import nbformat
     from nbconvert import HTMLExporter
 
-    from .charts import VEGALITE_V5_MIME
-
     nb = nbformat.from_dict(executed)
     for cell in nb.cells:
         for output in cell.get("outputs", []):
             spec = output.get("data", {}).get(VEGALITE_V5_MIME)
             if spec is not None:  # drawn by the bundle's own Vega-Lite, at the version Altair wrote
-                output["data"] = {"text/html": _interactive({**spec, "$schema": alt.SCHEMA_URL}),
+                output["data"] = {"text/html": embed({**spec, "$schema": alt.SCHEMA_URL}),
                                   "text/plain": output["data"].get("text/plain", "<chart>")}
     exporter = HTMLExporter(template_name="lab", exclude_input=hide_code, exclude_input_prompt=hide_code,
                             exclude_output_prompt=hide_code)
     body, _resources = exporter.from_notebook_node(nb)
-    body = body.replace("</head>", f"{_bundle()}\n</head>", 1)
+    body = body.replace("</head>", f"{bundle()}\n</head>", 1)
     out_html = Path(out_html)
     with atomic_path(out_html) as tmp:
         tmp.write_text(body, "utf-8")

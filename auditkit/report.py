@@ -1,4 +1,5 @@
-"""Findings out: spreadsheet-safe CSV, Parquet, and summaries by rule, table, dealer and day.
+"""Findings out: spreadsheet-safe CSV, Parquet, the summaries (:mod:`auditkit.summaries`) and coverage as CSV, and
+every report of a run at once (:func:`write_outputs`: the workbook and the HTML page too).
 
 CSV cells are escaped against formula injection (OWASP): a text cell that
 begins with ``= + - @``, a tab, CR or LF gets a leading apostrophe, unless the
@@ -14,16 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 
 from .rules.template import evidence_text
 from .schema import FINDINGS, SUMMARIES
 from .store import atomic_path, write_parquet_atomic
+from .summaries import payout_totals, summarize, summary_by_citation
 
 __all__ = ["safe_cell", "spreadsheet_safe", "csv_text", "write_csv", "write_findings_parquet", "summarize",
-           "summary_by_citation", "format_summary", "payout_totals", "write_summaries", "SUMMARIES",
+           "summary_by_citation", "format_summary", "payout_totals", "write_summaries", "write_coverage", "SUMMARIES",
            "Outputs", "write_outputs"]
 
 _DANGER = ("=", "+", "-", "@", "\t", "\r", "\n")
@@ -70,44 +71,13 @@ def write_csv(frame: pd.DataFrame | Iterable[pd.DataFrame], path: str | Path) ->
 
 def write_findings_parquet(findings: pd.DataFrame, path: str | Path, coverage: pd.DataFrame | None = None) -> Path:
     """Write findings as Parquet with the findings schema, atomically; ``coverage`` (the coverage table,
-    :mod:`auditkit.rules.coverage`) goes into the schema's metadata as JSON."""
+    :mod:`auditkit.reportcoverage`) goes into the schema's metadata as JSON."""
     table = pa.Table.from_pandas(findings, schema=FINDINGS, preserve_index=False)
     if coverage is not None:
-        from .rules.coverage import METADATA_KEY, to_json
+        from .reportcoverage import METADATA_KEY, to_json
 
         table = table.replace_schema_metadata({**(table.schema.metadata or {}), METADATA_KEY: to_json(coverage)})
     return write_parquet_atomic(table, Path(path))
-
-
-def payout_totals(findings: pd.DataFrame) -> dict[str, float]:
-    """Money the findings show, never netted: overpaid (recorded above expected) and underpaid, both
-    positive, their difference ``net``, and how many findings are behind each."""
-    d = findings["discrepancy"].astype(np.float64)
-    over, under = float(d[d > 0].sum()), float(-d[d < 0].sum())
-    return {"overpaid": round(over, 2) + 0.0, "underpaid": round(under, 2) + 0.0, "net": round(over - under, 2) + 0.0,
-            "overpaid_findings": int((d > 0).sum()), "underpaid_findings": int((d < 0).sum())}
-
-
-def summarize(findings: pd.DataFrame, by: str | list[str]) -> pd.DataFrame:
-    """Counts of findings and rounds, overpaid and underpaid money, grouped by columns of the findings."""
-    keys = [by] if isinstance(by, str) else list(by)
-    f = findings.assign(
-        overpaid=findings["discrepancy"].clip(lower=0),
-        underpaid=(-findings["discrepancy"]).clip(lower=0),
-    )
-    out = f.groupby(keys, dropna=False, sort=True).agg(
-        findings=("rule_id", "size"), rounds=("round_id", "nunique"),
-        overpaid=("overpaid", "sum"), underpaid=("underpaid", "sum"),
-    ).reset_index()
-    out[["overpaid", "underpaid"]] = out[["overpaid", "underpaid"]].round(2) + 0.0  # never -0.00
-    return out.sort_values(["findings"] + keys, ascending=[False] + [True] * len(keys), kind="stable") \
-        .reset_index(drop=True)
-
-
-def summary_by_citation(findings: pd.DataFrame) -> pd.DataFrame:
-    """Findings per game, citation and rule, with severity."""
-    return summarize(findings, SUMMARIES["citation"])
-
 
 
 def write_summaries(findings: pd.DataFrame, folder: str | Path) -> dict[str, str]:
@@ -117,6 +87,14 @@ def write_summaries(findings: pd.DataFrame, folder: str | Path) -> dict[str, str
         names[f"summary_{name}"] = f"summary_by_{name}.csv"
         write_csv(summarize(findings, keys), Path(folder) / names[f"summary_{name}"])
     return names
+
+
+def write_coverage(table: pd.DataFrame, folder: str | Path) -> str:
+    """Write the coverage table as ``coverage.csv`` (spreadsheet-safe, atomic) in ``folder``; its name."""
+    from .rules.tally import COLUMNS
+
+    write_csv(table[COLUMNS], Path(folder) / "coverage.csv")
+    return "coverage.csv"
 
 
 def format_summary(findings: pd.DataFrame, rounds_checked: int | None = None,
@@ -169,8 +147,6 @@ def write_outputs(out: Outputs, findings: pd.DataFrame, coverage: pd.DataFrame, 
     which links the CSV and the workbook beside it. ``scope`` (what was checked) heads the workbook and
     the page; ``context`` (:class:`auditkit.reportcontext.ReportContext`: filters, rounds behind the
     findings, provenance) adds who and where to both. Returns the path of each report written, by kind."""
-    from .rules.coverage import write_coverage
-
     written = {"findings_csv": write_csv(findings if csv_frame is None else csv_frame, out.csv)} if out.csv else {}
     if out.parquet:
         written["findings_parquet"] = write_findings_parquet(findings, out.parquet, coverage)

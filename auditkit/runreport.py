@@ -51,15 +51,9 @@ def write_html_report(path: str | Path, findings: pd.DataFrame, *, title: str = 
                       links: Mapping[str, str] | None = None, quarantined: int = 0,
                       context: ReportContext | None = None) -> Path:
     """Write the page for ``findings`` (the report's columns) to ``path``, atomically; ``context`` (the
-    filters, the rounds behind the findings, the outcome tests, the provenance) adds who and where."""
-    from .analysis import DEFAULT_SHIFTS, MIN_ROUNDS
-    from .report import payout_totals
-    from .whowhere import dealer_by_shift, who_and_where
-
-    path = Path(path)
-    money = payout_totals(findings)
-    currency = context.currency if context else ""
-    by_severity = {s: int((findings["severity"] == s).sum()) if len(findings) else 0 for s in SEVERITY_COLORS}
+    filters, the rounds behind the findings, the outcome tests, the provenance) adds who and where. The
+    page's sections in order: the filters and scope, the figures, who and where, the links, what was
+    checked, dealers by shift, the findings, the provenance."""
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_e(title)}</title>",
              f"<style>{_STYLE}</style></head><body><h1>{_e(title)}</h1>"]
     if context is not None:
@@ -68,7 +62,31 @@ def write_html_report(path: str | Path, findings: pd.DataFrame, *, title: str = 
         shown = [f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v) for v in scope.values()]
         parts.append("<div class='scope'>" + " · ".join(f"{_e(k)}: <b>{_e(v)}</b>" for k, v in zip(scope, shown,
                                                                                               strict=True)) + "</div>")
-    parts.append("<div class='cards'>")
+    parts += _figures(findings, context.currency if context else "", quarantined)
+    if context is not None and len(context.rounds):
+        parts += _who_and_where(findings, context)
+    if links:
+        parts.append("<p>" + " · ".join(f"<a href='{_e(href)}'>{_e(name)}</a>" for name, href in links.items())
+                     + "</p>")
+    parts += _checked(coverage, context)
+    if context is not None and len(findings) and len(context.rounds):
+        parts += _dealer_shifts(findings, context)
+    parts += _findings(findings, context)
+    if context is not None and context.provenance:
+        parts.append(_provenance(context))
+    parts.append("</body></html>")
+    with atomic_path(path) as tmp:
+        tmp.write_text("\n".join(parts), "utf-8")
+    return path
+
+
+def _figures(findings: pd.DataFrame, currency: str, quarantined: int) -> list[str]:
+    """The cards of the page's figures: findings in all and by severity, rounds flagged, money, quarantine."""
+    from .summaries import payout_totals
+
+    money = payout_totals(findings)
+    by_severity = {s: int((findings["severity"] == s).sum()) if len(findings) else 0 for s in SEVERITY_COLORS}
+    parts = ["<div class='cards'>"]
     for label, value, css in [("findings", len(findings), ""), *((s, n, s) for s, n in by_severity.items()),
                               ("rounds flagged", findings["round_id"].nunique() if len(findings) else 0, ""),
                               (f"overpaid {currency}".strip(), format_money(money["overpaid"]), ""),
@@ -76,16 +94,23 @@ def write_html_report(path: str | Path, findings: pd.DataFrame, *, title: str = 
                               ("lines quarantined", quarantined, "")]:
         parts.append(f"<div class='card'><b class='{css}'>{_e(value)}</b>{_e(label)}</div>")
     parts.append("</div>")
-    if context is not None and len(context.rounds):
-        parts.append("<h2>Who and where, per game</h2><p class='muted'>the worst tables and dealers by findings per "
-                     f"1,000 rounds, among those with {MIN_ROUNDS:,} rounds or more (<i>name: per 1,000 (findings of rounds; "
-                     "overpaid, underpaid)</i>); findings with money beside procedure findings (no money); outcome "
-                     "frequencies improbable at Holm-adjusted p &lt; 0.01</p>")
-        parts.append(_table(who_and_where(findings, context), css="who"))
-    if links:
-        parts.append("<p>" + " · ".join(f"<a href='{_e(href)}'>{_e(name)}</a>" for name, href in links.items())
-                     + "</p>")
-    parts.append("<h2>What was checked</h2>")
+    return parts
+
+
+def _who_and_where(findings: pd.DataFrame, context: ReportContext) -> list[str]:
+    from .analysis import MIN_ROUNDS
+    from .whowhere import who_and_where
+
+    return ["<h2>Who and where, per game</h2><p class='muted'>the worst tables and dealers by findings per "
+            f"1,000 rounds, among those with {MIN_ROUNDS:,} rounds or more (<i>name: per 1,000 (findings of rounds; "
+            "overpaid, underpaid)</i>); findings with money beside procedure findings (no money); outcome "
+            "frequencies improbable at Holm-adjusted p &lt; 0.01</p>",
+            _table(who_and_where(findings, context), css="who")]
+
+
+def _checked(coverage: pd.DataFrame | None, context: ReportContext | None) -> list[str]:
+    """What was checked: the checks that could not check some rounds, from the coverage table."""
+    parts = ["<h2>What was checked</h2>"]
     if coverage is not None and len(coverage):
         lacking = coverage[coverage["rounds_not_checkable"] > 0]
         if len(lacking):
@@ -99,30 +124,35 @@ def write_html_report(path: str | Path, findings: pd.DataFrame, *, title: str = 
                      if context is not None and context.filters else "") + ".</p>")
     else:
         parts.append("<p class='muted'>No coverage table for this run.</p>")
-    if context is not None and len(findings) and len(context.rounds):
-        shifts = dealer_by_shift(findings, context.rounds)
-        if len(shifts):
-            hours = ", ".join(f"{name} {a}-{b}" for name, (a, b) in DEFAULT_SHIFTS.items())
-            parts.append("<h2>Dealers by shift</h2><p class='muted'>findings per 1,000 rounds each dealer dealt in "
-                         f"each shift (local hours: {hours}; rounds in brackets), the worst dealers of each game</p>"
-                         + _table(shifts))
-    if len(findings):
-        parts.append("<h2>Findings by day</h2>" + _svg(_by_day(findings, context.period if context else None)))
-        parts.append("<h2>Findings by citation</h2>" + _svg(_by_citation(findings)))
-        from .report import SUMMARIES, summarize
+    return parts
 
-        parts.append("<h2>By citation</h2>" + _table(summarize(findings, SUMMARIES["citation"])))
-        parts.append(f"<h2>Top findings</h2><p class='muted'>showing {min(TOP, len(findings)):,} of "
-                     f"{len(findings):,}, high severity and largest discrepancy first; the CSV has them all</p>")
-        parts.append(_table(_top(findings)))
-    else:
-        parts.append("<h2>Findings</h2><p>No findings.</p>")
-    if context is not None and context.provenance:
-        parts.append(_provenance(context))
-    parts.append("</body></html>")
-    with atomic_path(path) as tmp:
-        tmp.write_text("\n".join(parts), "utf-8")
-    return path
+
+def _dealer_shifts(findings: pd.DataFrame, context: ReportContext) -> list[str]:
+    from .analysis import DEFAULT_SHIFTS
+    from .whowhere import dealer_by_shift
+
+    shifts = dealer_by_shift(findings, context.rounds)
+    if not len(shifts):
+        return []
+    hours = ", ".join(f"{name} {a}-{b}" for name, (a, b) in DEFAULT_SHIFTS.items())
+    return ["<h2>Dealers by shift</h2><p class='muted'>findings per 1,000 rounds each dealer dealt in "
+            f"each shift (local hours: {hours}; rounds in brackets), the worst dealers of each game</p>"
+            + _table(shifts)]
+
+
+def _findings(findings: pd.DataFrame, context: ReportContext | None) -> list[str]:
+    """The findings: by day and by citation (charts and a table), and the top ones."""
+    if not len(findings):
+        return ["<h2>Findings</h2><p>No findings.</p>"]
+    from .schema import SUMMARIES
+    from .summaries import summarize
+
+    return ["<h2>Findings by day</h2>" + _svg(_by_day(findings, context.period if context else None)),
+            "<h2>Findings by citation</h2>" + _svg(_by_citation(findings)),
+            "<h2>By citation</h2>" + _table(summarize(findings, SUMMARIES["citation"])),
+            f"<h2>Top findings</h2><p class='muted'>showing {min(TOP, len(findings)):,} of "
+            f"{len(findings):,}, high severity and largest discrepancy first; the CSV has them all</p>",
+            _table(_top(findings))]
 
 
 def _filters(context: ReportContext) -> str:

@@ -29,7 +29,7 @@ from .engine.plan import Partition as Partition
 from .engine.plan import plan as plan
 from .engine.plan import with_next_days as with_next_days
 from .paytables import Config as Config
-from .rules.coverage import Tally
+from .rules.tally import Tally
 from .schema import FINDINGS, schema_for
 from .workers import default_workers as default_workers
 
@@ -127,7 +127,7 @@ def validate_partitions(store: Store, config: Config | None = None, *, games: Se
     ``Client``) runs them on a Dask cluster (:func:`auditkit.engine.executors.run`). Either way the
     findings are the same, row for row. ``progress`` is called with the number of rounds checked, per
     batch (one process) or per partition. ``tally`` (when given) gets the coverage counts
-    (:class:`auditkit.rules.coverage.Tally`), whichever way the partitions run.
+    (:class:`auditkit.rules.tally.Tally`), whichever way the partitions run.
     """
     settings = Settings(config or Config(), citations, batch_size, progress, tally)
     for part, found in executors.run(store, settings, games=games, dates=dates, only=only, workers=workers,

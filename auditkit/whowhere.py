@@ -23,7 +23,7 @@ def worst(findings: pd.DataFrame, rounds: pd.DataFrame, key: str, top: int = SHO
     """The ``top`` groups of ``key`` (table_id, dealer_id) per game with the most findings per 1,000
     rounds, among those with :data:`auditkit.analysis.MIN_ROUNDS` rounds or more (all, if none has)."""
     from .analysis import busy, with_rates
-    from .report import summarize
+    from .summaries import summarize
 
     if findings.empty:
         return pd.DataFrame(columns=["game", key, "findings", "rounds", "overpaid", "underpaid", "rounds_checked",
@@ -81,7 +81,7 @@ def who_and_where(findings: pd.DataFrame, context: ReportContext) -> pd.DataFram
 def dealer_by_shift(findings: pd.DataFrame, rounds: pd.DataFrame, top: int = SHOWN) -> pd.DataFrame:
     """Findings per 1,000 rounds of each game's worst dealers in each shift they dealt, rounds in
     brackets (``12.5 (800)``); empty when the rounds carry no shift."""
-    from .analysis import _local_hour, shift_of
+    from .analysis.shifts import _local_hour, shift_of
 
     if findings.empty or "shift" not in rounds or not len(rounds):
         return pd.DataFrame()

@@ -58,8 +58,8 @@ def write_workbook(path: str | Path, findings: pd.DataFrame, *, scope: Mapping[s
     import xlsxwriter
     import xlsxwriter.exceptions
 
-    from .report import summarize
     from .reportcontext import currency_of
+    from .summaries import summarize
 
     path = Path(path)
     currency = context.currency if context is not None else currency_of()
@@ -112,18 +112,13 @@ def _findings_frame(findings: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _summary(book: Any, formats: dict[str, Any], findings: pd.DataFrame, scope: Mapping[str, Any],
-             summarize: Any, coverage: pd.DataFrame | None, context: ReportContext | None) -> None:
-    from .report import payout_totals
+def _summary_rows(findings: pd.DataFrame, scope: Mapping[str, Any], coverage: pd.DataFrame | None,
+                  context: ReportContext | None, currency: str) -> list[tuple[str, Any, str | None]]:
+    """What the summary sheet says, a (key, value, format) row each: the period, the rounds checked and the
+    filters, the scope, the findings and their money, the coverage, the provenance and the inputs."""
+    from .summaries import payout_totals
 
-    sheet = book.add_worksheet("Summary")
-    _print(sheet, header_rows=False)
-    sheet.set_column(0, 0, 34)
-    sheet.set_column(1, 1, 24)
-    sheet.set_column(2, 6, 14)
-    sheet.write_string(0, 0, "auditkit findings", formats["title"])
     money = payout_totals(findings) if len(findings) else {"overpaid": 0.0, "underpaid": 0.0}
-    currency = formats["currency"]
     period = context.period if context is not None else None
     rows: list[tuple[str, Any, str | None]] = [
         ("period: first gaming day", date.fromisoformat(period[0]) if period else "no round", "date"),
@@ -152,6 +147,19 @@ def _summary(book: Any, formats: dict[str, Any], findings: pd.DataFrame, scope: 
         if len(context.inputs) > INPUTS_LISTED:
             rows.append(("inputs not listed", f"{len(context.inputs) - INPUTS_LISTED:,}: the store's manifest lists "
                          "them", None))
+    return rows
+
+
+def _summary(book: Any, formats: dict[str, Any], findings: pd.DataFrame, scope: Mapping[str, Any],
+             summarize: Any, coverage: pd.DataFrame | None, context: ReportContext | None) -> None:
+    sheet = book.add_worksheet("Summary")
+    _print(sheet, header_rows=False)
+    sheet.set_column(0, 0, 34)
+    sheet.set_column(1, 1, 24)
+    sheet.set_column(2, 6, 14)
+    sheet.write_string(0, 0, "auditkit findings", formats["title"])
+    currency = formats["currency"]
+    rows = _summary_rows(findings, scope, coverage, context, currency)
     row = 2
     for key, value, fmt in rows:
         sheet.write_string(row, 0, key, formats["bold"])

@@ -14,7 +14,9 @@ import pytest
 from conftest import example_records
 
 from auditkit.cli import main
-from auditkit.rules.coverage import EVIDENCE, Tally, from_parquet
+from auditkit.reportcoverage import from_parquet
+from auditkit.rules.coverage import EVIDENCE
+from auditkit.rules.tally import Tally
 from auditkit.schema import schema_for
 from auditkit.store import Store
 from auditkit.validate import collect, validate_records, validate_tables

@@ -1,7 +1,13 @@
-"""``import auditkit`` stays light, and the command line starts without pandas."""
+"""``import auditkit`` stays light, the command line starts without pandas, and no module imports in a cycle
+or up the layers of docs/architecture.md."""
 
+import ast
+import itertools
+import re
 import subprocess
 import sys
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
 
 import pytest
 
@@ -23,40 +29,62 @@ def test_the_command_line_parser_imports_no_pandas(argv):
     assert not _imported(code) & {"pandas", "dask", "distributed", "altair"}
 
 
-# ---- no import cycle at module level (issue 24) ----------------------------------------------
-def module_imports(root, package: str) -> dict[str, set[str]]:
-    """What each module of ``package`` (under ``root``) imports of the package when it is loaded: the
-    imports at module level, not under ``if TYPE_CHECKING:`` nor inside a function (a lazy import runs
-    after every module is loaded, so it is no cycle: the rule of DEVELOPERS.md)."""
-    import ast
+# ---- no import cycle, no import up the layers (issues 24, 43) ---------------------------------
+ROOT = Path(__file__).resolve().parents[1]
 
-    files = {".".join(p.relative_to(root).with_suffix("").parts[:-1] if p.name == "__init__.py"
-                       else p.relative_to(root).with_suffix("").parts): p for p in (root / package).rglob("*.py")}
-    graph: dict[str, set[str]] = {}
+
+def module_imports(root: Path, package: str) -> dict[str, dict[str, int]]:
+    """What each module of ``package`` (under ``root``) imports of the package, with the line of the first
+    such import: every ``import`` in the module, at module level or inside a function (a lazy import is a
+    dependency all the same), except under ``if TYPE_CHECKING:`` (never run). An import by name
+    (``importlib``: a game's modules found by their file names) is not seen: a plug-in, not a dependency."""
+    files = {_module_name(root, p): p for p in (root / package).rglob("*.py")}
+    graph: dict[str, dict[str, int]] = {}
     for name, path in files.items():
         here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
-        deps: set[str] = set()
-        for node in ast.parse(path.read_text("utf-8")).body:
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-                continue
-            for n in ast.walk(node) if isinstance(node, (ast.Import, ast.ImportFrom, ast.If, ast.Try)) else ():
-                if isinstance(n, ast.Import):
-                    deps |= {a.name for a in n.names if a.name in files}
-                elif isinstance(n, ast.ImportFrom):
-                    base = (here[:len(here) - n.level + 1] if n.level else []) + ([n.module] if n.module else [])
-                    target = ".".join(base)
-                    subs = {f"{target}.{a.name}" for a in n.names} & set(files)
-                    deps |= subs
-                    if target in files and len(subs) < len(n.names):  # names taken from the module itself
-                        deps.add(target)
-        graph[name] = deps - {name}
+        deps: dict[str, int] = {}
+        for node in _imports(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [_nearest(a.name, files) for a in node.names]
+            else:
+                base = (here[:len(here) - node.level + 1] if node.level else []) + ([node.module] if node.module else [])
+                target = ".".join(base)
+                subs = [f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in files]
+                targets = subs + ([_nearest(target, files)] if len(subs) < len(node.names) else [])
+            for t in targets:
+                if t is not None and t != name:
+                    deps.setdefault(t, node.lineno)
+        graph[name] = deps
     return graph
 
 
-def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected groups of more than one module (each an import cycle)."""
-    import itertools
+def _module_name(root: Path, path: Path) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if path.name == "__init__.py" else parts)
 
+
+def _nearest(dotted: str, files: dict[str, Path]) -> str | None:
+    """The module of the package that ``import a.b.c`` (or ``from a.b import c``) loads last."""
+    parts = dotted.split(".")
+    while parts and ".".join(parts) not in files:
+        parts.pop()
+    return ".".join(parts) or None
+
+
+def _imports(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement of ``tree``, at any depth, but those under ``if TYPE_CHECKING:``."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for other in node.orelse:
+                yield from _imports(ast.Module(body=[other], type_ignores=[]))
+        else:
+            yield from _imports(node)
+
+
+def cycles(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (each an import cycle)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -85,23 +113,124 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def layers(doc: str) -> list[tuple[str, list[str]]]:
+    """The layers of docs/architecture.md's "Layers" table, top first: each name with its patterns."""
+    section = doc.split("\n## Layers\n", 1)[1].split("\n## ", 1)[0]
+    rows = [r.split("|") for r in section.splitlines() if r.startswith("|")]
+    return [(r[1].strip(), re.findall(r"`([\w/*.]+)`", r[2])) for r in rows
+            if re.fullmatch(r"\w+", r[1].strip()) and r[1].strip() != "layer"]
+
+
+def drawn_layers(doc: str) -> list[str]:
+    """The layer names of the section's drawing (its first code block: a line that begins with a name), top first."""
+    drawing = doc.split("\n## Layers\n", 1)[1].split("```", 2)[1]
+    return [line.split()[0] for line in drawing.splitlines() if line[:1].isalpha()]
+
+
+def _pattern(pattern: str) -> re.Pattern[str]:
+    """``auditkit/ingest``: the module or package and everything in it; ``x.py``: that file; ``*``: one
+    name of a path."""
+    body = re.escape(pattern).replace(r"\*", "[^/]*")
+    return re.compile(body + ("" if pattern.endswith(".py") else r"(\.py|/.+\.py)") + "$")
+
+
+def layer_of(root: Path, package: str, table: list[tuple[str, list[str]]]) -> tuple[dict[str, int], list[str]]:
+    """Each module's layer (0 the bottom) by the longest pattern matching its file, and the problems: a
+    module in no layer, a pattern matching no file, a file two patterns of one length put in two layers."""
+    compiled = [(len(p), len(table) - 1 - i, _pattern(p), p) for i, (_, ps) in enumerate(table) for p in ps]
+    out: dict[str, int] = {}
+    used: set[str] = set()
+    problems: list[str] = []
+    for path in sorted((root / package).rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        matched = sorted((m for m in compiled if m[2].match(rel)), key=lambda m: m[0], reverse=True)
+        if not matched:
+            problems.append(f"{rel} is in no layer of docs/architecture.md")
+            continue
+        if len(matched) > 1 and matched[0][0] == matched[1][0] and matched[0][1] != matched[1][1]:
+            problems.append(f"{rel}: {matched[0][3]} and {matched[1][3]} put it in two layers")
+        out[_module_name(root, path)] = matched[0][1]
+        used.add(matched[0][3])
+    problems += [f"{p} (docs/architecture.md, layers) decides the layer of no module" for *_, p in compiled
+                 if p not in used]
+    return out, problems
+
+
+def upward(graph: Mapping[str, Mapping[str, int]], layer: Mapping[str, int]) -> dict[tuple[str, str], int]:
+    """The imports from a module to one of a higher layer, with their lines."""
+    return {(a, b): line for a, deps in graph.items() for b, line in deps.items()
+            if a in layer and b in layer and layer[a] < layer[b]}
+
+
+KNOWN: dict[tuple[str, str], str] = {
+    # Known imports that close a cycle or run up the layers, each in another helper's files and removed by
+    # that helper (issue 43; the lead empties this list after merging). The test fails on any other, and on
+    # one listed here that is gone (then delete its line).
+    # storepkg (the store as a package): integrity's layout checks import the store they check
+    ("auditkit.integrity", "auditkit.store"): "storepkg: store <-> integrity <- compaction cycle",
+    # onewriter (one writer; the shared pieces of ingest in one lower module):
+    # ingest/profiles (nobody's this session: onewriter's ingest/, or the lead): lazy imports in a cycle
+}
+
+
 def test_no_module_of_auditkit_imports_in_a_cycle():
-    from pathlib import Path
+    graph = module_imports(ROOT, "auditkit")
+    gone = sorted(f"{a} -> {b}" for a, b in KNOWN if b not in graph.get(a, {}))
+    assert not gone, f"no longer imported: delete from KNOWN: {gone}"
+    rest = {a: {b: n for b, n in deps.items() if (a, b) not in KNOWN} for a, deps in graph.items()}
+    found = cycles(rest)
+    assert found == [], "import cycles: " + "; ".join(
+        " <-> ".join(c) + " (" + ", ".join(f"{a} -> {b} line {rest[a][b]}" for a in c for b in rest[a] if b in c) + ")"
+        for c in found)
 
-    root = Path(__file__).resolve().parents[1]
-    assert cycles(module_imports(root, "auditkit")) == []
+
+def test_no_module_of_auditkit_imports_from_a_higher_layer():
+    doc = (ROOT / "docs" / "architecture.md").read_text("utf-8")
+    table = layers(doc)
+    assert [name for name, _ in table] == drawn_layers(doc), "the drawing and the table of layers differ"
+    layer, problems = layer_of(ROOT, "auditkit", table)
+    assert not problems, problems
+    names = [name for name, _ in reversed(table)]
+    up = upward(module_imports(ROOT, "auditkit"), layer)
+    new = [f"{a} ({names[layer[a]]}) imports {b} ({names[layer[b]]}) at line {n}"
+           for (a, b), n in sorted(up.items()) if (a, b) not in KNOWN]
+    assert not new, "imports up the layers of docs/architecture.md:\n" + "\n".join(new)
 
 
-def test_the_cycle_finder_finds_a_cycle(tmp_path):
+def test_the_cycle_finder_finds_a_cycle_through_a_lazy_import(tmp_path):
     pkg = tmp_path / "pkg"
     (pkg / "sub").mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
     (pkg / "a.py").write_text("from .sub.b import B\n")
     (pkg / "sub" / "__init__.py").write_text("from . import b\n")
     (pkg / "sub" / "b.py").write_text("from typing import TYPE_CHECKING\nfrom ..a import A\nif TYPE_CHECKING:\n"
-                                      "    from .. import c\n")
-    (pkg / "c.py").write_text("def f():\n    from .a import A\n")
-    assert cycles(module_imports(tmp_path, "pkg")) == [["pkg.a", "pkg.sub.b"]]
+                                      "    from .. import c\nelse:\n    import pkg.d.e\n")
+    (pkg / "c.py").write_text("def f():\n    if True:\n        from .a import A\n")
+    (pkg / "d.py").write_text("")
+    graph = module_imports(tmp_path, "pkg")
+    assert graph["pkg.sub.b"] == {"pkg.a": 2, "pkg.d": 6} and graph["pkg.c"] == {"pkg.a": 3}
+    assert cycles(graph) == [["pkg.a", "pkg.sub.b"]]
+    (pkg / "a.py").write_text("def f():\n    from .c import C\n")
+    assert cycles(module_imports(tmp_path, "pkg")) == [["pkg.a", "pkg.c"]]
+
+
+def test_the_layer_check_finds_an_import_up_the_layers(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "top").mkdir(parents=True)
+    for name in ("__init__.py", "low.py", "mid.py", "top/__init__.py", "top/low.py"):
+        (pkg / name).write_text("")
+    (pkg / "low.py").write_text("def f():\n    from .top import x\n")
+    (pkg / "top" / "__init__.py").write_text("from .. import mid\n")
+    table = [("top", ["`pkg/top`"]), ("low", ["`pkg/*.py`", "`pkg/top/low.py`"])]
+    table = [(name, [p.strip("`") for p in ps]) for name, ps in table]
+    layer, problems = layer_of(tmp_path, "pkg", table)
+    assert problems == [] and layer == {"pkg": 0, "pkg.low": 0, "pkg.mid": 0, "pkg.top": 1, "pkg.top.low": 0}
+    assert upward(module_imports(tmp_path, "pkg"), layer) == {("pkg.low", "pkg.top"): 2}
+    (pkg / "more").mkdir()
+    (pkg / "more" / "x.py").write_text("")
+    assert layer_of(tmp_path, "pkg", [*table, ("gone", ["pkg/gone.py"])])[1] == [
+        "pkg/more/x.py is in no layer of docs/architecture.md",
+        "pkg/gone.py (docs/architecture.md, layers) decides the layer of no module"]
 
 
 # ---- a start-up that costs nothing (issue 44): by the modules imported, never by a timer ----------

@@ -15,6 +15,7 @@ pytest.importorskip("scipy")
 
 from auditkit import analysis as A  # noqa: E402
 from auditkit import charts as C  # noqa: E402
+from auditkit.vega import static_svg  # noqa: E402
 
 PERIOD = ("2025-06-01", "2025-07-05")
 
@@ -66,7 +67,7 @@ def test_the_funnels_improbable_points_are_named_in_a_static_page():
     eo = A.expected_vs_observed(_outcomes(), "table_id")
     banker = eo[eo["event"] == "banker"]
     chart = C.funnel_plot(banker, A.funnel_limits(0.458597, 1000))
-    svg = C._static_svg(chart.to_dict())
+    svg = static_svg(chart.to_dict())
     names = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
     assert "BAC-X" in names and "BAC-1" not in names  # the improbable table only
 
@@ -119,5 +120,5 @@ def test_a_dealers_findings_by_shift():
     spec = C.dealer_shifts(table).to_dict()
     values = next(iter(spec["datasets"].values()))
     assert len(values) == len(table) and np.isclose(max(v["per_1000"] for v in values), 50.0)
-    svg = C._static_svg(spec)
+    svg = static_svg(spec)
     assert "50.0" in svg and "D3105" in svg and "swing" in svg

@@ -9,7 +9,7 @@ from test_profiles import _doc_examples
 
 from auditkit.ingest.profiles import load_profile
 from auditkit.ingest.sources import ingest_source
-from auditkit.rules.coverage import Tally
+from auditkit.rules.tally import Tally
 from auditkit.store import Store
 from auditkit.validate import collect
 

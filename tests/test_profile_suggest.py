@@ -18,7 +18,7 @@ from auditkit.ingest.profiles import load_profile
 from auditkit.ingest.profiles.mapping import ROW
 from auditkit.ingest.profiles.suggest import suggest_profile
 from auditkit.ingest.sources import ingest_paths
-from auditkit.rules.coverage import Tally
+from auditkit.rules.tally import Tally
 from auditkit.store import Store
 from auditkit.validate import collect
 from tests import suggest_exports as shapes

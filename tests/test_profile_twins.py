@@ -13,7 +13,7 @@ import pytest
 from auditkit.ingest.jsonl import records_from_table
 from auditkit.ingest.profiles import load_profile
 from auditkit.ingest.sources import ingest_source
-from auditkit.rules.coverage import Tally
+from auditkit.rules.tally import Tally
 from auditkit.simulate import simulate
 from auditkit.store import Store
 from auditkit.validate import collect

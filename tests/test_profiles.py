@@ -248,7 +248,8 @@ def test_a_row_with_more_cells_than_the_header_is_quarantined_with_its_row_numbe
 ])
 def test_times_read_by_arrow_at_once_read_as_python_reads_them_one_by_one(cells):
     from auditkit.ingest.profiles import parse_profile
-    from auditkit.ingest.profiles.notation import column_values, time_reader, time_values
+    from auditkit.ingest.profiles.distinct import column_values
+    from auditkit.ingest.profiles.notation import time_reader, time_values
 
     prof = parse_profile({"profile": 1, "fields": {"game": {"const": "baccarat"}, "table_id": "T",
                                                    "started_at": "When"},

@@ -12,7 +12,7 @@ import pytest
 
 from auditkit.ingest.profiles import load_profile
 from auditkit.ingest.sources import ingest_paths
-from auditkit.rules.coverage import Tally
+from auditkit.rules.tally import Tally
 from auditkit.simulate.exports import write_exports
 from auditkit.store import Store
 from auditkit.validate import collect

@@ -26,6 +26,8 @@ from .common import (
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ..store import SourceRecord, Store
+
 
 def _summaries() -> list[str]:
     from ..schema import SUMMARIES  # with pyarrow: looked up only when the parser needs it
@@ -89,14 +91,37 @@ def select_findings(findings: pd.DataFrame, *, tables: list[str] | None = None, 
     return findings[keep].reset_index(drop=True)
 
 
+def _never_validated(store: Store) -> list[SourceRecord]:
+    """The store's sources no nightly run validated (their findings are not in the store's findings)."""
+    validated: set[str] = set()
+    for state in store.text_files("_jobs/*.json"):
+        with contextlib.suppress(ValueError, KeyError, TypeError, OSError):
+            validated |= set(json.loads(store.read_text(state) or "{}")["validated"])
+    return [r for r in store.manifest() if r.sha256 not in validated]
+
+
+def _stored_findings(store: Store, args: argparse.Namespace, start: str | None, end: str | None) -> pd.DataFrame:
+    """The stored findings of the period and games, with their latest reviews, selected by the command's
+    filters (tables, citations, severity, dealers, review status), in the report's order."""
+    from ..reviews import latest, with_reviews
+    from ..validate import sort_findings
+
+    findings = with_reviews(sort_findings(store.findings(args.game or None, start, end)), latest(store))
+    findings = select_findings(findings, tables=args.table, citations=args.citation, severity=args.severity,
+                               dealers=args.dealer)
+    if args.status:
+        findings = findings[findings["status"].isin(args.status)].reset_index(drop=True)
+    return findings
+
+
 def run(args: argparse.Namespace) -> int:
     from .. import report as rep
     from ..job import load_job
     from ..reportcontext import describe_filters, gather
-    from ..reviews import latest, with_reviews
-    from ..rules.coverage import format_coverage, of_store
+    from ..reportcoverage import format_coverage, of_store
+    from ..schema import SUMMARIES
     from ..store import Store
-    from ..validate import sort_findings
+    from ..summaries import summarize
 
     if bool(args.store) == bool(args.job):
         raise UsageError("give either --store or --job")
@@ -114,18 +139,9 @@ def run(args: argparse.Namespace) -> int:
     prepare_outputs([args.out, args.parquet, args.xlsx, args.html], html=args.html)
     store = Store(root)
     with store.lock(args.lock_timeout, shared=True, command="report"):
-        validated: set[str] = set()
-        for state in store.text_files("_jobs/*.json"):
-            with contextlib.suppress(ValueError, KeyError, TypeError, OSError):
-                validated |= set(json.loads(store.read_text(state) or "{}")["validated"])
-        behind = [r for r in store.manifest() if r.sha256 not in validated]
-        findings = sort_findings(store.findings(args.game or None, start, end))
+        behind = _never_validated(store)
+        findings = _stored_findings(store, args, start, end)
         quarantine = store.quarantine() if args.xlsx else None
-        findings = with_reviews(findings, latest(store))
-        findings = select_findings(findings, tables=args.table, citations=args.citation, severity=args.severity,
-                                   dealers=args.dealer)
-        if args.status:
-            findings = findings[findings["status"].isin(args.status)].reset_index(drop=True)
         # coverage and counts of the selected rounds and checks only
         coverage = of_store(store, args.game or None, start, end, tables=args.table, dealers=args.dealer,
                             checks=args.citation, findings=findings)
@@ -143,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
     unmatched = _unmatched(store, args) if not len(findings) else None
     if unmatched:
         print(f"auditkit: warning: {unmatched}", file=sys.stderr)
-    out = rep.summarize(findings, rep.SUMMARIES[args.summary]) if args.summary else findings
+    out = summarize(findings, SUMMARIES[args.summary]) if args.summary else findings
     rep.write_outputs(rep.Outputs(args.out, parquet=args.parquet, xlsx=args.xlsx, html=args.html),
                       findings, coverage, {"store": str(root), "from": args.start or "the first day",
                                            "to": args.end or "the last day", "findings": len(findings)},

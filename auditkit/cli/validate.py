@@ -174,7 +174,8 @@ def run(args: argparse.Namespace) -> int:
     from ..paytables import load_config
     from ..report import Outputs, format_summary, write_csv, write_outputs
     from ..reportcontext import describe_filters
-    from ..rules.coverage import Tally, format_coverage
+    from ..reportcoverage import format_coverage
+    from ..rules.tally import Tally
     from ..store import Store
 
     filters = describe_filters({"--game": args.game, "--citation": args.citation})

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from ..ingest.sources import InputError
     from ..live import Watcher
     from ..paytables import load_config
-    from ..rules.coverage import format_coverage
+    from ..reportcoverage import format_coverage
     from ..store import Store
 
     if args.once:

@@ -13,8 +13,8 @@ import pyarrow.compute as pc
 from ..columns import combine, to_numpy
 from ..paytables import Config
 from ..rules import coverage
-from ..rules.coverage import Tally
 from ..rules.registry import PREPARERS, Hits, Rule, rules_for
+from ..rules.tally import Tally
 from .findings import META, findings_table
 
 __all__ = ["SHOE_KEY", "select_rules", "round_findings", "shoe_findings", "shoe_columns", "read_columns",

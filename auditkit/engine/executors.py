@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from ..rules.coverage import Tally
+from ..rules.tally import Tally
 from ..workers import default_workers, result
 from .partitions import walk
 from .plan import Partition, Plan, Settings, at_least

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 from .. import games as registered
 from ..paytables import Config
-from ..rules.coverage import Tally
 from ..rules.registry import Rule
+from ..rules.tally import Tally
 from .checks import select_rules
 
 if TYPE_CHECKING:

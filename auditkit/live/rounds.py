@@ -14,7 +14,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ..paytables import Config
-from ..rules.coverage import Tally
+from ..rules.tally import Tally
 from ..validate import check_shoes, shoe_columns
 
 

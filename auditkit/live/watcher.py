@@ -21,7 +21,7 @@ from ..ingest.hashing import content_columns, id_hashes, row_hashes
 from ..ingest.perline import decode_line, from_object
 from ..ingest.sources import SUFFIXES
 from ..paytables import Config
-from ..rules.coverage import Tally
+from ..rules.tally import Tally
 from ..schema import schema_for
 from ..store import Store
 from ..validate import check_rounds, select_rules

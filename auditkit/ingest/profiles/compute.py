@@ -11,6 +11,8 @@ import string
 import numpy as np
 import pyarrow as pa
 
+from .distinct import column_codes
+
 __all__ = ["parse", "compute_column", "LIMIT"]
 
 LIMIT = 2**53  # a result must stay below this in magnitude (every such integer is exact in a float)
@@ -64,8 +66,6 @@ def parse(text: str) -> tuple[ast.expr, list[str]]:
 
 def compute_column(table: pa.Table, text: str) -> tuple[pa.Array, dict[int, str]]:
     """Every row's result as text (null where it fails) and the reasons of the rows it failed for."""
-    from .notation import column_codes
-
     tree, names = parse(text)
     n = table.num_rows
     bad = np.zeros(n, bool)

@@ -22,8 +22,9 @@ import pyarrow.compute as pc
 
 from .assemble import as_logged, empty_amounts, nets, num, one_row_records, plan, record
 from .compute import compute_column
+from .distinct import code_reasons, column_codes, column_values
 from .model import LISTS, FieldSpec, Profile, kind_of
-from .notation import code_reasons, column_codes, column_values, converter, money_reader, time_values
+from .notation import converter, money_reader, time_values
 from .template import format_column, names
 
 __all__ = ["Mapped", "map_rows", "ROW", "house_rules"]

@@ -19,11 +19,12 @@ import pyarrow.compute as pc
 
 from ...cards import NAMES, card_str
 from .cut import split_cell
+from .distinct import code_reasons, column_values, encode
 
 if TYPE_CHECKING:
     from .model import FieldSpec, Profile
 
-__all__ = ["column_values", "column_codes", "code_reasons", "encode", "card_reader", "time_reader", "money_reader", "converter", "SYMBOLS"]
+__all__ = ["card_reader", "time_reader", "money_reader", "converter", "SYMBOLS"]
 
 SYMBOLS = {"♣": "c", "♧": "c", "♦": "d", "♢": "d", "♥": "h", "♡": "h", "♠": "s", "♤": "s"}
 _RANK_WORDS = {"10": "T", "1": "A", "11": "J", "12": "Q", "13": "K", "14": "A"}
@@ -254,48 +255,6 @@ def _one(kind: str, spec: FieldSpec, prof: Profile) -> Callable[[str], Any]:
         raise ValueError(f"value {cell!r} is not in the profile's table ({', '.join(map(repr, list(table)[:8]))})")
 
     return lookup
-
-
-def column_codes(col: pa.ChunkedArray | pa.Array, read: Callable[[str], Any]
-                 ) -> tuple[np.ndarray, np.ndarray, dict[int, str]]:
-    """A column read one distinct value at a time: (the converted distinct values, an object array
-    whose last entry, None, stands for a null cell; each row's index into it; the reason of each
-    distinct value that failed, by its index)."""
-    dictionary, indices = encode(col)
-    values = np.empty(len(dictionary) + 1, dtype=object)  # filled one by one: a list value is one object
-    failed: dict[int, str] = {}
-    for k, text in enumerate(dictionary.to_pylist()):
-        if text is None or not str(text).strip():
-            continue
-        try:
-            values[k] = read(text)
-        except ValueError as exc:
-            failed[k] = str(exc)
-    return values, indices, failed
-
-
-def encode(col: pa.ChunkedArray | pa.Array) -> tuple[pa.Array, np.ndarray]:
-    """A column's distinct cells and each row's index into them (a null cell: one past the last)."""
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks()
-    enc = pc.dictionary_encode(col)
-    n = len(enc.dictionary)
-    return enc.dictionary, pc.fill_null(enc.indices, n).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-
-
-def code_reasons(indices: np.ndarray, failed: dict[int, str]) -> dict[int, str]:
-    """The reason of every row whose distinct value failed, by row index."""
-    if not failed:
-        return {}
-    bad = np.flatnonzero(np.isin(indices, np.fromiter(failed, np.int64)))
-    return {int(i): failed[int(indices[i])] for i in bad}
-
-
-def column_values(col: pa.ChunkedArray | pa.Array, read: Callable[[str], Any]) -> tuple[list[Any], dict[int, str]]:
-    """Every row's converted value (None for an empty cell) and the reasons of the rows that failed,
-    by row index. The column is dictionary-encoded: each distinct value is read once."""
-    values, indices, failed = column_codes(col, read)
-    return values[indices].tolist(), code_reasons(indices, failed)
 
 
 def time_values(col: pa.ChunkedArray | pa.Array, prof: Profile) -> tuple[list[Any], dict[int, str]]:

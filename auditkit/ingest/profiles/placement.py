@@ -23,6 +23,7 @@ HAND_ROLES = {"position": "position", "initial_stake": "initial_wager", "decisio
               "play": "play", "pair_plus": "pair_plus", "net_ante": "net_ante", "net_play": "net_play",
               "net_pair_plus": "net_pair_plus", "ante_bonus": "ante_bonus", "hand_no": "hand"}
 FLAGS = ("doubled", "split", "surrendered")
+WAGER_ROLES = ("seat", "stake", "side", "net", "payout", "bankroll_before", "bankroll_after", "commission")
 MONEY_ROLES = {"stake", "net", "payout", "bankroll_before", "bankroll_after", "commission", "initial_stake", "ante",
                "play", "pair_plus", "net_ante", "net_play", "net_pair_plus", "ante_bonus", "table_min", "table_max"}
 WORDS = {"outcome": ("player", "banker", "tie"), "side": ("player", "banker", "tie"), "decision": ("play", "fold"),
@@ -197,32 +198,53 @@ class Placement:
         return f"hands.{'cards' if side == 'hand' else side}"
 
     def column(self, c: Column, before: Column | None, after: Column | None) -> None:
+        """Place column ``c`` by its role: cards, a field of the round, of a hand or of a wager; else a TODO."""
         role = c.role
-        item = self.items
         if role is None or role == "game":
             if role is None:
                 sample = ", ".join(c.distinct[:5])[:80]
                 self.fields.note(f"TODO: column {c.name!r} ({len(c.distinct)} distinct values; e.g. {sample}): "
                                  "map it to a field or leave it out")
             return
-        if role == "compound" and c.compound is not None and c.compound.kind == "tagged":
+        if role == "compound":
+            self.compound(c)
+        elif role.startswith("cards:"):
+            self.cards(c)
+        elif role in ("time", "round_id", "round_counter", "outcome", "status") or role in ROUND_ROLES:
+            self.round_field(c)
+        elif role in HAND_ROLES or role in FLAGS:
+            self.hand_field(c)
+        elif role in WAGER_ROLES:
+            self.wager_field(c, before, after)
+        else:
+            self.fields.note(f"TODO: column {c.name!r} ({role}): map it or leave it out")
+
+    def compound(self, c: Column) -> None:
+        """A cell of several fields: tagged tokens (each hand's cards), a layout it can name, or a TODO."""
+        if c.compound is not None and c.compound.kind == "tagged":
             for tag, part in c.parts.items():  # each hand's tokens: a cut of the cell keeping that tag's
                 self.put(self.card_target(part), {"column": c.name, "split": " ", "pattern": c.compound.pattern,
                                                   "group": "card", "only": {"who": tag}})
             return
-        if role == "compound" and c.compound is not None and self.layout(c):
+        if c.compound is not None and self.layout(c):
             return
-        if role == "compound":
-            self.fields.note(f"TODO: column {c.name!r} holds several fields in one cell ({c.values[0]!r}): "
-                             "cut it with a pattern of named groups (docs/profiles.md)")
-            return
-        if role.startswith("cards:"):
-            if self.kinds and role in ("cards:hand", "cards:player", "cards:high", "cards:low"):
-                self.put(self.card_target(role, "player"), self.spec(c, "player"))
-                self.put(self.card_target(role, "dealer"), self.spec(c, "dealer"))
-            else:
-                self.put(self.card_target(role), self.spec(c))
-            return
+        self.fields.note(f"TODO: column {c.name!r} holds several fields in one cell ({c.values[0]!r}): "
+                         "cut it with a pattern of named groups (docs/profiles.md)")
+
+    def cards(self, c: Column) -> None:
+        """A column of cards: a hand's (both the player's and the dealer's where the rows are of two kinds)."""
+        role = c.role
+        assert role is not None
+        if self.kinds and role in ("cards:hand", "cards:player", "cards:high", "cards:low"):
+            self.put(self.card_target(role, "player"), self.spec(c, "player"))
+            self.put(self.card_target(role, "dealer"), self.spec(c, "dealer"))
+        else:
+            self.put(self.card_target(role), self.spec(c))
+
+    def round_field(self, c: Column) -> None:
+        """A field of the round: its time, id, counter, outcome or status, or another round field."""
+        role = c.role
+        assert role is not None
         if role == "time":
             self.put("started_at", c.name)
             return
@@ -267,7 +289,11 @@ class Placement:
                 self.fields.note(f"TODO: {c.name!r} numbers shoes (1, 2...) and may restart: make shoe_id name each "
                                  f"shoe once, e.g. shoe_id = {{template = \"{example}\"}}")
             return
-        side = "side" if self.kinds and self.kinds[1]["side"] else None
+
+    def hand_field(self, c: Column) -> None:
+        """A field of a hand: one of HAND_ROLES, or a yes/no flag."""
+        role = c.role
+        assert role is not None
         if role in HAND_ROLES:
             target = f"hands.{HAND_ROLES[role]}"
             if role == "hand_no" and not self.known(target):
@@ -287,7 +313,12 @@ class Placement:
                 return
             self.tables["yn"] = {**self.tables.get("yn", {}), **{v: BOOL_WORDS[v.lower()] for v in c.distinct}}
             self.put(f"hands.{role}", self.spec(c, "player", values="yn"))
-            return
+
+    def wager_field(self, c: Column, before: Column | None, after: Column | None) -> None:
+        """The seat, stake, side bet, net (or payout, or both bankrolls) or commission of a wager."""
+        role = c.role
+        item = self.items
+        side = "side" if self.kinds and self.kinds[1]["side"] else None
         if role == "seat":
             self.put(f"{item}.seat", self.spec(c, "player"))
             if side:
@@ -324,8 +355,7 @@ class Placement:
         if role == "commission":
             self.fields.note(f"TODO: column {c.name!r} is a commission: is the net written before or after it? "
                              "map the net after commission")
-            return
-        self.fields.note(f"TODO: column {c.name!r} ({role}): map it or leave it out")
+
 
 def _points(cell: str | None, col: Column) -> int | None:
     """The point total (ranks 2-9 their value, an ace 1, tens and faces 0, modulo 10) of a hand's first two

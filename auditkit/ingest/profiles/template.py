@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .notation import code_reasons, encode
+from .distinct import code_reasons, encode
 
 __all__ = ["format_row", "format_column", "names"]
 
