@@ -19,12 +19,10 @@ those, as if the store's hashes had been held (:class:`StoredOverlap`). A source
 whose first block repeats stored rounds (a file grown since it was ingested)
 has the store's hashes loaded instead, when they fit, so it is read once.
 
-A run into an empty store that is thrown away after it (the one-shot ``validate LOG``: ``on_demand``)
-needs no row's content hash but those of rows whose round id collides: a block's rows come with a
-function that hashes the rows asked for (:meth:`SeenRounds.check`'s ``content``), and the run keeps
-the blocks whose rows it met without hashing them (up to :data:`DEFERRED_BYTES` of their tables) to
-hash a row later repeated. The statuses, origins and so the findings and quarantine are those of
-hashing every row; the store's index then holds 0 as the content hash of a row never hashed.
+Into an empty store thrown away after the run (the one-shot ``validate LOG``: ``on_demand``) only
+rows whose round id collides are hashed; the run keeps the blocks met unhashed (up to
+:data:`DEFERRED_BYTES`) to hash a row later repeated. Same statuses and origins; the index holds 0 as
+the content hash of a row never hashed.
 """
 
 from __future__ import annotations
@@ -56,8 +54,7 @@ STREAM_SOURCES = 2
 over them per source together cost about what loading them does, in none of the memory)."""
 LEGACY, SEVERAL = -1, -2  # where a held hash is: an older index file; several files (or a hash collision)
 DEFERRED_BYTES = 128 << 20
-"""Bytes of blocks' tables whose rows a run on demand (``SeenRounds(on_demand=True)``) keeps unhashed;
-past it they are hashed and every later row is (the rows are a held store's anyway)."""
+"""Bytes of tables kept unhashed on demand; past it they are hashed, and every later row."""
 _CHUNK_CAP = 1_000_000  # runs are merged up to this many ids (bounds the merge's transient copies)
 
 
@@ -288,9 +285,8 @@ class SeenRounds:
         """Status (:data:`NEW`, :data:`ALREADY`, :data:`DIFFERENT`) of rows given in line order, and
         for each duplicate the (file, line) it was first stored from; the new rows join the run.
 
-        ``content(rows)``, when given, is the content hash of the rows at those positions, in place of
-        ``line_hash``: on demand, only rows whose id collides are hashed, and the block (``held`` bytes
-        of tables) is kept to hash its other rows if a later row repeats one of their ids."""
+        ``content(rows)``: the content hashes of rows at those positions, in place of ``line_hash`` (on
+        demand, of colliding ids only; the block, ``held`` bytes, kept for a later repeat)."""
         if not self.files or self.files[-1] != file:
             self.files.append(file)
         file_no = len(self.files) - 1
@@ -317,26 +313,8 @@ class SeenRounds:
         ref_origin: list[tuple[str, int] | None] = [None] * len(heads)
         for k in np.flatnonzero(found):
             ref_hash[k], ref_origin[k] = r_lh[k], (self.files[r_file[k]], int(r_line[k]))
-        if self.stored_line is None and not self.subset and maybe.sum() >= LINES_AFTER:
-            self.stored, self.stored_in, self.stored_line = self._hashes(0, self.current, self.legacy, lines=True)
-        if maybe.any() and self.stored_line is not None:
-            # a repeat of a stored round, alone in the block: its content hash (which covers its id) is the
-            # stored one's, so it is already stored, read from no index (its origin is asked of a duplicate
-            # with other content only)
-            sure = np.flatnonzero(maybe)
-            p = pos[sure]
-            sure = sure[(self.stored_in[p] >= 0) & (self.stored_line[p] == line_hash[heads[sure]])
-                        & (np.bincount(group)[sure] == 1)]
-            found[sure], maybe[sure] = True, False
         if maybe.any():
-            cands = np.flatnonzero(maybe)
-            cand_ids = round_ids.take(pa.array(heads[cands]))
-            known = self._from_store(cand_ids, id_hash[heads[cands]])
-            for k, rid in zip(cands.tolist(), cand_ids.to_pylist(), strict=True):
-                hit = known.get(rid)
-                if hit is not None:
-                    found[k] = True
-                    ref_hash[k], ref_origin[k] = hit[0], (hit[1], hit[2])
+            self._against_store(round_ids, id_hash, line_hash, heads, group, pos, found, maybe, ref_hash, ref_origin)
         # heads met before: compare with that entry; others: the head is new, the rest compare with it
         met = np.flatnonzero(found)
         status[heads[met]] = np.where(line_hash[heads[met]] == ref_hash[met], ALREADY, DIFFERENT)
@@ -358,6 +336,32 @@ class SeenRounds:
                 self._hash_deferred()
         return status, first
 
+    def _against_store(self, round_ids: pa.Array, id_hash: np.ndarray, line_hash: np.ndarray, heads: np.ndarray,
+                       group: np.ndarray, pos: np.ndarray, found: np.ndarray, maybe: np.ndarray,
+                       ref_hash: np.ndarray, ref_origin: list) -> None:
+        """The heads whose id hash the store holds (``maybe``, at ``pos``): ``found`` with the stored
+        round's content hash and origin in ``ref_hash`` and ``ref_origin`` (in place)."""
+        if self.stored_line is None and not self.subset and maybe.sum() >= LINES_AFTER:
+            self.stored, self.stored_in, self.stored_line = self._hashes(0, self.current, self.legacy, lines=True)
+        if maybe.any() and self.stored_line is not None:
+            # a repeat of a stored round, alone in the block: its content hash (which covers its id) is the
+            # stored one's, so it is already stored, read from no index (its origin is asked of a duplicate
+            # with other content only)
+            sure = np.flatnonzero(maybe)
+            p = pos[sure]
+            sure = sure[(self.stored_in[p] >= 0) & (self.stored_line[p] == line_hash[heads[sure]])
+                        & (np.bincount(group)[sure] == 1)]
+            found[sure], maybe[sure] = True, False
+        if maybe.any():
+            cands = np.flatnonzero(maybe)
+            cand_ids = round_ids.take(pa.array(heads[cands]))
+            known = self._from_store(cand_ids, id_hash[heads[cands]])
+            for k, rid in zip(cands.tolist(), cand_ids.to_pylist(), strict=True):
+                hit = known.get(rid)
+                if hit is not None:
+                    found[k] = True
+                    ref_hash[k], ref_origin[k] = hit[0], (hit[1], hit[2])
+
     def _hash_needed(self, content: Callable[[np.ndarray], np.ndarray], order: np.ndarray, group: np.ndarray,
                      heads: np.ndarray, met: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(content hash of each row of a block, 0 where not computed; the rows hashed): on demand those
@@ -375,8 +379,7 @@ class SeenRounds:
         return line_hash, need
 
     def _resolve(self, hashes: np.ndarray, files: np.ndarray, lines: np.ndarray) -> np.ndarray:
-        """The content hashes of rounds met earlier in the run (``hashes``, their file numbers and lines),
-        those of rows kept unhashed (0) computed now from their blocks."""
+        """``hashes`` of rounds met earlier (file numbers, lines), those kept unhashed (0) computed now."""
         hashes = hashes.copy()
         for file_no, kept, rows, content in self.deferred:
             at = np.flatnonzero((hashes == 0) & (files == file_no))
@@ -389,8 +392,7 @@ class SeenRounds:
         return hashes
 
     def _hash_deferred(self) -> None:
-        """Hash the rows kept unhashed into the run, and every row from now on (the blocks kept are
-        past :data:`DEFERRED_BYTES`)."""
+        """Hash the rows kept unhashed into the run, and every row from now on (past :data:`DEFERRED_BYTES`)."""
         for _, lh, file, line in self.run.runs:
             at = np.flatnonzero(lh == 0)
             if len(at):
