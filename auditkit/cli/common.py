@@ -340,7 +340,7 @@ def require_rounds(report: Any, store: Any = None) -> None:
 
 def ingest_with_progress(paths: Sequence[str | Path], store: Any, *, follow_symlinks: bool, show: bool,
                          max_line: int | None = None, workers: int | None = None, scheduler: str | None = None,
-                         profile: Any = None, dedup_memory: float | None = None) -> Any:
+                         profile: Any = None, dedup_memory: float | None = None, private: bool = False) -> Any:
     """Ingest ``paths`` into ``store``, with a bar of each file's bytes and rounds per second on a
     terminal; the ingest report. ``workers`` (None: the machine's cores) or a Dask ``scheduler``
     parse the files (docs/scaling.md); ``profile`` (an import profile) reads them through it;
@@ -348,4 +348,5 @@ def ingest_with_progress(paths: Sequence[str | Path], store: Any, *, follow_syml
     from ..ingest.sources import MAX_LINE, ingest_paths
 
     return ingest_paths(paths, store, follow_symlinks=follow_symlinks, progress=show, max_line=max_line or MAX_LINE,
-                        workers=workers, scheduler=scheduler, profile=profile, dedup_memory=dedup_memory)
+                        workers=workers, scheduler=scheduler, profile=profile, dedup_memory=dedup_memory,
+                        private=private)

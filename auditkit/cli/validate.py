@@ -204,7 +204,8 @@ def run(args: argparse.Namespace) -> int:
             stack.enter_context(store.sole_writer())  # private to this run
             workers = 1 if held else args.workers
             report = ingest_with_progress(args.paths, store, follow_symlinks=args.follow_symlinks, show=show,
-                                          workers=workers, scheduler=args.scheduler, profile=profile)
+                                          workers=workers, scheduler=args.scheduler, profile=profile,
+                                          private=True)
             require_logs(report, args.paths)
             if not args.quiet:
                 print(report.summary(), file=sys.stderr)

@@ -18,12 +18,17 @@ found there are ids the store holds, and the source is read again checking just
 those, as if the store's hashes had been held (:class:`StoredOverlap`). A source
 whose first block repeats stored rounds (a file grown since it was ingested)
 has the store's hashes loaded instead, when they fit, so it is read once.
+
+Into an empty store thrown away after the run (the one-shot ``validate LOG``: ``on_demand``) only
+rows whose round id collides are hashed; the run keeps the blocks met unhashed (up to
+:data:`DEFERRED_BYTES`) to hash a row later repeated. Same statuses and origins; the index holds 0 as
+the content hash of a row never hashed.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -48,6 +53,8 @@ STREAM_SOURCES = 2
 """Sources in a run up to which the store's hashes are streamed past each, not held (the two passes
 over them per source together cost about what loading them does, in none of the memory)."""
 LEGACY, SEVERAL = -1, -2  # where a held hash is: an older index file; several files (or a hash collision)
+DEFERRED_BYTES = 128 << 20
+"""Bytes of tables kept unhashed on demand; past it they are hashed, and every later row."""
 _CHUNK_CAP = 1_000_000  # runs are merged up to this many ids (bounds the merge's transient copies)
 
 
@@ -107,7 +114,7 @@ class SeenRounds:
     """
 
     def __init__(self, store: Store, always_load: bool = False, sources: int | None = None,
-                 memory: float | None = None):
+                 memory: float | None = None, on_demand: bool = False):
         self.store = store
         self.current: list[str] = []  # index files of this hash version
         self.legacy: list[str] = []   # older ones: BLAKE2b id hashes, line hashes of the JSON text
@@ -125,6 +132,10 @@ class SeenRounds:
             self.stored, self.stored_in, _ = self._hashes(0, self.current, self.legacy)
         self.files: list[str] = []
         self.run = _Runs()
+        # content hashes on demand: only into a store without rounds (nothing to compare with there)
+        self.on_demand = on_demand and not (self.current or self.legacy)
+        self.deferred: list[tuple[int, np.ndarray, np.ndarray, Callable[[np.ndarray], np.ndarray]]] = []
+        self.deferred_bytes = 0
 
     def _hashes(self, offset: int, current: list[str], legacy: list[str], held: tuple = (), lines: bool = False
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
@@ -269,9 +280,13 @@ class SeenRounds:
         return 0  # the part is gone: treat the content as different
 
     def check(self, round_ids: pa.Array, id_hash: np.ndarray, line_hash: np.ndarray, lines: np.ndarray,
-              file: str) -> tuple[np.ndarray, list[tuple[str, int] | None]]:
+              file: str, content: Callable[[np.ndarray], np.ndarray] | None = None, held: int = 0
+              ) -> tuple[np.ndarray, list[tuple[str, int] | None]]:
         """Status (:data:`NEW`, :data:`ALREADY`, :data:`DIFFERENT`) of rows given in line order, and
-        for each duplicate the (file, line) it was first stored from; the new rows join the run."""
+        for each duplicate the (file, line) it was first stored from; the new rows join the run.
+
+        ``content(rows)``: the content hashes of rows at those positions, in place of ``line_hash`` (on
+        demand, of colliding ids only; the block, ``held`` bytes, kept for a later repeat)."""
         if not self.files or self.files[-1] != file:
             self.files.append(file)
         file_no = len(self.files) - 1
@@ -285,14 +300,47 @@ class SeenRounds:
         group = np.cumsum(lead) - 1
         heads = order[lead]  # row of the first occurrence of each id in the block
         # the line hash and origin each id is compared with: an earlier entry, else its first row here
-        ref_hash = line_hash[heads].copy()
-        ref_origin: list[tuple[str, int] | None] = [None] * len(heads)
         found, r_lh, r_file, r_line = self.run.find(id_hash[heads])
-        for k in np.flatnonzero(found):
-            ref_hash[k], ref_origin[k] = r_lh[k], (self.files[r_file[k]], int(r_line[k]))
         pos = np.searchsorted(self.stored, id_hash[heads])
         maybe = ~found & (pos < len(self.stored))
         maybe[maybe] = self.stored[pos[maybe]] == id_hash[heads[maybe]]
+        hashed = None
+        if content is not None:
+            line_hash, hashed = self._hash_needed(content, order, group, heads, found | maybe)
+            if self.deferred and found.any():
+                r_lh[found] = self._resolve(r_lh[found], r_file[found], r_line[found])
+        ref_hash = line_hash[heads].copy()
+        ref_origin: list[tuple[str, int] | None] = [None] * len(heads)
+        for k in np.flatnonzero(found):
+            ref_hash[k], ref_origin[k] = r_lh[k], (self.files[r_file[k]], int(r_line[k]))
+        if maybe.any():
+            self._against_store(round_ids, id_hash, line_hash, heads, group, pos, found, maybe, ref_hash, ref_origin)
+        # heads met before: compare with that entry; others: the head is new, the rest compare with it
+        met = np.flatnonzero(found)
+        status[heads[met]] = np.where(line_hash[heads[met]] == ref_hash[met], ALREADY, DIFFERENT)
+        for k, row in zip(met.tolist(), heads[met].tolist(), strict=True):
+            first[row] = ref_origin[k]
+        rest = order[~lead]
+        if len(rest):
+            g = group[~lead]
+            same = line_hash[rest] == ref_hash[g]
+            status[rest] = np.where(same, ALREADY, DIFFERENT)
+            for row, k in zip(rest[~same], g[~same], strict=True):
+                first[int(row)] = ref_origin[k] or (file, int(lines[heads[k]]))
+        new = status == NEW
+        self.run.add(id_hash[new], line_hash[new], np.full(int(new.sum()), file_no), lines[new])
+        if hashed is not None and self.on_demand and (unhashed := np.flatnonzero(new & ~hashed)).size:
+            self.deferred.append((file_no, lines[unhashed], unhashed, content))  # type: ignore[arg-type]
+            self.deferred_bytes += held
+            if self.deferred_bytes > DEFERRED_BYTES:
+                self._hash_deferred()
+        return status, first
+
+    def _against_store(self, round_ids: pa.Array, id_hash: np.ndarray, line_hash: np.ndarray, heads: np.ndarray,
+                       group: np.ndarray, pos: np.ndarray, found: np.ndarray, maybe: np.ndarray,
+                       ref_hash: np.ndarray, ref_origin: list) -> None:
+        """The heads whose id hash the store holds (``maybe``, at ``pos``): ``found`` with the stored
+        round's content hash and origin in ``ref_hash`` and ``ref_origin`` (in place)."""
         if self.stored_line is None and not self.subset and maybe.sum() >= LINES_AFTER:
             self.stored, self.stored_in, self.stored_line = self._hashes(0, self.current, self.legacy, lines=True)
         if maybe.any() and self.stored_line is not None:
@@ -313,18 +361,40 @@ class SeenRounds:
                 if hit is not None:
                     found[k] = True
                     ref_hash[k], ref_origin[k] = hit[0], (hit[1], hit[2])
-        # heads met before: compare with that entry; others: the head is new, the rest compare with it
-        met = np.flatnonzero(found)
-        status[heads[met]] = np.where(line_hash[heads[met]] == ref_hash[met], ALREADY, DIFFERENT)
-        for k, row in zip(met.tolist(), heads[met].tolist(), strict=True):
-            first[row] = ref_origin[k]
-        rest = order[~lead]
-        if len(rest):
-            g = group[~lead]
-            same = line_hash[rest] == ref_hash[g]
-            status[rest] = np.where(same, ALREADY, DIFFERENT)
-            for row, k in zip(rest[~same], g[~same], strict=True):
-                first[int(row)] = ref_origin[k] or (file, int(lines[heads[k]]))
-        new = status == NEW
-        self.run.add(id_hash[new], line_hash[new], np.full(int(new.sum()), file_no), lines[new])
-        return status, first
+
+    def _hash_needed(self, content: Callable[[np.ndarray], np.ndarray], order: np.ndarray, group: np.ndarray,
+                     heads: np.ndarray, met: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(content hash of each row of a block, 0 where not computed; the rows hashed): on demand those
+        whose id repeats in the block or was ``met`` before (by head), else every row."""
+        n = len(order)
+        if not self.on_demand:
+            return content(np.arange(n)), np.ones(n, bool)
+        need = np.zeros(n, bool)
+        need[order[np.bincount(group)[group] > 1]] = True
+        need[heads[met]] = True
+        line_hash = np.zeros(n, np.uint64)
+        rows = np.flatnonzero(need)
+        if len(rows):
+            line_hash[rows] = content(rows)
+        return line_hash, need
+
+    def _resolve(self, hashes: np.ndarray, files: np.ndarray, lines: np.ndarray) -> np.ndarray:
+        """``hashes`` of rounds met earlier (file numbers, lines), those kept unhashed (0) computed now."""
+        hashes = hashes.copy()
+        for file_no, kept, rows, content in self.deferred:
+            at = np.flatnonzero((hashes == 0) & (files == file_no))
+            if not len(at):
+                continue
+            p = np.minimum(np.searchsorted(kept, lines[at]), len(kept) - 1)
+            hit = kept[p] == lines[at]
+            if hit.any():
+                hashes[at[hit]] = content(rows[p[hit]])
+        return hashes
+
+    def _hash_deferred(self) -> None:
+        """Hash the rows kept unhashed into the run, and every row from now on (past :data:`DEFERRED_BYTES`)."""
+        for _, lh, file, line in self.run.runs:
+            at = np.flatnonzero(lh == 0)
+            if len(at):
+                lh[at] = self._resolve(lh[at], file[at], line[at])
+        self.deferred, self.deferred_bytes, self.on_demand = [], 0, False

@@ -47,12 +47,14 @@ def id_hashes(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
 def _text_hashes(arr: pa.Array) -> np.ndarray:
     """A 64-bit hash of each string's bytes (nulls a constant), vectorized over the whole buffer:
     each byte mixed with its position, summed per string, mixed with the length."""
-    if arr.offset or arr.null_count:  # a fresh array: offsets from 0, no stray bytes under nulls
-        arr = pc.fill_null(arr, "").cast(pa.large_string()) if arr.null_count else arr.cast(pa.large_string())
-    elif not pa.types.is_large_string(arr.type):
-        arr = arr.cast(pa.large_string())
     n = len(arr)
-    offsets = np.frombuffer(arr.buffers()[1], np.int64)[arr.offset:arr.offset + n + 1]
+    if not n:
+        return np.zeros(0, np.uint64)
+    if arr.null_count:  # no stray bytes under nulls
+        arr = pc.fill_null(arr, "")
+    wide = pa.types.is_large_string(arr.type)  # else 32-bit offsets, read as they are (no cast: a small
+    offsets = np.frombuffer(arr.buffers()[1], np.int64 if wide else np.int32)  # table's fixed cost)
+    offsets = offsets[arr.offset:arr.offset + n + 1].astype(np.int64)
     data = arr.buffers()[2]
     data = np.frombuffer(data, np.uint8)[offsets[0]:offsets[-1]] if data is not None else np.zeros(0, np.uint8)
     lengths = np.diff(offsets)
@@ -60,6 +62,7 @@ def _text_hashes(arr: pa.Array) -> np.ndarray:
 
 
 _NEAR = 64
+_FEW = 64  # rows below which a text column is hashed without finding its distinct values first
 
 
 @functools.cache
@@ -123,8 +126,10 @@ def _hash_array(arr: pa.Array) -> np.ndarray:
     """uint64 per element of any array (nested types included)."""
     t = arr.type
     if pa.types.is_string(t) or pa.types.is_large_string(t):
-        encoded = pc.dictionary_encode(arr)  # tables, dealers, bets: a few values, each hashed once
-        if not len(encoded.dictionary):  # nothing but nulls
+        encoded = pc.dictionary_encode(arr) if len(arr) >= _FEW else None  # tables, dealers, bets: a few
+        if encoded is None:  # values, each hashed once; a few rows (a small file's) hashed as they are
+            h = _text_hashes(arr)
+        elif not len(encoded.dictionary):  # nothing but nulls
             h = np.zeros(len(arr), np.uint64)
         elif len(encoded.dictionary) * 2 < len(arr):
             h = _text_hashes(encoded.dictionary)[pc.fill_null(encoded.indices, 0).to_numpy(zero_copy_only=False)]
@@ -159,7 +164,8 @@ def _hash_array(arr: pa.Array) -> np.ndarray:
         v = pc.fill_null(arr, pa.scalar(0 if t != pa.bool_() else False, t)).to_numpy(zero_copy_only=False)
         h = table[v.astype(np.int64) + offset]
     else:  # integers
-        v = pc.fill_null(arr.cast(pa.int64()), 0).to_numpy(zero_copy_only=False)
+        v = arr if t == pa.int64() else arr.cast(pa.int64())
+        v = (pc.fill_null(v, 0) if arr.null_count else v).to_numpy(zero_copy_only=False)
         h = _mix(v.view(np.uint64) + _K)
     valid = _valid(arr)
     if valid is not None:

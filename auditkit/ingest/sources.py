@@ -213,7 +213,7 @@ def ingest_paths(paths: Iterable[str | Path], store: Store, *, exclude: Iterable
                  follow_symlinks: bool = False, on_file: Callable[[Path], None] | None = None,
                  progress: bool = False, bulk: bool = True, max_line: int = MAX_LINE,
                  workers: int | None = 1, scheduler: Any = None, profile: Any = None,
-                 dedup_memory: float | None = None) -> IngestReport:
+                 dedup_memory: float | None = None, private: bool = False) -> IngestReport:
     """Ingest every log under ``paths`` whose content the store has not seen; ``on_file`` is
     called after each file. Symbolic links out of the input folders are followed only with
     ``follow_symlinks``; special files are skipped with a warning. ``progress`` shows a bar of
@@ -229,13 +229,17 @@ def ingest_paths(paths: Iterable[str | Path], store: Store, *, exclude: Iterable
 
     ``profile`` (an import profile) reads every file named, and every file of a folder, through
     it, in this process. ``dedup_memory``: MiB for holding the store's round-id hashes (None: the
-    default, :data:`auditkit.ingest.dedup.LOAD_LIMIT` rounds), past which they are streamed."""
+    default, :data:`auditkit.ingest.dedup.LOAD_LIMIT` rounds), past which they are streamed.
+
+    ``private``: the store is this run's own, empty and thrown away after it (the one-shot ``validate
+    LOG``): read in this process, a row's content is hashed only when its round id collides
+    (:class:`auditkit.ingest.dedup.SeenRounds` ``on_demand``), with the same statuses and quarantine."""
     paths = list(paths)
     report = IngestReport()
     if profile is not None:
         skip = tuple(Path(x).resolve() for x in exclude)
         files = [f for f in profile_files(paths, profile) if not any(f.resolve().is_relative_to(x) for x in skip)]
-        _ingest_files(files, store, report, None, on_file, progress, bulk, max_line, profile, dedup_memory)
+        _ingest_files(files, store, report, None, on_file, progress, bulk, max_line, profile, dedup_memory, private)
         return report
     for orphan in orphan_companions(paths):  # nothing to attach its rows to: say so, read nothing
         why = "CSV companion file without its main file (X.csv); not read"
@@ -251,7 +255,8 @@ def ingest_paths(paths: Iterable[str | Path], store: Store, *, exclude: Iterable
     rounds = [p for p in files if not (is_csv(p) and not is_round_csv(p))]
     workers = 1 if scheduler is not None else _workers(rounds, workers)
     if scheduler is None and workers <= 1:
-        _ingest_files(files, store, report, None, on_file, progress, bulk, max_line, dedup_memory=dedup_memory)
+        _ingest_files(files, store, report, None, on_file, progress, bulk, max_line, dedup_memory=dedup_memory,
+                      on_demand=private)
         return report
     from .parallel import ParallelIngest
 
@@ -283,9 +288,9 @@ def _workers(paths: list[Path], workers: int | None) -> int:
 
 def _ingest_files(files: list[Path], store: Store, report: IngestReport, par: Any,
                   on_file: Callable[[Path], None] | None, progress: bool, bulk: bool, max_line: int,
-                  profile: Any = None, dedup_memory: float | None = None) -> None:
+                  profile: Any = None, dedup_memory: float | None = None, on_demand: bool = False) -> None:
     """Ingest ``files`` in order, one entry each in ``report``; ``par``: a :class:`ParallelIngest`
-    parsing them ahead, or None (this process reads each)."""
+    parsing them ahead, or None (this process reads each; ``on_demand`` as in :class:`SeenRounds`)."""
     seen: SeenRounds | None = None
     for path in files:
         entry: dict[str, Any] = {"path": str(path)}
@@ -295,7 +300,7 @@ def _ingest_files(files: list[Path], store: Store, report: IngestReport, par: An
             entry["status"] = f"skipped: {why}"
             log.warning("skip %s: %s", path, why)
         else:
-            seen = seen or SeenRounds(store, sources=len(files), memory=dedup_memory)
+            seen = seen or SeenRounds(store, sources=len(files), memory=dedup_memory, on_demand=on_demand)
             bar = _FileProgress(path, progress)
             try:
                 rec, new = par.ingest(path, seen, bar) if par is not None else \

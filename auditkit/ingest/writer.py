@@ -128,7 +128,9 @@ class Block:
     order; ``bad`` the lines quarantined by the readers (line, raw, reason, round id), ``other``
     those of a CSV's companion files (file, line, raw, reason). ``file`` is the file the block's rows
     and bad lines were read from when it is not the source's (a live source spans files);
-    ``already`` the lines its reader found already stored (the live watcher's recent rounds)."""
+    ``already`` the lines its reader found already stored (the live watcher's recent rounds).
+    ``order``, for a block read without content hashes (``line_hash`` all 0): the position of each row
+    in its tables laid end to end, for :meth:`content_hashes`."""
 
     tables: dict[str, pa.Table]
     ids: pa.Array
@@ -144,24 +146,44 @@ class Block:
     done: int
     file: str | None = None
     already: int = 0
+    order: np.ndarray | None = None
 
     @classmethod
-    def of(cls, tables: dict[str, pa.Table], line_hashes: list[np.ndarray], bad: list | None = None,
+    def of(cls, tables: dict[str, pa.Table], line_hashes: list[np.ndarray] | None, bad: list | None = None,
            other: list | None = None, blank: int = 0, renamed: list | None = None, lines_read: int = 0,
            attached: int = 0, done: int = 0, file: str | None = None, already: int = 0) -> Block:
         """The block of rows per game (``tables``, none empty) with the content hash of each row (one
-        array per table), its ids hashed and every row put in line order."""
+        array per table; None: not hashed, :meth:`content_hashes` computes them), its ids hashed and
+        every row put in line order."""
+        order = None
         if tables:
             ids = pa.concat_arrays([t["round_id"].combine_chunks() for t in tables.values()])
             lines = np.concatenate([t["source_line"].to_numpy() for t in tables.values()])
             order = np.argsort(lines, kind="stable")
-            ids, lines, line_hash = ids.take(pa.array(order)), lines[order], np.concatenate(line_hashes)[order]
+            ids, lines = ids.take(pa.array(order)), lines[order]
+            line_hash = np.concatenate(line_hashes)[order] if line_hashes is not None else np.zeros(len(order), np.uint64)
             id_hash = id_hashes(ids)
         else:
             ids, lines = pa.array([], pa.string()), np.zeros(0, np.int64)
             line_hash = id_hash = np.zeros(0, np.uint64)
         return cls(tables, ids, lines, line_hash, id_hash, list(bad or ()), list(other or ()), blank,
-                   list(renamed or ()), lines_read, attached, done, file, already)
+                   list(renamed or ()), lines_read, attached, done, file, already,
+                   order if line_hashes is None else None)
+
+    def content_hashes(self, rows: np.ndarray) -> np.ndarray:
+        """The content hashes of the rows at these positions (line order) of a block read without them."""
+        if self.order is None:
+            return self.line_hash[rows]
+        at = self.order[rows]
+        out = np.zeros(len(rows), np.uint64)
+        start = 0
+        for table in self.tables.values():
+            inside = (at >= start) & (at < start + table.num_rows)
+            if inside.any():
+                picked = table.take(pa.array(at[inside] - start))
+                out[inside] = row_hashes(picked, content_columns(table.column_names))
+            start += table.num_rows
+        return out
 
     def shifted(self, n: int) -> Block:
         """The block with its line numbers ``n`` later (a worker numbers the lines of its byte range
@@ -174,14 +196,16 @@ class Block:
             tables[game] = t.set_column(at, t.schema.field(at), pc.add(t["source_line"], n))
         return Block(tables, self.ids, self.lines + n, self.line_hash, self.id_hash,
                      [(line + n, raw, reason, rid) for line, raw, reason, rid in self.bad], self.other, self.blank,
-                     self.renamed, self.lines_read, self.attached, self.done, self.file, self.already)
+                     self.renamed, self.lines_read, self.attached, self.done, self.file, self.already, self.order)
 
 
-def hash_block(parsed: Parsed, lines_read: int, attached: int, other: list, done: int) -> Block:
+def hash_block(parsed: Parsed, lines_read: int, attached: int, other: list, done: int,
+               content: bool = True) -> Block:
     """The rows of a parsed block hashed (row hash and round-id hash), in line order: all that the
-    duplicate check needs, computed where the block was parsed."""
+    duplicate check needs, computed where the block was parsed; ``content=False``: the round ids only
+    (the row hashes computed on demand, :meth:`Block.content_hashes`)."""
     tables = {g: t for g, t in parsed.tables.items() if t.num_rows}
-    hashes = [row_hashes(t, content_columns(t.column_names)) for t in tables.values()]
+    hashes = [row_hashes(t, content_columns(t.column_names)) for t in tables.values()] if content else None
     return Block.of(tables, hashes, parsed.bad, other, parsed.blank, parsed.renamed[:1], lines_read, attached, done)
 
 
@@ -229,7 +253,9 @@ class SourceWriter:
         ids, lines, id_hash, line_hash = block.ids, block.lines, block.id_hash, block.line_hash
         if self.seen.streamed and not self.new_ids:
             self.seen.probe(id_hash)  # the first block repeats stored rounds: the rest will too, likely
-        status, first = self.seen.check(ids, id_hash, line_hash, lines, name)
+        content = block.content_hashes if block.order is not None else None
+        status, first = self.seen.check(ids, id_hash, line_hash, lines, name, content,
+                                        sum(t.nbytes for t in block.tables.values()))
         rec.already_stored += int((status == ALREADY).sum())
         bad = []
         for k in np.flatnonzero(status == DIFFERENT):
@@ -344,7 +370,7 @@ def read_into(writer: SourceWriter, path: Path, bulk: bool, max_line: int, profi
     """Read a source's blocks through ``writer`` and commit it."""
     try:
         for parsed, lines, attached, other, done in read_source(path, writer.name, bulk, max_line, profile):
-            writer.add(hash_block(parsed, lines, attached, other, done), parsed.raw)
+            writer.add(hash_block(parsed, lines, attached, other, done, not writer.seen.on_demand), parsed.raw)
             if progress:
                 progress(done, writer.rec.stored)
     except BaseException:
