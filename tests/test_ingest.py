@@ -172,7 +172,7 @@ def test_crashed_ingest_leaves_nothing_visible(tmp_path, monkeypatch):
     p = tmp_path / "a.jsonl"
     p.write_text("".join(line(rec(round_id=f"K{i}", round_seq=i)) + "\n" for i in range(1, 6)))
 
-    def boom(record):
+    def boom(record, files=()):
         raise KeyboardInterrupt("killed before the manifest")
 
     monkeypatch.setattr(store, "commit_source", boom)

@@ -321,9 +321,7 @@ class SourceWriter:
                 self.seen.rollback(self.mark)
                 raise StoredOverlap(shared)
         try:
-            self.parts.close()
-            self.index.close()
-            self.quarantine.close()
+            self.parts.close()  # the last parts: the source's games and partitions are whole after it
         except BaseException:
             self.abort()
             raise
@@ -332,7 +330,8 @@ class SourceWriter:
             log.warning("%s: round ids normalised (Unicode NFC, edges trimmed of whitespace and zero-width "
                         "characters), e.g. %r -> %r", self.name, *self.renamed[0])
         rec.games, rec.partitions = dict(self.parts.games), sorted(self.parts.partitions)
-        self.store.commit_source(rec)
+        # the store's one commit: the index and quarantine closed (both aborted if one fails), then the entry
+        self.store.commit_source(rec, files=[self.index, self.quarantine])
         if not rec.balanced:  # a bug, never an input problem
             raise AssertionError(f"line accounting does not balance for {self.name}: {rec}")
         return rec
