@@ -284,9 +284,10 @@ def choose(run: Run) -> None:
 def check(run: Run) -> None:
     """Validate the partitions chosen (and the stored day after each, whose shoe rules read the day
     before); the findings of those partitions, with the coverage tally."""
+    from .engine.plan import with_next_days
     from .progress import on_terminal, progress_bar
     from .rules.tally import Tally
-    from .validate import validate_into_store, with_next_days
+    from .validate import validate_into_store
 
     run.tally = Tally()
     if run.touched:

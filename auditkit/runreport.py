@@ -176,7 +176,7 @@ def _provenance(context: ReportContext) -> str:
             if len(context.inputs) > len(shown) else "")
     inputs = "".join(f"<tr><td>{_e(p)}</td><td><code>{_e(h)}</code></td></tr>" for p, h in shown)
     note = ("<p class='muted'>SHA-256 of each input's bytes; a CSV source's hash covers its companion files "
-            "(hands, wagers, events) after it, each after a tag naming it (auditkit.ingest.sources.source_sha256)</p>")
+            "(hands, wagers, events) after it, each after a tag naming it (auditkit.ingest.identity.source_sha256)</p>")
     return ("<h2>Provenance</h2><footer class='provenance'><table>" + rows + "</table>"
             + (f"<table><tr><th>input</th><th>SHA-256</th></tr>{inputs}</table>{more}{note}" if shown else "")
             + "</footer>")

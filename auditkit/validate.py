@@ -15,23 +15,13 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from .engine import executors
-from .engine.checks import SHOE_KEY as SHOE_KEY
-from .engine.checks import read_columns as read_columns
 from .engine.checks import round_findings, shoe_findings
-from .engine.checks import select_rules as select_rules
-from .engine.checks import shoe_columns as shoe_columns
-from .engine.executors import AUTO_MIN_ROUNDS as AUTO_MIN_ROUNDS
-from .engine.findings import META as META
 from .engine.findings import SORT_KEYS, sorted_findings
 from .engine.partitions import check_partition
-from .engine.plan import BATCH_SIZE, Settings
-from .engine.plan import Partition as Partition
-from .engine.plan import plan as plan
-from .engine.plan import with_next_days as with_next_days
-from .paytables import Config as Config
+from .engine.plan import BATCH_SIZE, Partition, Settings, with_next_days
+from .paytables import Config
 from .rules.tally import Tally
 from .schema import FINDINGS, schema_for
-from .workers import default_workers as default_workers
 
 if TYPE_CHECKING:
     import pandas as pd  # imported where a frame is made: the workers start without it
@@ -39,10 +29,7 @@ if TYPE_CHECKING:
     from .store import Store
 
 __all__ = ["collect", "validate_into_store", "validate_partitions", "validate_records", "validate_tables",
-           "check_rounds", "check_shoes", "empty_findings", "sort_findings"]
-# Kept importable from here for this session (they moved to auditkit.engine and auditkit.workers):
-# SHOE_KEY, META, AUTO_MIN_ROUNDS, Partition, plan, with_next_days, select_rules, shoe_columns,
-# read_columns, default_workers, Config; and validate_store, validate_partition below.
+           "check_rounds", "check_shoes", "empty_findings", "sort_findings", "validate_store", "validate_partition"]
 
 
 def empty_findings() -> pd.DataFrame:
@@ -177,7 +164,6 @@ class _Counter:
             self.then(n)
 
 
-# ---- kept for this session's other branches (the lead removes them after the merges) ----------------
 def validate_store(store: Store, config: Config | None = None, **kwargs: Any) -> Iterator[pd.DataFrame]:
     """Stream findings frames over a store (:func:`validate_partitions`' options)."""
     for _game, _date, frame in validate_partitions(store, config, **kwargs):

@@ -110,7 +110,7 @@ def _recheck_source(rec: Any, out: Verification) -> None:
     if not path.is_file():
         out.sources_not_rechecked.append(f"{rec.path}: not found at its recorded path")
         return
-    from .ingest.sources import source_sha256
+    from .ingest.identity import source_sha256
 
     try:
         sha = source_sha256(path)

@@ -37,11 +37,12 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from auditkit.engine.checks import select_rules
 from auditkit.games.baccarat.simulate import simulate  # noqa: E402
 from auditkit.paytables import Config  # noqa: E402
 from auditkit.rules.registry import PREPARERS  # noqa: E402
 from auditkit.store import SourceRecord, Store  # noqa: E402
-from auditkit.validate import check_rounds, collect, select_rules  # noqa: E402
+from auditkit.validate import check_rounds, collect  # noqa: E402
 
 GAME = "baccarat"
 CHUNK = 500_000

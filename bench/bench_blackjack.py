@@ -30,10 +30,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from auditkit.columns import lengths
+from auditkit.engine.checks import select_rules, shoe_columns
 from auditkit.games.blackjack.simulate import simulate
 from auditkit.paytables import Config
 from auditkit.store import SourceRecord, Store
-from auditkit.validate import check_rounds, check_shoes, select_rules, shoe_columns, validate_store
+from auditkit.validate import check_rounds, check_shoes, validate_store
 
 GAME = "blackjack"
 ROUNDS_PER_TABLE_DAY = 950  # about what the simulator deals in a table's 18-hour day

@@ -26,11 +26,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from auditkit.engine.checks import select_rules
 from auditkit.games.three_card_poker.simulate import simulate
 from auditkit.paytables import Config
 from auditkit.rules.registry import PREPARERS
 from auditkit.store import SourceRecord, Store
-from auditkit.validate import check_rounds, select_rules, validate_store
+from auditkit.validate import check_rounds, validate_store
 
 GAME = "three_card_poker"
 

@@ -20,7 +20,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from conftest import example_records
 
-from auditkit.ingest.sources import MAX_LINE, REASON_LIMIT, ingest_paths
+from auditkit.ingest.jsonl import MAX_LINE
+from auditkit.ingest.sources import ingest_paths
+from auditkit.ingest.writer import REASON_LIMIT
 from auditkit.store import Store
 
 

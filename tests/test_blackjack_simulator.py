@@ -75,7 +75,9 @@ def test_simulated_play_is_realistic(sample) -> None:
 
 def test_rules_read_only_their_declared_columns(sample) -> None:
     """Each round rule finds the same on a batch cut to its declared columns plus the report's metadata."""
-    from auditkit.validate import META, check_rounds, select_rules
+    from auditkit.engine.checks import select_rules
+    from auditkit.engine.findings import META
+    from auditkit.validate import check_rounds
 
     table, _ = sample
     cfg = Config()

@@ -8,9 +8,9 @@ import weakref
 
 import pytest
 
+from auditkit.engine.checks import select_rules
 from auditkit.paytables import Config
 from auditkit.rules.registry import PREPARERS
-from auditkit.validate import select_rules
 
 
 @pytest.mark.parametrize("game", ["baccarat", "blackjack", "three_card_poker", "pai_gow_poker"])

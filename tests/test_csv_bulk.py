@@ -30,7 +30,8 @@ from test_fuzz import GAMES, SHAPED, WILD, _csv_mutations, _settings, mutate
 from auditkit.ingest import csvblocks
 from auditkit.ingest.csv import write_csv_rounds
 from auditkit.ingest.jsonl import MAX_LINE
-from auditkit.ingest.sources import _blocks, ingest_source
+from auditkit.ingest.readers import read_source
+from auditkit.ingest.sources import ingest_source
 from auditkit.store import Store
 
 SOURCES = settings(_settings(250), phases=[Phase.explicit, Phase.generate])
@@ -47,7 +48,7 @@ def _read(path: Path, bulk: bool, rows: int) -> dict:
     bad, other, renamed = {}, [], []
     lines = attached = blank = done = 0
     with mock.patch.object(csvblocks, "ROWS", rows):
-        for parsed, n, a, o, last in _blocks(path, "r.csv", bulk, MAX_LINE):
+        for parsed, n, a, o, last in read_source(path, "r.csv", bulk, MAX_LINE):
             for game, t in parsed.tables.items():
                 tables.setdefault(game, []).extend(_exact(t.to_pylist()))
             bad.update({b[0]: b for b in parsed.bad})

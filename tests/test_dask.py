@@ -190,8 +190,9 @@ def midnight_store(tmp_path_factory) -> Store:
 
 def _without_previous_days(store: Store) -> pd.DataFrame:
     """What a run that lost the open shoes between days would find: each day checked alone."""
+    from auditkit.engine.plan import Partition, plan
     from auditkit.paytables import Config
-    from auditkit.validate import Partition, plan, validate_partition
+    from auditkit.validate import validate_partition
 
     frames = [validate_partition(store, Partition(p.game, p.date, None), Config())[0] for p in plan(store)]
     return sort_findings(pd.concat([f for f in frames if len(f)], ignore_index=True))

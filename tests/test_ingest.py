@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from auditkit.ingest.sources import InputError, ingest_paths
+from auditkit.ingest.identity import InputError
+from auditkit.ingest.sources import ingest_paths
 from auditkit.store import Store
 
 GOOD = {
@@ -269,26 +270,26 @@ def _big_log(path: Path, rounds: int) -> None:
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_file_already_ingested_is_skipped_on_its_quick_key_without_a_full_read(tmp_path, monkeypatch, workers):
-    import auditkit.ingest.identity as sources
+    import auditkit.ingest.identity as identity
 
     store = Store(tmp_path / "store")
     p = tmp_path / "big.jsonl"
     _big_log(p, 12_000)
-    assert p.stat().st_size > 2 * sources.QUICK_BYTES
+    assert p.stat().st_size > 2 * identity.QUICK_BYTES
     first = ingest_paths([p], store, workers=workers).sources[0]
-    assert first.quick == sources.quick_key(p)
+    assert first.quick == identity.quick_key(p)
     assert store.source(first.sha256).quick == first.quick  # kept in the manifest entry
 
     def no_full_read(path):
         raise AssertionError(f"{path} read whole")
 
-    monkeypatch.setattr(sources, "source_sha256", no_full_read)
+    monkeypatch.setattr(identity, "source_sha256", no_full_read)
     again = ingest_paths([p], store, workers=workers)
     assert not again.sources and "already ingested" in again.skipped[0][1] and store.count() == 12_000
 
 
 def test_a_changed_file_or_a_copy_is_hashed_whole(tmp_path):
-    from auditkit.ingest.sources import quick_key, source_sha256
+    from auditkit.ingest.identity import quick_key, source_sha256
 
     store = Store(tmp_path / "store")
     p = tmp_path / "big.jsonl"
@@ -310,7 +311,7 @@ def test_a_changed_file_or_a_copy_is_hashed_whole(tmp_path):
 
 
 def test_the_quick_key_covers_a_csv_source_s_companions(tmp_path):
-    from auditkit.ingest.sources import quick_key
+    from auditkit.ingest.identity import quick_key
 
     main_file = tmp_path / "r.csv"
     main_file.write_text("round_id,game,table_id,started_at\n")
@@ -337,7 +338,7 @@ def test_a_manifest_entry_without_a_quick_key_is_found_by_its_full_hash(tmp_path
 
 
 def test_a_quick_key_met_before_is_answered_without_listing_the_manifest(tmp_path, monkeypatch):
-    from auditkit.ingest.sources import quick_key
+    from auditkit.ingest.identity import quick_key
 
     store = Store(tmp_path / "store")
     paths = []

@@ -20,7 +20,7 @@ from auditkit.cli import validate as validate_cli
 from auditkit.ingest import parallel
 from auditkit.ingest.sources import ingest_paths
 from auditkit.store import Store
-from auditkit.validate import default_workers
+from auditkit.workers import default_workers
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -408,10 +408,11 @@ def test_worked_examples() -> None:
 # ---- declared columns and settings -------------------------------------------------------------
 def test_rules_read_only_their_declared_columns() -> None:
     """A batch cut to a rule's declared columns (plus the report's metadata) gives the same findings."""
+    from auditkit.engine.findings import META
     from auditkit.games.pai_gow_poker.simulate import simulate
     from auditkit.paytables import Config
     from auditkit.rules.registry import rules_for
-    from auditkit.validate import META, check_rounds
+    from auditkit.validate import check_rounds
 
     table, truth = simulate(4_000, seed=21, fault_rate=0.3, irregular_rate=0.3)
     config = Config()

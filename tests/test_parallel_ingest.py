@@ -215,7 +215,7 @@ def test_cut_ranges_end_after_line_breaks(tmp_path):
 def test_an_unreadable_file_fails_at_its_turn(tmp_path, inputs, monkeypatch):
     """A file that cannot be read (met by the look-ahead while the one before it is parsed) fails the
     ingest when its turn comes, as in one process: the file before it is committed."""
-    from auditkit.ingest.sources import InputError
+    from auditkit.ingest.identity import InputError
 
     logs = tmp_path / "logs"
     logs.mkdir()

@@ -173,7 +173,7 @@ def test_rows_are_grouped_into_rounds_and_a_round_whose_rows_disagree_is_quarant
 
 def test_a_profiled_file_already_ingested_is_known_by_its_quick_key(tmp_path, monkeypatch):
     import auditkit.ingest.profiles.source as profile_source
-    from auditkit.ingest.sources import quick_key
+    from auditkit.ingest.identity import quick_key
 
     prof, data = _write(tmp_path, BASE, ["1,1,3 0 0,8 0,B,1,P,10,-10", "2,2,7 1,6 0,P,1,P,10,10"])
     store = Store(tmp_path / "s")

@@ -146,7 +146,7 @@ def test_a_full_disk_while_a_store_file_streams_names_it_and_leaves_no_temporary
                                                                                          capsys):
     """The same, on any machine: the system's write (no file named, as a kernel's ENOSPC through a write) fails
     while the index or the quarantine is written; so does every later write, as on a full disk."""
-    from auditkit import integrity
+    from auditkit.store import parquet as integrity
 
     write = integrity.HashingFile.write
     full = [False]

@@ -89,7 +89,8 @@ def test_the_first_screen_names_the_sample_stories_and_the_foot_its_provenance(s
     from auditkit.paytables import load_config
 
     assert __version__ in foot and load_config(str(SAMPLE / "casino.toml")).digest() in foot
-    from auditkit.ingest.sources import is_companion, source_sha256
+    from auditkit.ingest.csv import is_companion
+    from auditkit.ingest.identity import source_sha256
 
     sources = [p for p in LOGS.rglob("*") if p.is_file() and not is_companion(p)]
     assert len(sources) == 7
@@ -228,7 +229,7 @@ def test_the_nightly_report_names_who_and_where_and_its_provenance(job_store):
     for name in ("D705", "BAC-24", "BJ-02"):
         assert name in first, name
     foot = text.split("<h2>Provenance</h2>", 1)[1]
-    from auditkit.ingest.sources import source_sha256
+    from auditkit.ingest.identity import source_sha256
 
     assert f"auditkit run {job_store}" in foot
     assert all(source_sha256(p) in foot for p in (job_store.parent / "logs").iterdir())

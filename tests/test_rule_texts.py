@@ -10,9 +10,11 @@ import pytest
 from conftest import SHARED_SPEC
 
 from auditkit import games
+from auditkit.engine.checks import read_columns, select_rules
+from auditkit.engine.findings import META
 from auditkit.paytables import Config
 from auditkit.rules.registry import rules_for
-from auditkit.validate import META, check_rounds, read_columns, select_rules
+from auditkit.validate import check_rounds
 
 REGULATIONS = SHARED_SPEC.parent / "regulations"
 

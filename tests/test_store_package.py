@@ -61,10 +61,6 @@ def test_no_module_of_the_store_imports_one_that_imports_the_store_back():
                         "NewerStore", "STORE_FORMAT", "STORE_FILE", "LOCK_NAME", "atomic_path", "named_error",
                         "safe_component", "pid_alive", "remove_stale_temps", "is_uri", "write_parquet_atomic",
                         "compression_for", "_LocalFiles", "_ObjectFiles", "_MemoryFiles"]),
-    ("auditkit.integrity", ["HashingFile", "Layout", "build_layout", "check_index", "file_entry", "partition_of",
-                            "rebuild_index"]),
-    ("auditkit.compaction", ["Compactor", "apply", "records", "SMALL_ROWS", "HELD_ROWS", "HELD_PARTS", "MIN_PARTS",
-                             "FOLDER"]),
 ])
 def test_the_names_other_code_imports_still_import(module, names):
     mod = importlib.import_module(module)

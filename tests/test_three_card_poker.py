@@ -315,8 +315,10 @@ def test_findings_carry_amounts() -> None:
 
 def test_rules_read_only_their_declared_columns() -> None:
     """Each rule finds the same on a batch cut to its declared columns plus the report's metadata."""
+    from auditkit.engine.checks import select_rules
+    from auditkit.engine.findings import META
     from auditkit.games.three_card_poker.simulate import simulate
-    from auditkit.validate import META, check_rounds, select_rules
+    from auditkit.validate import check_rounds
 
     table, _ = simulate(6_000, seed=9, fault_rate=0.3, void_rate=0.02)
     for r in select_rules("three_card_poker", "round"):

@@ -125,8 +125,10 @@ def test_small_days_checked_together_give_each_days_findings(tmp_path):
     """Days smaller than a batch go through the round rules together (each round stamped with its
     day): the same findings, day by day and row for row, as each day checked alone; whatever the
     batch size that cuts the run of small days into groups."""
+    from auditkit.engine.plan import plan
+    from auditkit.paytables import Config
     from auditkit.simulate import simulate_into_store
-    from auditkit.validate import Config, plan, sort_findings, validate_partition
+    from auditkit.validate import sort_findings, validate_partition
 
     store = Store(tmp_path / "store")
     for game, seed in (("baccarat", 5), ("three_card_poker", 6), ("blackjack", 7), ("pai_gow_poker", 8)):

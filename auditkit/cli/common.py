@@ -345,7 +345,8 @@ def ingest_with_progress(paths: Sequence[str | Path], store: Any, *, follow_syml
     terminal; the ingest report. ``workers`` (None: the machine's cores) or a Dask ``scheduler``
     parse the files (docs/scaling.md); ``profile`` (an import profile) reads them through it;
     ``dedup_memory`` as in :func:`auditkit.ingest.sources.ingest_paths`."""
-    from ..ingest.sources import MAX_LINE, ingest_paths
+    from ..ingest.jsonl import MAX_LINE
+    from ..ingest.sources import ingest_paths
 
     return ingest_paths(paths, store, follow_symlinks=follow_symlinks, progress=show, max_line=max_line or MAX_LINE,
                         workers=workers, scheduler=scheduler, profile=profile, dedup_memory=dedup_memory,

@@ -84,7 +84,7 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
     """Errors that say why a run cannot be done; their message is all the user needs."""
     import pyarrow as pa
 
-    from ..ingest.sources import InputError
+    from ..ingest.identity import InputError
     from ..job import JobError
     from ..paytables import ConfigError
 

@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
 
     import numpy as np
 
-    from ..ingest.sources import InputError
+    from ..ingest.identity import InputError
     from ..live import Watcher
     from ..paytables import load_config
     from ..reportcoverage import format_coverage

@@ -20,28 +20,15 @@ from typing import Any
 from ..store import SourceRecord, Store
 from .csv import is_companion, is_round_csv
 from .dedup import SeenRounds, StoredOverlap
-from .identity import QUICK_BYTES, InputError, identify, is_csv, quick_key, recognise, source_sha256
+from .identity import InputError, identify, is_csv
 from .jsonl import MAX_LINE
-from .readers import read_source
 from .writer import (
-    RAW_LIMIT,
-    REASON_LIMIT,
-    Block,
-    SourceWriter,
-    cut,
-    hash_block,
     open_known,
-    quarantine_entry,
     read_again,
     read_into,
-    write_parts,
 )
 
-__all__ = ["IngestReport", "SeenRounds", "discover", "profile_files", "orphan_companions", "ingest_paths", "ingest_source",
-           "source_sha256", "quick_key", "recognise", "identify", "QUICK_BYTES", "is_csv", "InputError", "Block",
-           "hash_block", "SourceWriter", "open_known",
-           "MAX_LINE", "SUFFIXES", "RAW_LIMIT", "REASON_LIMIT", "cut", "quarantine_entry", "write_parts",
-           "read_again"]  # the names of identity and writer re-exported for the other branches (this session)
+__all__ = ["IngestReport", "discover", "profile_files", "orphan_companions", "ingest_paths", "ingest_source", "SUFFIXES"]
 
 log = logging.getLogger("auditkit.ingest")
 SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".csv")
@@ -150,9 +137,6 @@ def orphan_companions(paths: Iterable[str | Path]) -> list[Path]:
             if f.is_file() and is_companion(f) and not f.with_name(f.name.rsplit(".", 2)[0] + ".csv").exists():
                 out.append(f)
     return out
-
-
-_blocks = read_source  # the old private name, for the other branches (this session)
 
 
 def ingest_source(path: Path, store: Store, seen: SeenRounds | None = None, *, display: str | None = None,

@@ -21,9 +21,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..integrity import partition_of
 from ..schema import QUARANTINE, schema_for
 from ..store import INDEX, ROW_GROUP, SourceRecord, Store
+from ..store.layout import partition_of
 from .blocks import Parsed
 from .dedup import ALREADY, DIFFERENT, NEW, SeenRounds, StoredOverlap, duplicate_reason
 from .hashing import content_columns, id_hashes, row_hashes

@@ -13,9 +13,10 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from ..engine.checks import shoe_columns
 from ..paytables import Config
 from ..rules.tally import Tally
-from ..validate import check_shoes, shoe_columns
+from ..validate import check_shoes
 
 
 class RecentRounds:

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from ..engine.checks import select_rules
 from ..ingest.dedup import duplicate_reason
 from ..ingest.hashing import content_columns, id_hashes, row_hashes
 from ..ingest.perline import decode_line, from_object
@@ -24,7 +25,7 @@ from ..paytables import Config
 from ..rules.tally import Tally
 from ..schema import schema_for
 from ..store import Store
-from ..validate import check_rounds, select_rules
+from ..validate import check_rounds
 from .checkpoint import CHECKPOINT_VERSION, Checkpoint
 from .commit import LiveWriter, Pending, Rows
 from .outputs import Outputs

@@ -72,7 +72,7 @@ class SourceRecord:
     partitions: list[str] = field(default_factory=list)
     ingested_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     files: list[dict[str, Any]] | None = None  # path, rows, bytes, sha256 of each file (None: not recorded)
-    quick: str | None = None  # the source's quick key (auditkit.ingest.sources.quick_key; None: not recorded)
+    quick: str | None = None  # the source's quick key (auditkit.ingest.identity.quick_key; None: not recorded)
     store_format: int = 0  # the STORE_FORMAT it was written in (0: before the stamp)
     written_by: str = ""   # "auditkit 0.1.0" ("": before the stamp)
 
@@ -208,7 +208,7 @@ class Manifest:
         return self._source_record(rel) if self._files.exists(rel) else None
 
     def source_by_quick_key(self, key: str) -> SourceRecord | None:
-        """The manifest entry of the source whose quick key (:func:`auditkit.ingest.sources.quick_key`) is
+        """The manifest entry of the source whose quick key (:func:`auditkit.ingest.identity.quick_key`) is
         ``key``, if one was ingested. The manifest is read once per store object (a command's), at its
         first lookup; the entries this object commits are added as it commits them. So an ingest of N
         files reads it once, not once a file (N² entries read). An entry another process committed since
