@@ -32,7 +32,7 @@ __all__ = [
     "MAX_ROWS", "use_renderer", "findings_over_time", "findings_by_citation", "findings_by", "heatmap",
     "discrepancy_histogram", "largest_discrepancies", "cumulative_payouts", "funnel_plot", "hold_heatmap",
     "hold_by_table", "save_chart", "nothing", "citation_labels", "summary", "table", "rounds", "OFFLINE_RENDERER",
-    "VEGALITE_V5_MIME", "VEGALITE_V5_SCHEMA", "use_currency", "game_title", "game_intro", "known_odds",
+    "use_currency", "game_title", "game_intro", "known_odds",
     "dealer_shifts", "outcomes_table", "OUTCOME_NAMES",
 ]
 

@@ -23,9 +23,8 @@ from .schema import FINDINGS, SUMMARIES
 from .store import atomic_path, write_parquet_atomic
 from .summaries import payout_totals, summarize, summary_by_citation
 
-__all__ = ["safe_cell", "spreadsheet_safe", "csv_text", "write_csv", "write_findings_parquet", "summarize",
-           "summary_by_citation", "format_summary", "payout_totals", "write_summaries", "write_coverage", "SUMMARIES",
-           "Outputs", "write_outputs"]
+__all__ = ["safe_cell", "spreadsheet_safe", "csv_text", "write_csv", "write_findings_parquet", "format_summary",
+           "write_summaries", "write_coverage", "SUMMARIES", "Outputs", "write_outputs"]
 
 _DANGER = ("=", "+", "-", "@", "\t", "\r", "\n")
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")

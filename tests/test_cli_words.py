@@ -11,7 +11,7 @@ import pytest
 from auditkit.cli import main
 from auditkit.cli.score import natural
 from auditkit.money import format_money, format_net
-from auditkit.report import payout_totals
+from auditkit.summaries import payout_totals
 
 LOGS = Path(__file__).resolve().parents[1] / "sample_data" / "logs"
 

@@ -5,7 +5,8 @@ import csv
 import pandas as pd
 import pytest
 
-from auditkit.report import payout_totals, safe_cell, summarize, write_csv
+from auditkit.report import safe_cell, write_csv
+from auditkit.summaries import payout_totals, summarize
 from auditkit.validate import empty_findings
 
 
