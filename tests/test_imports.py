@@ -162,23 +162,11 @@ def upward(graph: Mapping[str, Mapping[str, int]], layer: Mapping[str, int]) -> 
             if a in layer and b in layer and layer[a] < layer[b]}
 
 
-KNOWN: dict[tuple[str, str], str] = {
-    # Known imports that close a cycle or run up the layers, each in another helper's files and removed by
-    # that helper (issue 43; the lead empties this list after merging). The test fails on any other, and on
-    # one listed here that is gone (then delete its line).
-    # onewriter (one writer; the shared pieces of ingest in one lower module):
-    # ingest/profiles (nobody's this session: onewriter's ingest/, or the lead): lazy imports in a cycle
-}
-
-
 def test_no_module_of_auditkit_imports_in_a_cycle():
     graph = module_imports(ROOT, "auditkit")
-    gone = sorted(f"{a} -> {b}" for a, b in KNOWN if b not in graph.get(a, {}))
-    assert not gone, f"no longer imported: delete from KNOWN: {gone}"
-    rest = {a: {b: n for b, n in deps.items() if (a, b) not in KNOWN} for a, deps in graph.items()}
-    found = cycles(rest)
+    found = cycles(graph)
     assert found == [], "import cycles: " + "; ".join(
-        " <-> ".join(c) + " (" + ", ".join(f"{a} -> {b} line {rest[a][b]}" for a in c for b in rest[a] if b in c) + ")"
+        " <-> ".join(c) + " (" + ", ".join(f"{a} -> {b} line {graph[a][b]}" for a in c for b in graph[a] if b in c) + ")"
         for c in found)
 
 
@@ -191,7 +179,7 @@ def test_no_module_of_auditkit_imports_from_a_higher_layer():
     names = [name for name, _ in reversed(table)]
     up = upward(module_imports(ROOT, "auditkit"), layer)
     new = [f"{a} ({names[layer[a]]}) imports {b} ({names[layer[b]]}) at line {n}"
-           for (a, b), n in sorted(up.items()) if (a, b) not in KNOWN]
+           for (a, b), n in sorted(up.items())]
     assert not new, "imports up the layers of docs/architecture.md:\n" + "\n".join(new)
 
 
