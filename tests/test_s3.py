@@ -176,8 +176,13 @@ def test_dask_workers_read_the_s3_store(uri, tmp_path):
 
 KILL_BEFORE_COMMIT = r'''
 import os, signal, sys
-import auditkit.store as st
-st.Store.commit_source = lambda self, record: os.kill(os.getpid(), signal.SIGKILL)
+import auditkit.store.files as fl
+write_bytes = fl._ObjectFiles.write_bytes
+def killed_at_the_entry(self, rel, data):  # the source's files closed, its manifest entry not written
+    if rel.startswith("_manifest/"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return write_bytes(self, rel, data)
+fl._ObjectFiles.write_bytes = killed_at_the_entry
 from auditkit.cli import main
 sys.exit(main(["-q", "ingest", "--store", sys.argv[1], sys.argv[2]]))
 '''
