@@ -209,15 +209,20 @@ def workbook(path: Path, sheets: list[tuple[str, list[list[str]] | None, str]], 
             sheet.activate()  # xlsxwriter hides no active sheet
     book.close()
     if calculated:  # as a spreadsheet saves it: no calculate-on-load
-        import zipfile
-
-        with zipfile.ZipFile(path) as z:
-            parts = {n: z.read(n) for n in z.namelist()}
-        parts["xl/workbook.xml"] = parts["xl/workbook.xml"].replace(b' fullCalcOnLoad="1"', b"")
-        with zipfile.ZipFile(path, "w") as z:
-            for n, data in parts.items():
-                z.writestr(n, data)
+        _rewrite_part(path, "xl/workbook.xml", b' fullCalcOnLoad="1"', b"")
     return path
+
+
+def _rewrite_part(path: Path, name: str, old: bytes, new: bytes) -> None:
+    """Replace ``old`` by ``new`` in one part (``xl/workbook.xml``...) of a saved workbook, as an edit by hand."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as z:
+        parts = {n: z.read(n) for n in z.namelist()}
+    parts[name] = parts[name].replace(old, new)
+    with zipfile.ZipFile(path, "w") as z:
+        for n, data in parts.items():
+            z.writestr(n, data)
 
 
 def test_a_formula_cell_without_a_saved_value_is_refused_naming_the_cell(tmp_path, capsys):
@@ -256,14 +261,8 @@ def test_a_header_without_rows_is_checked_for_the_profile_columns(kind, tmp_path
         prof = profile_for(tmp_path, 'format = "csv"')
     else:
         src = workbook(tmp_path / "empty.xlsx", [("Rounds", None, "visible")])
-        import zipfile  # the header without its Dealer column: rewrite the shared strings
-
-        with zipfile.ZipFile(src) as z:
-            parts = {n: z.read(n) for n in z.namelist()}
-        parts["xl/sharedStrings.xml"] = parts["xl/sharedStrings.xml"].replace(b"<t>Dealer</t>", b"<t>Croupier</t>")
-        with zipfile.ZipFile(src, "w") as z:
-            for n, data in parts.items():
-                z.writestr(n, data)
+        # the header without its Dealer column: rewrite the shared strings
+        _rewrite_part(src, "xl/sharedStrings.xml", b"<t>Dealer</t>", b"<t>Croupier</t>")
         prof = profile_for(tmp_path, XLSX)
     assert main(["ingest", str(src), "--profile", str(prof), "--store", str(tmp_path / "s"), "-q"]) == 2
     assert "'Dealer'" in capsys.readouterr().err
