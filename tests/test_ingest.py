@@ -407,33 +407,3 @@ def test_ingest_of_many_files_lists_the_store_and_reads_its_manifest_once(tmp_pa
     assert runs[5]["entries read"] <= 2 * stored and runs[40]["entries read"] <= 2 * (stored + 5)
     again = ingest_paths(_small_logs(tmp_path / "logs40", 40, 2000), Store(tmp_path / "store"))
     assert not again.sources and len(again.skipped) == 40  # known by their quick keys
-
-
-def test_ingest_and_live_import_in_no_cycle_counting_imports_inside_functions():
-    """Issue 43: the shared pieces of ingest (identity, writer, readers) sit below the orchestration, so no
-    import, not even one inside a function, goes back up: no cycle through a module of ingest/ or live/."""
-    import ast
-
-    from test_imports import cycles
-
-    root = Path(__file__).resolve().parents[1]
-    files = {".".join(p.relative_to(root).with_suffix("").parts[:-1] if p.name == "__init__.py"
-                      else p.relative_to(root).with_suffix("").parts): p for p in (root / "auditkit").rglob("*.py")}
-    graph: dict[str, set[str]] = {}
-    for name, path in files.items():
-        here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
-        tree = ast.parse(path.read_text("utf-8"))
-        typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
-                       and "TYPE_CHECKING" in ast.unparse(node.test) for n in ast.walk(node)}
-        deps: set[str] = set()
-        for n in ast.walk(tree):
-            if id(n) in typing_only:
-                continue
-            if isinstance(n, ast.Import):
-                deps |= {a.name for a in n.names if a.name in files}
-            elif isinstance(n, ast.ImportFrom):
-                target = ".".join((here[:len(here) - n.level + 1] if n.level else []) + ([n.module] if n.module else []))
-                subs = {f"{target}.{a.name}" for a in n.names} & set(files)
-                deps |= subs | ({target} if target in files and len(subs) < len(n.names) else set())
-        graph[name] = deps - {name}
-    assert [c for c in cycles(graph) if any(m.startswith(("auditkit.ingest", "auditkit.live")) for m in c)] == []
