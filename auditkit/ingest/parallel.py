@@ -8,8 +8,17 @@ the lines of its task (:func:`auditkit.ingest.writer.hash_block`); for a byte
 range it writes the rows as the source's parts itself
 (:func:`auditkit.ingest.writer.write_parts`) and sends back the hashes, the bad
 lines and the parts' entries; for the other tasks it sends back Arrow tables.
-This process reads a new plain file once, for its SHA-256 and the first line
-number of each range (:func:`hash_and_number`), takes the results in order,
+A new plain file of several ranges is hashed by a worker too, while the others
+parse its ranges: one task reads it for its SHA-256 and the first line number
+of each range (:func:`hash_and_number`), the first task of the source; when its
+result is in, this process (the one that knows the store) discards what an
+interrupted run left of that content and tells the range tasks (a small note
+file each reads: :func:`write_range`) the hash and numbering to write their
+parts with, or to write nothing (content stored already, or met earlier in the
+run). A range task parses before it waits for its note, so the workers parse
+while the file is hashed. (On a Dask cluster, whose workers may not see this
+machine's files, and for a file of one range, this process hashes it before its
+ranges go out.) This process takes the results in order,
 checks the duplicates (:class:`~auditkit.ingest.dedup.SeenRounds`), adopts the
 workers' parts and writes the index, quarantine and manifest entry of each
 source as the serial ingest does (:class:`~auditkit.ingest.writer.SourceWriter`):
@@ -23,8 +32,11 @@ from __future__ import annotations
 import collections
 import contextlib
 import hashlib
+import json
 import logging
 import os
+import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -60,13 +72,44 @@ def parse_range(path: str, start: int, stop: int, bulk: bool, max_line: int) -> 
             for b in read_blocks(Path(path), max_line=max_line, start=start, stop=stop)]
 
 
-def write_range(path: str, start: int, stop: int, bulk: bool, max_line: int, first_line: int, store: Store,
-                sha: str, name: str) -> tuple[list[Block], list[dict[str, Any]]]:
-    """The blocks of bytes ``[start, stop)`` of a plain JSONL file, lines numbered from ``first_line``
-    there, with their rows written as the source's parts here (:func:`~auditkit.ingest.writer.write_parts`):
-    the blocks without their tables, and the entries of the parts."""
-    blocks = [block.shifted(first_line - 1) for block in parse_range(path, start, stop, bulk, max_line)]
-    return blocks, write_parts(store, sha, name, blocks)
+def write_range(path: str, start: int, stop: int, bulk: bool, max_line: int, store: Store, name: str,
+                sha: str | None, at: int, note: str | None = None) -> tuple[list[Block], list[dict[str, Any]]]:
+    """The blocks of bytes ``[start, stop)`` of a plain JSONL file, with their rows written as the source's
+    parts here (:func:`~auditkit.ingest.writer.write_parts`): the blocks without their tables, and the
+    entries of the parts. ``sha`` is the source's SHA-256 and ``at`` the range's first line number; or,
+    for a range parsed while a worker hashes the file, ``sha`` is None, ``at`` the range's place among
+    the source's ranges and both are read after the parse from ``note``, once the client has written it
+    (:meth:`ParallelIngest._settle`): a note without a hash (the content is not to be stored) ends the
+    task with nothing written."""
+    if note is not None and (said := _read_note(note)) is not None and said["sha"] is None:
+        return [], []  # told before the parse: nothing to do
+    blocks = parse_range(path, start, stop, bulk, max_line)
+    if note is not None:
+        said = _await_note(note)
+        if said["sha"] is None:
+            return [], []
+        sha, at = said["sha"], said["first"][at]
+    blocks = [block.shifted(at - 1) for block in blocks]
+    return blocks, write_parts(store, sha, name, blocks)  # type: ignore[arg-type]
+
+
+def _read_note(note: str) -> dict[str, Any] | None:
+    """The note of a source hashed by a worker (``{"sha": ..., "first": [...]}``), None if not yet written."""
+    try:
+        with open(note, encoding="utf-8") as fh:
+            return json.load(fh)
+    except FileNotFoundError:
+        return None
+
+
+def _await_note(note: str) -> dict[str, Any]:
+    """The note, once written (the client writes it whole, by a rename; a worker whose client died is
+    ended by its watchdog, :func:`auditkit.workers.worker_start`)."""
+    delay = 0.001
+    while (said := _read_note(note)) is None:
+        time.sleep(delay)
+        delay = min(2 * delay, 0.02)
+    return said
 
 
 def parse_lines(block: Lines, bulk: bool) -> list[Block]:
@@ -109,11 +152,11 @@ def cut_ranges(path: Path, step: int) -> Iterator[tuple[int, int]]:
 @dataclass
 class _Task:
     """One task of a source: its future, how to get back the raw text of a line of it, and for a byte
-    range (whose worker writes its parts) the number of its first line."""
+    range (whose worker writes its parts) its place among the source's ranges."""
 
     future: Any
-    raw: Callable[[int], bytes | str]  # line number in the source -> the line as written
-    first: int | None = None  # a byte range's first line: its result is (blocks, parts written)
+    raw: Callable[[int], bytes | str] | None  # line number in the source -> the line as written
+    range: int | None = None  # a byte range's: its result is (blocks, parts written)
 
 
 @dataclass
@@ -128,6 +171,8 @@ class _Source:
     error: InputError | None = None
     tasks: collections.deque = field(default_factory=collections.deque)
     submitted_all: bool = False
+    hashing: _Task | None = None  # the task hashing it (a plain file of several ranges), until settled
+    note: str | None = None  # the file that tells its range tasks the hash and numbering
 
 
 class _Executor:
@@ -191,19 +236,25 @@ class ParallelIngest:
         self.limit = IN_FLIGHT * self.executor.workers
         self.pending = collections.deque(_Source(p) for p in paths)  # not yet looked at
         self.ahead: collections.deque[_Source] = collections.deque()  # looked at, in order
-        self.tasks: Iterator[tuple[_Source, Callable, tuple, bool, Callable]] | None = None
+        self.tasks: Iterator[tuple[_Source, Callable, tuple, Callable | None, int | None]] | None = None
         self.in_flight = 0
         self.waited = 0.0  # seconds this process waited for the workers' results (the rest: its own work)
+        self.reading: set[str] = set()  # contents whose tasks are out: a second name for one is not read again
+        self.notes: str | None = None  # the folder of the notes to range tasks (made on first use)
+        self.seq = 0  # sources looked at
 
     def __enter__(self) -> ParallelIngest:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.executor.close(abandon=exc[0] is not None)
+        try:
+            self.executor.close(abandon=exc[0] is not None)
+        finally:
+            if self.notes is not None:
+                shutil.rmtree(self.notes, ignore_errors=True)
 
     # the look-ahead: sources hashed and their tasks submitted, up to the limit
-    def _all_tasks(self) -> Iterator[tuple[_Source, Callable, tuple, Callable, int | None]]:
-        reading: set[str] = set()  # contents whose tasks are out: a second name for one is not read again
+    def _all_tasks(self) -> Iterator[tuple[_Source, Callable, tuple, Callable | None, int | None]]:
         while self.pending:
             src = self.pending.popleft()
             self.ahead.append(src)
@@ -211,8 +262,10 @@ class ParallelIngest:
                 self._identify(src)
             except InputError as exc:
                 src.error = exc
-            if src.error is None and self.store.source(src.sha) is None and src.sha not in reading:
-                reading.add(src.sha)  # type: ignore[arg-type]
+            if src.error is None and src.sha is None:  # hashed by a worker while the others parse it
+                yield from self._hashed_tasks(src)
+            elif src.error is None and self.store.source(src.sha) is None and src.sha not in self.reading:
+                self.reading.add(src.sha)  # type: ignore[arg-type]
                 self.store.discard_uncommitted(src.sha)  # what a killed run left, before workers write its parts
                 yield from self._source_tasks(src)
             src.submitted_all = True
@@ -229,9 +282,63 @@ class ParallelIngest:
                 src.sha = source_sha256(src.path)
                 return
             step = max(MIN_RANGE, min(BLOCK_BYTES, src.size // (2 * self.executor.workers) + 1))
-            src.sha, src.ranges = hash_and_number(src.path, list(cut_ranges(src.path, step)))
+            ranges = list(cut_ranges(src.path, step))
+            if len(ranges) > 1 and self.executor.pool is not None:  # hashed by a worker: sha None until then
+                src.ranges = [(start, stop, 0) for start, stop in ranges]
+                return
+            src.sha, src.ranges = hash_and_number(src.path, ranges)
         except OSError as exc:
             raise InputError.unreadable(src.path, exc) from exc
+
+    def _hashed_tasks(self, src: _Source) -> Iterator[tuple[_Source, Callable, tuple, Callable | None, int | None]]:
+        """A plain file's tasks when a worker hashes it: that task first, then its ranges, each told its
+        hash and numbering by a note (:meth:`_settle`)."""
+        if self.notes is None:
+            self.notes = tempfile.mkdtemp(prefix="auditkit-ingest-")
+        self.seq += 1
+        src.note = os.path.join(self.notes, f"{self.seq}.json")
+        where = str(src.path.resolve())
+        yield src, hash_and_number, (where, [(start, stop) for start, stop, _ in src.ranges]), None, None
+        for k, (start, stop, _) in enumerate(src.ranges):
+            lines = _RangeLines(src.path, start, stop, self.max_line)
+            yield src, write_range, (where, start, stop, self.bulk, self.max_line, self.store, str(src.path),
+                                     None, k, src.note), \
+                (lambda n, lines=lines, k=k: lines.raw(n - src.ranges[k][2] + 1)), k
+
+    def _settle(self, src: _Source) -> None:
+        """Take the hash of a source hashed by a worker and tell its range tasks, by their note, what to
+        write: its hash and numbering when it is new (what an interrupted run left of it discarded
+        first), else nothing (stored already, met earlier in this run, or unreadable: ``src.error``)."""
+        task, src.hashing = src.hashing, None
+        if task is None:
+            return
+        self.in_flight -= 1
+        try:
+            t0 = time.perf_counter()
+            try:
+                src.sha, src.ranges = self.executor.result(task.future)
+            finally:
+                self.waited += time.perf_counter() - t0
+        except OSError as exc:
+            src.error = InputError.unreadable(src.path, exc)
+        go = src.error is None and self.store.source(src.sha) is None and src.sha not in self.reading
+        if go:
+            self.reading.add(src.sha)  # type: ignore[arg-type]
+            self.store.discard_uncommitted(src.sha)  # type: ignore[arg-type]  # before its parts are written
+        said = {"sha": src.sha if go else None, "first": [first for _, _, first in src.ranges] if go else []}
+        tmp = f"{src.note}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(said, fh)
+        os.replace(tmp, src.note)  # type: ignore[arg-type]
+
+    def _settle_ready(self) -> None:
+        """Settle, in order, the sources ahead whose hash is in (their range tasks wait for it)."""
+        for src in self.ahead:
+            if src.hashing is None:
+                continue
+            if not src.hashing.future.done():
+                return
+            self._settle(src)
 
     def _source_tasks(self, src: _Source) -> Iterator[tuple[_Source, Callable, tuple, Callable, int | None]]:
         path, name = src.path, str(src.path)
@@ -243,10 +350,10 @@ class ParallelIngest:
             for block in read_blocks(path, max_line=self.max_line):  # read here, a block in flight at a time
                 yield src, parse_lines, (block, self.bulk), (lambda n, b=block: b.raw(n - b.first)), None
         else:
-            for start, stop, first in src.ranges:
+            for k, (start, stop, first) in enumerate(src.ranges):
                 lines = _RangeLines(path, start, stop, self.max_line)
-                yield src, write_range, (where, start, stop, self.bulk, self.max_line, first, self.store, src.sha,
-                                         name), (lambda n, lines=lines, first=first: lines.raw(n - first + 1)), first
+                yield src, write_range, (where, start, stop, self.bulk, self.max_line, self.store, name,
+                                         src.sha, first), (lambda n, lines=lines, first=first: lines.raw(n - first + 1)), k
 
     def _fill(self) -> None:
         if self.tasks is None:
@@ -255,8 +362,12 @@ class ParallelIngest:
             item = next(self.tasks, None)
             if item is None:
                 return
-            src, fn, args, raw, first = item
-            src.tasks.append(_Task(self.executor.submit(fn, *args), raw, first))
+            src, fn, args, raw, k = item
+            task = _Task(self.executor.submit(fn, *args), raw, k)
+            if fn is hash_and_number:
+                src.hashing = task
+            else:
+                src.tasks.append(task)
             self.in_flight += 1
 
     def _next_task(self, src: _Source) -> _Task | None:
@@ -286,6 +397,7 @@ class ParallelIngest:
                progress: Callable[[int, int], None] | None = None) -> tuple[SourceRecord, bool]:
         """:func:`auditkit.ingest.sources.ingest_source` of the next source, parsed by the workers."""
         src = self._source(path)
+        self._settle(src)  # hashed by a worker: its hash awaited, its range tasks told
         if src.error is not None:
             self._drop(src)
             raise src.error
@@ -299,16 +411,18 @@ class ParallelIngest:
                 t0 = time.perf_counter()
                 result = self.executor.result(task.future)
                 self.waited += time.perf_counter() - t0
-                blocks, parts = result if task.first is not None else (result, None)
-                if task.first is not None and task.first != rec.lines_read + 1:  # a bug, never an input problem
-                    raise AssertionError(f"{path}: a byte range numbered from line {task.first} follows line "
+                blocks, parts = result if task.range is not None else (result, None)
+                first = src.ranges[task.range][2] if task.range is not None else None
+                if first is not None and first != rec.lines_read + 1:  # a bug, never an input problem
+                    raise AssertionError(f"{path}: a byte range numbered from line {first} follows line "
                                          f"{rec.lines_read}")
                 for block in blocks:
-                    writer.add(block, task.raw)
+                    writer.add(block, task.raw)  # type: ignore[arg-type]
                     if progress:
                         progress(block.done, rec.stored)
                 if parts is not None:
                     writer.adopt(parts)
+                self._settle_ready()  # the sources ahead hashed meanwhile: their ranges wait for it
         except BaseException:
             writer.abort()
             raise
@@ -321,7 +435,7 @@ class ParallelIngest:
         """Forget the tasks of a source not to be committed (parsed ahead before its turn), and delete the
         parts their workers wrote."""
         while (task := self._next_task(src)) is not None:
-            if not task.future.cancel() and task.first is not None:
+            if not task.future.cancel() and task.range is not None:
                 with contextlib.suppress(Exception):  # a task that failed wrote nothing to keep either
                     for entry in self.executor.result(task.future)[1]:
                         self.store.drop_written(src.sha, entry["path"])  # type: ignore[arg-type]
@@ -350,9 +464,10 @@ class _RangeLines:
         return block.raw(n - block.first)
 
 
-def hash_and_number(path: Path, ranges: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int, int]]]:
+def hash_and_number(path: Path | str, ranges: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int, int]]]:
     """The SHA-256 of a plain file covered by ``ranges`` (contiguous, each ending after a line break but
-    the last) and each range with the number of its first line, from one read of the file."""
+    the last) and each range with the number of its first line, from one read of the file (in this
+    process for a file of one range, else in a worker while the others parse it)."""
     h = hashlib.sha256()
     out, line = [], 1
     with open(path, "rb") as fh:
