@@ -460,3 +460,21 @@ def test_a_range_told_to_write_nothing_before_its_parse_reads_nothing(tmp_path, 
     assert parts and all(p["path"].split("/")[-1].startswith("part-" + sha[:16]) for p in parts)
     lines = pd.concat([store.read_part(p["path"]).to_pandas() for p in parts])["source_line"]
     assert sorted(lines) == list(range(11, 61))
+
+
+def test_hash_and_number_gives_the_files_sha256_and_each_ranges_first_line(tmp_path):
+    """Whatever the cut (lines blank, long, one range, many), each range's first line is one more than the
+    line breaks before it, and the hash is the SHA-256 of every byte, those past the last range too."""
+    import hashlib
+
+    path = tmp_path / "x.jsonl"
+    data = b"a\n" + b"b" * 3000 + b"\n\n\nc\n" + b"d\n" * 700 + b"e"
+    path.write_bytes(data)
+    for step in (1, 2, 5, 100, 1000, 5000, 10_000):
+        ranges = list(parallel.cut_ranges(path, step))
+        sha, numbered = parallel.hash_and_number(path, ranges)
+        assert sha == hashlib.sha256(data).hexdigest()
+        assert numbered == [(a, b, data[:a].count(b"\n") + 1) for a, b in ranges]
+    with open(path, "ab") as fh:
+        fh.write(b"\nf\n")  # grown since it was cut
+    assert parallel.hash_and_number(path, ranges)[0] == hashlib.sha256(data + b"\nf\n").hexdigest()
