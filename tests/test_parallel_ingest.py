@@ -478,3 +478,31 @@ def test_hash_and_number_gives_the_files_sha256_and_each_ranges_first_line(tmp_p
     with open(path, "ab") as fh:
         fh.write(b"\nf\n")  # grown since it was cut
     assert parallel.hash_and_number(path, ranges)[0] == hashlib.sha256(data + b"\nf\n").hexdigest()
+
+
+def test_a_note_that_cannot_be_written_fails_the_ingest_naming_it_and_leaves_nothing(tmp_path, monkeypatch, capsys):
+    """The note to a big file's range tasks cannot be written (its disk full): exit 2 naming the note and
+    the reason, the workers stopped, no manifest entry, no part, no temporary file, no notes folder."""
+    import errno
+    import tempfile
+
+    from auditkit.cli import main
+
+    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 16)
+    monkeypatch.setattr(parallel, "BLOCK_BYTES", 1 << 16)
+    log = _big_log(tmp_path / "big.jsonl")
+    notes = tmp_path / "tmp"
+    notes.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(notes))
+
+    def full(said, fh):
+        fh.write("{")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(parallel.json, "dump", full)
+    store = Store(tmp_path / "store")
+    assert main(["-q", "ingest", str(log), "--store", str(store.root), "--workers", "2"]) == 2
+    err = capsys.readouterr().err
+    assert re.search(r"auditkit-ingest-\w+/1\.json: No space left on device", err), err
+    assert store.manifest() == [] and not list(store.root.rglob("*.parquet")) and not list(store.root.rglob("*.tmp"))
+    assert list(notes.iterdir()) == []

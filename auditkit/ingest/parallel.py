@@ -102,6 +102,17 @@ def _read_note(note: str) -> dict[str, Any] | None:
         return None
 
 
+def _write_note(note: str, said: dict[str, Any]) -> None:
+    """Write a note whole (a temporary file renamed: a range task never reads half of one); an error names
+    the note (its folder, with the temporary file, is removed when the ingest ends)."""
+    try:
+        with open(f"{note}.tmp", "w", encoding="utf-8") as fh:
+            json.dump(said, fh)
+        os.replace(f"{note}.tmp", note)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, note) from exc
+
+
 def _await_note(note: str) -> dict[str, Any]:
     """The note, once written (the client writes it whole, by a rename; a worker whose client died is
     ended by its watchdog, :func:`auditkit.workers.worker_start`)."""
@@ -325,11 +336,8 @@ class ParallelIngest:
         if go:
             self.reading.add(src.sha)  # type: ignore[arg-type]
             self.store.discard_uncommitted(src.sha)  # type: ignore[arg-type]  # before its parts are written
-        said = {"sha": src.sha if go else None, "first": [first for _, _, first in src.ranges] if go else []}
-        tmp = f"{src.note}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(said, fh)
-        os.replace(tmp, src.note)  # type: ignore[arg-type]
+        _write_note(src.note, {"sha": src.sha if go else None,  # type: ignore[arg-type]
+                               "first": [first for _, _, first in src.ranges] if go else []})
 
     def _settle_ready(self) -> None:
         """Settle, in order, the sources ahead whose hash is in (their range tasks wait for it)."""
