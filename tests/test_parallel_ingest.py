@@ -506,3 +506,31 @@ def test_a_note_that_cannot_be_written_fails_the_ingest_naming_it_and_leaves_not
     assert re.search(r"auditkit-ingest-\w+/1\.json: No space left on device", err), err
     assert store.manifest() == [] and not list(store.root.rglob("*.parquet")) and not list(store.root.rglob("*.tmp"))
     assert list(notes.iterdir()) == []
+
+
+def test_a_parallel_ingest_left_before_a_big_files_turn_ends_its_waiting_tasks(tmp_path, monkeypatch):
+    """Left without an error before a big file's turn (its hash and ranges out, their note never
+    written by a commit): its range tasks are told to write nothing, so closing the pool ends rather
+    than waits for them; nothing is written, the notes' folder is removed."""
+    import threading
+
+    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 16)
+    monkeypatch.setattr(parallel, "BLOCK_BYTES", 1 << 16)
+    log = _big_log(tmp_path / "big.jsonl")
+    store = Store(tmp_path / "store")
+    par = parallel.ParallelIngest([log], store, workers=2)
+    par._fill()
+    (src,) = par.ahead
+    assert src.hashing is not None and src.tasks
+    par.executor.result(src.hashing.future)  # hashed; a range parsed by now waits for its note
+    closing = threading.Thread(target=par.__exit__, args=(None, None, None))
+    closing.start()
+    closing.join(60)
+    try:
+        assert not closing.is_alive(), "the pool waits for range tasks that wait for a note"
+    finally:
+        if closing.is_alive():  # release them, so that the test run ends
+            parallel._write_note(src.note, {"sha": None, "first": []})
+            closing.join()
+    assert not (store.root / "rounds").exists() or not list((store.root / "rounds").rglob("*"))
+    assert not Path(src.note).parent.exists()

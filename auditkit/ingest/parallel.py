@@ -259,6 +259,10 @@ class ParallelIngest:
 
     def __exit__(self, *exc: Any) -> None:
         try:
+            for src in self.ahead:  # sources not reached: their range tasks told to write nothing, not left waiting
+                if src.note is not None and not os.path.exists(src.note):
+                    with contextlib.suppress(OSError):
+                        _write_note(src.note, {"sha": None, "first": []})
             self.executor.close(abandon=exc[0] is not None)
         finally:
             if self.notes is not None:
