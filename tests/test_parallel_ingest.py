@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from auditkit.ingest import dedup, parallel
+from auditkit.ingest import dedup, parallel, tasks
 from auditkit.ingest.csv import write_csv_rounds
 from auditkit.ingest.dedup import StoredOverlap
 from auditkit.ingest.sources import ingest_paths
@@ -248,9 +248,9 @@ def test_a_ranges_lines_are_read_again_once_however_many_duplicates_ask(tmp_path
     path.write_bytes(b"\n".join(lines) + b"\n")
     start = len(lines[0]) + 1  # the range starts at line 2 of the file
     reads = []
-    real = parallel.read_blocks
-    monkeypatch.setattr(parallel, "read_blocks", lambda *a, **k: reads.append(1) or real(*a, **k, block_bytes=4096))
-    got = parallel._RangeLines(path, start, path.stat().st_size, MAX_LINE)
+    real = tasks.read_blocks
+    monkeypatch.setattr(tasks, "read_blocks", lambda *a, **k: reads.append(1) or real(*a, **k, block_bytes=4096))
+    got = tasks.RangeLines(path, start, path.stat().st_size, MAX_LINE)
     assert [got.raw(n) for n in range(1, 5000, 7)] == lines[1:5000:7]
     assert len(reads) == 1
     assert got.raw(3) == lines[3] and len(reads) == 2  # an earlier line: read from the start again
@@ -361,8 +361,8 @@ def test_a_big_file_is_hashed_by_a_worker_while_the_others_parse_it(tmp_path, mo
     monkeypatch.setattr(parallel, "BLOCK_BYTES", 1 << 16)
     log = _big_log(tmp_path / "big.jsonl")
     read_here: list[str] = []
-    real_sha = identity.source_sha256  # hash_and_number here hashes through parallel.hashlib (workers: their own)
-    monkeypatch.setattr(parallel, "hashlib", types.SimpleNamespace(
+    real_sha = identity.source_sha256  # hash_and_number here hashes through tasks.hashlib (workers: their own)
+    monkeypatch.setattr(tasks, "hashlib", types.SimpleNamespace(
         sha256=lambda *a: read_here.append("hash") or hashlib.sha256(*a)))
     monkeypatch.setattr(identity, "source_sha256", lambda p: read_here.append("sha") or real_sha(p))
     submitted: list[str] = []
@@ -445,16 +445,16 @@ def test_a_range_told_to_write_nothing_before_its_parse_reads_nothing(tmp_path, 
     log = _big_log(tmp_path / "x.jsonl", 50)
     note = tmp_path / "1.json"
     note.write_text(json.dumps({"sha": None, "first": []}))
-    monkeypatch.setattr(parallel, "read_blocks", lambda *a, **k: pytest.fail("read"))
+    monkeypatch.setattr(tasks, "read_blocks", lambda *a, **k: pytest.fail("read"))
     size = log.stat().st_size
     store = Store(tmp_path / "store")
-    assert parallel.write_range(str(log), 0, size, True, MAX_LINE, store, "x", None, 0, str(note)) == ([], [])
+    assert tasks.write_range(str(log), 0, size, True, MAX_LINE, store, "x", None, 0, str(note)) == ([], [])
     monkeypatch.undo()
     note.unlink()
     sha = "ab" * 32
     timer = threading.Timer(0.2, lambda: note.write_text(json.dumps({"sha": sha, "first": [1, 11]})))
     timer.start()
-    blocks, parts = parallel.write_range(str(log), 0, size, True, MAX_LINE, store, "x", None, 1, str(note))
+    blocks, parts = tasks.write_range(str(log), 0, size, True, MAX_LINE, store, "x", None, 1, str(note))
     timer.join()
     assert sum(b.lines_read for b in blocks) == 50 and blocks[0].lines[0] == 11
     assert parts and all(p["path"].split("/")[-1].startswith("part-" + sha[:16]) for p in parts)
@@ -472,12 +472,12 @@ def test_hash_and_number_gives_the_files_sha256_and_each_ranges_first_line(tmp_p
     path.write_bytes(data)
     for step in (1, 2, 5, 100, 1000, 5000, 10_000):
         ranges = list(parallel.cut_ranges(path, step))
-        sha, numbered = parallel.hash_and_number(path, ranges)
+        sha, numbered = tasks.hash_and_number(path, ranges)
         assert sha == hashlib.sha256(data).hexdigest()
         assert numbered == [(a, b, data[:a].count(b"\n") + 1) for a, b in ranges]
     with open(path, "ab") as fh:
         fh.write(b"\nf\n")  # grown since it was cut
-    assert parallel.hash_and_number(path, ranges)[0] == hashlib.sha256(data + b"\nf\n").hexdigest()
+    assert tasks.hash_and_number(path, ranges)[0] == hashlib.sha256(data + b"\nf\n").hexdigest()
 
 
 def test_a_note_that_cannot_be_written_fails_the_ingest_naming_it_and_leaves_nothing(tmp_path, monkeypatch, capsys):
@@ -499,7 +499,7 @@ def test_a_note_that_cannot_be_written_fails_the_ingest_naming_it_and_leaves_not
         fh.write("{")
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(parallel.json, "dump", full)
+    monkeypatch.setattr(tasks.json, "dump", full)
     store = Store(tmp_path / "store")
     assert main(["-q", "ingest", str(log), "--store", str(store.root), "--workers", "2"]) == 2
     err = capsys.readouterr().err
@@ -530,7 +530,32 @@ def test_a_parallel_ingest_left_before_a_big_files_turn_ends_its_waiting_tasks(t
         assert not closing.is_alive(), "the pool waits for range tasks that wait for a note"
     finally:
         if closing.is_alive():  # release them, so that the test run ends
-            parallel._write_note(src.note, {"sha": None, "first": []})
+            tasks._write_note(src.note, {"sha": None, "first": []})
             closing.join()
     assert not (store.root / "rounds").exists() or not list((store.root / "rounds").rglob("*"))
     assert not Path(src.note).parent.exists()
+
+
+@pytest.mark.parametrize("error, abandon", [(None, False), (OSError(28, "No space left on device"), False),
+                                            (parallel.InputError("cannot read x"), False),
+                                            (KeyboardInterrupt(), True), ("broken", True), ("note", True)])
+def test_after_an_error_the_running_tasks_end_on_their_own_but_an_interrupt_or_a_dead_worker_kills_them(
+        tmp_path, monkeypatch, error, abandon):
+    """A failed ingest (a full disk, a file that cannot be read) lets the workers' running tasks end, so
+    that a part being written deletes its own temporary file (killed mid-write, a worker leaves it); an
+    interrupt, a dead worker, or a note that cannot be written (its range tasks would wait for ever)
+    kill the workers."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    closed = []
+    monkeypatch.setattr(parallel._Executor, "close", lambda self, abandon=False: closed.append(abandon))
+    par = parallel.ParallelIngest([], Store(tmp_path / "store"), workers=2)
+    src = parallel._Source(tmp_path / "x.jsonl", note=str(tmp_path / "notes" / "1.json"))
+    par.hashed.append(src)
+    if error != "note":
+        (tmp_path / "notes").mkdir()
+    exc = {"broken": BrokenProcessPool("a worker died"), "note": OSError(28, "No space")}.get(error, error)
+    par.__exit__(type(exc) if exc is not None else None, exc, None)
+    assert closed == [abandon]
+    if error != "note":
+        assert json.loads(Path(src.note).read_text()) == {"sha": None, "first": []}

@@ -1,38 +1,27 @@
 """Parallel ingest: sources parsed by worker processes (or Dask workers), committed one by one in order.
 
-The work of a source is cut into tasks: a plain JSONL file into byte ranges cut
-at line starts (so one big file uses every worker), a gzip file into the blocks
-this process decompresses (a gzip stream cannot be entered in the middle), a
-CSV file (with its companions) as a whole. A worker parses, checks and hashes
-the lines of its task (:func:`auditkit.ingest.writer.hash_block`); for a byte
-range it writes the rows as the source's parts itself
-(:func:`auditkit.ingest.writer.write_parts`) and sends back the hashes, the bad
-lines and the parts' entries; for the other tasks it sends back Arrow tables.
-A new plain file of several ranges is hashed by a worker too, while the others
-parse its ranges: one task reads it for its SHA-256 and the first line number
-of each range (:func:`hash_and_number`), the first task of the source; when its
-result is in, this process (the one that knows the store) discards what an
-interrupted run left of that content and tells the range tasks (a small note
-file each reads: :func:`write_range`) the hash and numbering to write their
-parts with, or to write nothing (content stored already, or met earlier in the
-run). A range task parses before it waits for its note, so the workers parse
-while the file is hashed. (On a Dask cluster, whose workers may not see this
-machine's files, and for a file of one range, this process hashes it before its
-ranges go out.) This process takes the results in order,
-checks the duplicates (:class:`~auditkit.ingest.dedup.SeenRounds`), adopts the
-workers' parts and writes the index, quarantine and manifest entry of each
-source as the serial ingest does (:class:`~auditkit.ingest.writer.SourceWriter`):
-the store holds the same rows, index and quarantine
-whatever the number of workers. At most :data:`IN_FLIGHT` tasks per worker are
-out at a time, so memory stays bounded whatever the size of the input.
+The work of a source is cut into tasks (:mod:`auditkit.ingest.tasks`): a plain JSONL file into byte
+ranges cut at line starts (so one big file uses every worker), a gzip file into the blocks this process
+decompresses (a gzip stream cannot be entered in the middle), a CSV file (with its companions) as a
+whole. A worker parses, checks and hashes the lines of its task; for a byte range it writes the rows
+as the source's parts itself and sends back the hashes, the bad lines and the parts' entries; for the
+other tasks it sends back Arrow tables. A new plain file of several ranges is hashed by a worker while
+the others parse its ranges (:func:`hash_and_number`, its first task, also numbers the ranges' first
+lines); when the hash is in, this process discards what an interrupted run left of that content and
+tells the range tasks by a note the hash and numbering to write their parts with, or to write nothing
+(stored already, met earlier in the run). (On a Dask cluster, whose workers may not see this machine's
+files, and for a file of one range, this process hashes it before its ranges go out.) This process
+takes the results in order, checks the duplicates (:class:`~auditkit.ingest.dedup.SeenRounds`), adopts
+the workers' parts and writes the index, quarantine and manifest entry of each source as the serial
+ingest does (:class:`~auditkit.ingest.writer.SourceWriter`): the store holds the same rows, index and
+quarantine whatever the number of workers. At most :data:`IN_FLIGHT` tasks per worker are out at a
+time, so memory stays bounded whatever the size of the input.
 """
 
 from __future__ import annotations
 
 import collections
 import contextlib
-import hashlib
-import json
 import logging
 import os
 import shutil
@@ -44,12 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from ..store import SourceRecord, Store
-from .blocks import parse_block
 from .dedup import SeenRounds, StoredOverlap
 from .identity import InputError, is_csv, recognise, source_sha256
 from .jsonl import BLOCK_BYTES, MAX_LINE, Lines, _is_gzip, read_blocks
-from .readers import read_source
-from .writer import Block, hash_block, open_known, read_again, write_parts
+from .tasks import RangeLines, _write_note, cut_ranges, hash_and_number, parse_csv, parse_lines, write_range
+from .writer import open_known, read_again
 
 __all__ = ["ParallelIngest", "IN_FLIGHT", "MIN_RANGE", "AUTO_MIN_BYTES", "cut_ranges", "hash_and_number"]
 
@@ -65,101 +53,6 @@ AUTO_MIN_BYTES = 128 << 20
 tasks' results sent back): below this a second worker is not worth its CPU."""
 
 
-# ---- the workers' tasks (module functions: they are pickled by name) -------------------------------------
-def parse_range(path: str, start: int, stop: int, bulk: bool, max_line: int) -> list[Block]:
-    """The blocks of bytes ``[start, stop)`` of a plain JSONL file, lines numbered from 1 there."""
-    return [hash_block(parse_block(b, bulk=bulk), len(b), 0, [], b.done)
-            for b in read_blocks(Path(path), max_line=max_line, start=start, stop=stop)]
-
-
-def write_range(path: str, start: int, stop: int, bulk: bool, max_line: int, store: Store, name: str,
-                sha: str | None, at: int, note: str | None = None) -> tuple[list[Block], list[dict[str, Any]]]:
-    """The blocks of bytes ``[start, stop)`` of a plain JSONL file, with their rows written as the source's
-    parts here (:func:`~auditkit.ingest.writer.write_parts`): the blocks without their tables, and the
-    entries of the parts. ``sha`` is the source's SHA-256 and ``at`` the range's first line number; or,
-    for a range parsed while a worker hashes the file, ``sha`` is None, ``at`` the range's place among
-    the source's ranges and both are read after the parse from ``note``, once the client has written it
-    (:meth:`ParallelIngest._settle`): a note without a hash (the content is not to be stored) ends the
-    task with nothing written."""
-    if note is not None and (said := _read_note(note)) is not None and said["sha"] is None:
-        return [], []  # told before the parse: nothing to do
-    blocks = parse_range(path, start, stop, bulk, max_line)
-    if note is not None:
-        said = _await_note(note)
-        if said["sha"] is None:
-            return [], []
-        sha, at = said["sha"], said["first"][at]
-    blocks = [block.shifted(at - 1) for block in blocks]
-    return blocks, write_parts(store, sha, name, blocks)  # type: ignore[arg-type]
-
-
-def _read_note(note: str) -> dict[str, Any] | None:
-    """The note of a source hashed by a worker (``{"sha": ..., "first": [...]}``), None if not yet written."""
-    try:
-        with open(note, encoding="utf-8") as fh:
-            return json.load(fh)
-    except FileNotFoundError:
-        return None
-
-
-def _write_note(note: str, said: dict[str, Any]) -> None:
-    """Write a note whole (a temporary file renamed: a range task never reads half of one); an error names
-    the note (its folder, with the temporary file, is removed when the ingest ends)."""
-    try:
-        with open(f"{note}.tmp", "w", encoding="utf-8") as fh:
-            json.dump(said, fh)
-        os.replace(f"{note}.tmp", note)
-    except OSError as exc:
-        raise OSError(exc.errno, exc.strerror, note) from exc
-
-
-def _await_note(note: str) -> dict[str, Any]:
-    """The note, once written (the client writes it whole, by a rename; a worker whose client died is
-    ended by its watchdog, :func:`auditkit.workers.worker_start`)."""
-    delay = 0.001
-    while (said := _read_note(note)) is None:
-        time.sleep(delay)
-        delay = min(2 * delay, 0.02)
-    return said
-
-
-def parse_lines(block: Lines, bulk: bool) -> list[Block]:
-    """A block of lines read by the client (of a gzip file)."""
-    return [hash_block(parse_block(block, bulk=bulk), len(block), 0, [], block.done)]
-
-
-def parse_csv(path: str, name: str, bulk: bool, max_line: int) -> list[Block]:
-    """Every block of a CSV source (its main file and companions), read as the serial ingest reads it."""
-    return [hash_block(parsed, lines, attached, other, done)
-            for parsed, lines, attached, other, done in read_source(Path(path), name, bulk, max_line)]
-
-
-def cut_ranges(path: Path, step: int) -> Iterator[tuple[int, int]]:
-    """Byte ranges of about ``step`` bytes covering a file, each ending just after a line break (or at
-    the end of the file)."""
-    size = path.stat().st_size
-    pos = 0
-    with open(path, "rb") as fh:
-        while pos < size:
-            stop = pos + step
-            if stop >= size:
-                stop = size
-            else:  # on to the end of the line that holds byte stop - 1
-                fh.seek(stop - 1)
-                while True:
-                    chunk = fh.read(1 << 16)
-                    at = chunk.find(b"\n")
-                    if at >= 0:
-                        stop = fh.tell() - len(chunk) + at + 1
-                        break
-                    if not chunk:
-                        stop = size
-                        break
-            yield pos, stop
-            pos = stop
-
-
-# ---- the client's side ------------------------------------------------------------------------------------
 @dataclass
 class _Task:
     """One task of a source: its future, how to get back the raw text of a line of it, and for a byte
@@ -252,18 +145,27 @@ class ParallelIngest:
         self.waited = 0.0  # seconds this process waited for the workers' results (the rest: its own work)
         self.reading: set[str] = set()  # contents whose tasks are out: a second name for one is not read again
         self.notes: str | None = None  # the folder of the notes to range tasks (made on first use)
-        self.seq = 0  # sources looked at
+        self.seq = 0  # sources hashed by a worker
+        self.hashed: list[_Source] = []  # those sources, each with its note (written once)
 
     def __enter__(self) -> ParallelIngest:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        """Close the pool: its running tasks finished (after an error such as a full disk, a worker's part
+        write then deletes its temporary file itself), or its workers killed after an interrupt, a dead
+        worker or a note not written; range tasks of sources not committed are told to write nothing."""
+        from concurrent.futures import BrokenExecutor
+
+        stuck, error = False, exc[1]
         try:
-            for src in self.ahead:  # sources not reached: their range tasks told to write nothing, not left waiting
-                if src.note is not None and not os.path.exists(src.note):
-                    with contextlib.suppress(OSError):
-                        _write_note(src.note, {"sha": None, "first": []})
-            self.executor.close(abandon=exc[0] is not None)
+            for src in (s for s in self.hashed if not os.path.exists(s.note)):  # type: ignore[arg-type]
+                try:
+                    _write_note(src.note, {"sha": None, "first": []})  # type: ignore[arg-type]
+                except OSError:
+                    stuck = True  # its range tasks would wait for ever: killed
+            self.executor.close(abandon=error is not None and (stuck or not isinstance(error, Exception)
+                                                               or isinstance(error, BrokenExecutor)))
         finally:
             if self.notes is not None:
                 shutil.rmtree(self.notes, ignore_errors=True)
@@ -312,10 +214,11 @@ class ParallelIngest:
             self.notes = tempfile.mkdtemp(prefix="auditkit-ingest-")
         self.seq += 1
         src.note = os.path.join(self.notes, f"{self.seq}.json")
+        self.hashed.append(src)
         where = str(src.path.resolve())
         yield src, hash_and_number, (where, [(start, stop) for start, stop, _ in src.ranges]), None, None
         for k, (start, stop, _) in enumerate(src.ranges):
-            lines = _RangeLines(src.path, start, stop, self.max_line)
+            lines = RangeLines(src.path, start, stop, self.max_line)
             yield src, write_range, (where, start, stop, self.bulk, self.max_line, self.store, str(src.path),
                                      None, k, src.note), \
                 (lambda n, lines=lines, k=k: lines.raw(n - src.ranges[k][2] + 1)), k
@@ -363,7 +266,7 @@ class ParallelIngest:
                 yield src, parse_lines, (block, self.bulk), (lambda n, b=block: b.raw(n - b.first)), None
         else:
             for k, (start, stop, first) in enumerate(src.ranges):
-                lines = _RangeLines(path, start, stop, self.max_line)
+                lines = RangeLines(path, start, stop, self.max_line)
                 yield src, write_range, (where, start, stop, self.bulk, self.max_line, self.store, name,
                                          src.sha, first), (lambda n, lines=lines, first=first: lines.raw(n - first + 1)), k
 
@@ -451,52 +354,6 @@ class ParallelIngest:
                 with contextlib.suppress(Exception):  # a task that failed wrote nothing to keep either
                     for entry in self.executor.result(task.future)[1]:
                         self.store.drop_written(src.sha, entry["path"])  # type: ignore[arg-type]
-
-
-class _RangeLines:
-    """The lines of a byte range as written, read again only when a duplicate's entry needs one. They
-    are asked for in line order, so the range is read once however many are asked for."""
-
-    def __init__(self, path: Path, start: int, stop: int, max_line: int):
-        self.path, self.start, self.stop, self.max_line = path, start, stop, max_line
-        self._blocks: Iterator[Lines] | None = None
-        self._block: Lines | None = None
-
-    def raw(self, n: int) -> bytes:
-        """Line ``n`` (from 1) of the range."""
-        block = self._block
-        if block is None or n < block.first:  # the first asked for, or an earlier one: from the start
-            self._blocks = read_blocks(self.path, max_line=self.max_line, start=self.start, stop=self.stop)
-            block = None
-        while block is None or n >= block.first + len(block):
-            block = next(self._blocks, None)  # type: ignore[arg-type]
-            if block is None:
-                raise IndexError(f"{self.path}: no line {n} in bytes {self.start}-{self.stop}")
-        self._block = block
-        return block.raw(n - block.first)
-
-
-def hash_and_number(path: Path | str, ranges: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int, int]]]:
-    """The SHA-256 of a plain file covered by ``ranges`` (contiguous, each ending after a line break but
-    the last) and each range with the number of its first line, from one read of the file (in this
-    process for a file of one range, else in a worker while the others parse it). The lines of the last
-    range are not counted (no range follows it); numpy counts the others' (twice as fast as ``bytes.count``)."""
-    import numpy as np
-
-    h = hashlib.sha256()
-    out, line = [], 1
-    with open(path, "rb") as fh:
-        for k, (start, stop) in enumerate(ranges):
-            out.append((start, stop, line))
-            left, count = stop - start, k < len(ranges) - 1
-            while left > 0 and (chunk := fh.read(min(1 << 20, left))):
-                h.update(chunk)
-                if count:
-                    line += int(np.count_nonzero(np.frombuffer(chunk, np.uint8) == 10))
-                left -= len(chunk)
-        while chunk := fh.read(1 << 20):  # bytes past the last range (a file grown since it was cut)
-            h.update(chunk)
-    return h.hexdigest(), out
 
 
 def _csv_raw(path: Path, lines: list[bytes], n: int) -> str:
