@@ -99,13 +99,16 @@ class _Executor:
             # processes start on demand: a run with nothing new to read starts none; they die with this one
             self.pool = process_pool(workers)
             self.workers = workers
+        self.futures: list[Any] = []  # a process pool's, not yet seen done
 
     def submit(self, fn: Callable, *args: Any) -> Any:
         if self.client is not None:
             if any(isinstance(a, Lines) for a in args):  # a block of a gzip file: sent once, not in the graph
                 args = tuple(self.client.scatter(a, hash=False) if isinstance(a, Lines) else a for a in args)
             return self.client.submit(fn, *args, pure=False)
-        return self.pool.submit(fn, *args)
+        self.futures = [f for f in self.futures if not f.done()]
+        self.futures.append(future := self.pool.submit(fn, *args))
+        return future
 
     def result(self, future: Any) -> Any:
         """The task's result; on a process pool, ``BrokenProcessPool`` as soon as a worker has died
@@ -117,11 +120,25 @@ class _Executor:
         return result(future, self.pool)
 
     def close(self, abandon: bool = False) -> None:
-        """Wait for the tasks running (``abandon``: kill the workers instead, after an error or interrupt)."""
+        """Cancel the tasks not started and wait for those running, through :meth:`result` (a worker that
+        dies meanwhile kills the pool rather than hang the wait); ``abandon``: kill the workers at once."""
         if self.pool is not None:
-            if abandon:
-                from ..workers import stop_pool
+            from concurrent.futures import BrokenExecutor
 
+            from ..workers import stop_pool
+
+            for future in self.futures:
+                future.cancel()
+            for future in (f for f in self.futures if not f.cancelled()):
+                if abandon:
+                    break
+                try:
+                    self.result(future)
+                except BrokenExecutor:
+                    abandon = True
+                except Exception:  # noqa: S110 - a task's own error: its result is not wanted here
+                    pass
+            if abandon:
                 stop_pool(self.pool)
             else:
                 self.pool.shutdown(wait=True, cancel_futures=True)
