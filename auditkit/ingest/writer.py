@@ -254,8 +254,8 @@ class SourceWriter:
         if self.seen.streamed and not self.new_ids:
             self.seen.probe(id_hash)  # the first block repeats stored rounds: the rest will too, likely
         content = block.content_hashes if block.order is not None else None
-        status, first = self.seen.check(ids, id_hash, line_hash, lines, name, content,
-                                        sum(t.nbytes for t in block.tables.values()))
+        held = sum(t.nbytes for t in block.tables.values()) if content is not None else 0  # kept for on demand only
+        status, first = self.seen.check(ids, id_hash, line_hash, lines, name, content, held)
         rec.already_stored += int((status == ALREADY).sum())
         bad = []
         for k in np.flatnonzero(status == DIFFERENT):

@@ -16,7 +16,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from . import parquet
-from .atomic import atomic_path
+from .atomic import atomic_file
 from .parquet import HashingFile, ParquetStream, _buffered, write_options
 
 LOCK_NAME = ".auditkit.lock"
@@ -77,12 +77,12 @@ class _LocalFiles(_Files):
         return (self.root / rel).read_bytes()
 
     def write_bytes(self, rel: str, data: bytes) -> None:
-        with atomic_path(self.root / rel) as tmp:
-            tmp.write_bytes(data)
+        with atomic_file(self.root / rel) as fh:
+            fh.write(data)
 
     def write_parquet(self, rel: str, table: pa.Table) -> tuple[int, str]:
         """Write a Parquet file atomically; (its size, the SHA-256 of the bytes written)."""
-        with atomic_path(self.root / rel) as tmp, open(tmp, "wb") as fh:
+        with atomic_file(self.root / rel) as fh:
             sink = HashingFile(fh)
             out = _buffered(sink)
             pq.write_table(table, out, row_group_size=parquet.ROW_GROUP, **write_options(table))

@@ -13,7 +13,7 @@ from typing import Any, BinaryIO
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .atomic import _publish, _temp_sibling, atomic_path, named_error
+from .atomic import _publish, _temp_file, atomic_path, named_error
 
 ROW_GROUP = 131_072
 """Rows per Parquet row group (a scan batch reads about one)."""
@@ -98,8 +98,7 @@ class ParquetStream:
             if files.remote:  # removed by the system when closed
                 spool = tempfile.TemporaryFile()  # noqa: SIM115 (closed by close or abort)
             else:
-                self.tmp = _temp_sibling(Path(files.path(rel)))
-                spool = open(self.tmp, "wb")  # noqa: SIM115 (closed by close or abort)
+                self.tmp, spool = _temp_file(Path(files.path(rel)))  # closed by close or abort
             self._fh = HashingFile(spool)
             try:
                 self._sink = _buffered(self._fh)
@@ -159,8 +158,7 @@ class ParquetStream:
                 finally:
                     self._fh.fh.close()
             else:
-                self._fh.fh.close()
-                _publish(self.tmp, Path(self.files.path(self.rel)))
+                _publish(self.tmp, Path(self.files.path(self.rel)), self._fh.fh)  # fsynced, closed
         if self.on_close is not None:
             self.on_close(self.rel, self.rows, size, sha)
 
