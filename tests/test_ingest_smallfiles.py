@@ -115,7 +115,7 @@ def test_a_second_run_reads_nothing_ahead(tmp_path, monkeypatch, parses):
 def test_a_file_changed_since_it_was_read_ahead_is_read_alone(tmp_path):
     store = Store(tmp_path / "store")
     files = []
-    for k, rounds in enumerate(_records("baccarat", 10, seed=33)[i:i + 5] for i in (0, 5)):
+    for k, rounds in enumerate(_records("baccarat", 15, seed=33)[i:i + 5] for i in (0, 5, 10)):
         files.append(tmp_path / f"{k}.jsonl")
         files[-1].write_bytes(b"\n".join(_lines(rounds)) + b"\n")
     ahead = smallfiles.SmallFiles(files, store, 1 << 20)
@@ -124,3 +124,16 @@ def test_a_file_changed_since_it_was_read_ahead_is_read_alone(tmp_path):
     assert list(block.lines) == [1, 2, 3, 4, 5] and block.lines_read == 5 and not block.bad
     assert raw(2) == files[1].read_bytes().split(b"\n")[1]
     assert ahead.blocks(tmp_path / "other.jsonl", "0" * 64) is None
+
+
+def test_a_batch_is_let_go_once_its_files_are_passed(tmp_path, monkeypatch):
+    """A file of a batch never asked for (a content already stored is skipped) does not keep the batch in memory."""
+    monkeypatch.setattr(smallfiles, "BATCH_FILES", 2)
+    files = []
+    for k in range(4):
+        files.append(tmp_path / f"{k}.jsonl")
+        files[-1].write_bytes(b"\n".join(_lines(_records("baccarat", 20, seed=34)[5 * k:5 * k + 5])) + b"\n")
+    ahead = smallfiles.SmallFiles(files, Store(tmp_path / "store"), 1 << 20)
+    sha = [hashlib.sha256(f.read_bytes()).hexdigest() for f in files]
+    assert ahead.blocks(files[0], sha[0]) is not None and set(ahead.ahead) == {files[1]}  # then files[1] skipped
+    assert ahead.blocks(files[2], sha[2]) is not None and set(ahead.ahead) == {files[3]}  # its batch let go

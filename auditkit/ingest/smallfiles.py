@@ -88,7 +88,9 @@ class SmallFiles:
         return [(_own(got.batch.block, first, got.lines, len(got.data)), lambda n: lines.raw(first + n - 1))]
 
     def _read_ahead(self, i: int) -> None:
-        """Read the small files from position ``i`` on (within :data:`BATCH_FILES`) as one batch."""
+        """Read the small files from position ``i`` on (within :data:`BATCH_FILES`) as one batch; those of
+        earlier batches never asked for (skipped: a content already stored) are dropped, and their batches with them."""
+        self.ahead = {p: got for p, got in self.ahead.items() if self.at[p] >= i}
         pieces: list[bytes] = []
         took: list[tuple[Path, bytes, int, int]] = []
         lines = size = 0
