@@ -123,3 +123,20 @@ def test_a_compacted_store_verifies(stores, capsys):
     capsys.readouterr()
     assert main(["verify", str(compacted.root)]) == 0, capsys.readouterr().out
     assert "store agrees with its manifest" in capsys.readouterr().out
+
+
+def test_the_small_parts_a_compacted_part_replaces_are_not_read_nor_their_sizes_checked(stores, tmp_path, capsys):
+    """A reader checks the size of each part it reads: the compacted part, not the thousands of small parts it
+    replaces (a ``stat`` each: 20,000 at 20,000 sources). A small part gone is still a damaged store; one of
+    another size is reported by ``auditkit verify``, which checks every file."""
+    compacted, plain = stores
+    store = _copy(compacted, tmp_path / "s")
+    small = sorted(store.root.glob("rounds/*/*/part-*.parquet"))
+    small[0].write_bytes(small[0].read_bytes() + b"x")
+    store = Store(store.root)
+    assert store.count() == 120 and _found(store) == _found(plain)
+    capsys.readouterr()
+    assert main(["verify", str(store.root)]) == 1 and small[0].name in capsys.readouterr().out
+    small[1].unlink()
+    with pytest.raises(OSError, match=f"listed part .*{small[1].name} is missing"):
+        Store(store.root).count()
