@@ -77,20 +77,28 @@ class Compactor:
 
     def write(self, store: Any) -> int:
         """Write the compacted part and its record of each partition with :data:`MIN_PARTS` small parts
-        or more; forget what was held. The number of parts written."""
+        or more, with the rows of its earlier compacted parts still small (fewer than :data:`SMALL_ROWS`:
+        their record and part removed once the new record is written, so a partition is read from a few large
+        parts, not from one a compaction); forget what was held. The number of parts written."""
         n = 0
+        earlier = _small_compactions(store, {key for key, parts in self.ready.items() if len(parts) >= MIN_PARTS})
         for (game, date), parts in sorted(self.ready.items()):
             if len(parts) < MIN_PARTS:
                 continue
             name = uuid.uuid4().hex
             rel = f"{parts[0][0].rsplit('/', 1)[0]}/compact-{name}.parquet"
-            tables = [t if t is not None else store.read_part(r) for r, t in parts]
-            counts = [t.num_rows for t in tables]
+            merged = earlier.get((game, date), [])
+            tables = [t for _rec, _where, t in merged]
+            tables += [t if t is not None else store.read_part(r) for r, t in parts]
+            replaces = [r for rec, _where, _t in merged for r in rec["replaces"]]
+            replaces += [{"path": r, "rows": t.num_rows} for (r, _), t in zip(parts, tables[len(merged):], strict=True)]
             table = pa.concat_tables(tables)
             size, sha = store._files.write_parquet(rel, table)
-            record = {"partition": [game, date], **file_entry(rel, table.num_rows, size, sha),
-                      "replaces": [{"path": r, "rows": n} for (r, _), n in zip(parts, counts, strict=True)]}
+            record = {"partition": [game, date], **file_entry(rel, table.num_rows, size, sha), "replaces": replaces}
             store._files.write_bytes(f"{FOLDER}/{name}.json", json.dumps(record, indent=1).encode("utf-8"))
+            for rec, where, _t in merged:  # (a crash before: both records there, readers take the larger)
+                store._files.delete(where)
+                store._files.delete(rec["path"])
             n += 1
         held = [(sha16, p) for sha16, p in self.pending.items()]  # sources not committed yet stay held
         self.ready, self.rows, self.parts = {}, 0, 0
@@ -108,14 +116,40 @@ def _rows(table: pa.Table | None) -> int:
 
 def records(store: Any) -> list[dict[str, Any]]:
     """The compaction records of a store (one unreadable is skipped: its parts are read instead)."""
+    return [rec for rec, _where in _records(store)]
+
+
+def _records(store: Any) -> list[tuple[dict[str, Any], str]]:
     out = []
     for rel in store._files.files(f"{FOLDER}/*.json"):
         try:
             rec = json.loads(store._files.read_bytes(rel).decode("utf-8"))
             if isinstance(rec, dict) and {"partition", "path", "rows", "bytes", "replaces"} <= set(rec):
-                out.append(rec)
+                out.append((rec, rel))
         except (OSError, ValueError):
             continue
+    return out
+
+
+def _small_compactions(store: Any, keys: set[tuple[str, str]]) -> dict[tuple[str, str], list[tuple[Any, str, pa.Table]]]:
+    """(record, its file, its rows) of the compacted parts of fewer than :data:`SMALL_ROWS` rows of these
+    partitions that readers read (their record applies: see :func:`apply`), to be compacted again."""
+    from .errors import CorruptStore
+
+    if not keys:
+        return {}
+    try:
+        layout = store.layout()
+    except CorruptStore:  # (its reader says so): nothing compacted again
+        return {}
+    read = {rel for key in keys for rel in layout.parts.get(key, [])}
+    out: dict[tuple[str, str], list[tuple[Any, str, pa.Table]]] = {}
+    for rec, where in _records(store):
+        key = tuple(rec["partition"])
+        if key in keys and rec["path"] in read and rec["rows"] < SMALL_ROWS:
+            table = store.read_part(rec["path"])
+            if table.num_rows == rec["rows"]:
+                out.setdefault(key, []).append((rec, where, table))
     return out
 
 
