@@ -15,6 +15,7 @@ recorded" (``auditkit verify`` says so and does not fail on that alone).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import logging
 import os
@@ -32,6 +33,7 @@ from .manifest import Entries, SourceRecord
 log = logging.getLogger("auditkit.store")
 _WARNED: set[str] = set()  # unlisted files already warned about in this process
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_PART = r"^rounds/game=[^/]*/date=[^/]*/[^/]*$"  # a file of a partition (see partition_of)
 INDEX = pa.schema([("id_hash", pa.uint64()), ("line_hash", pa.uint64()), ("round_id", pa.string()),
                    ("source_file", pa.string()), ("source_line", pa.int64())])
 
@@ -64,12 +66,14 @@ class Listing(Mapping[str, int]):
             path, rel = folders.pop()
             with contextlib.suppress(OSError), os.scandir(path) as it:
                 for e in it:
-                    with contextlib.suppress(OSError):
+                    try:  # (not a context manager an entry: 20,000 of them)
                         if e.is_dir():
                             if not e.is_symlink():
                                 folders.append((e.path, f"{rel}/{e.name}"))
                         elif not e.name.startswith("."):
                             self._found[f"{rel}/{e.name}"] = e
+                    except OSError:
+                        continue
 
     def __getitem__(self, rel: str) -> int:
         try:
@@ -107,12 +111,37 @@ class Layout:
 
     parts: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     rows: dict[tuple[str, str], int | None] = field(default_factory=dict)
-    index: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # sha16 -> recorded entry or None
-    source_rows: dict[str, int | None] = field(default_factory=dict)       # sha16 -> rows of its parts
     sizes: Mapping[str, int] = field(default_factory=dict)                 # the listing it was checked against
     recorded: dict[str, int] = field(default_factory=dict)                 # listed part -> bytes recorded
     unlisted: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)      # "path: why" of listed parts gone or of another size
+    files: pa.Table | None = None                          # every file the entries list (Entries.file_table)
+    legacy: list[tuple[str, str]] = field(default_factory=list)  # (sha16, format) of entries that list none
+
+    @functools.cached_property
+    def index(self) -> dict[str, dict[str, Any] | None]:
+        """sha16 -> the recorded entry of its index file (None: an older entry, which recorded none)."""
+        out: dict[str, dict[str, Any] | None] = {sha16: None for sha16, fmt in self.legacy if fmt != "simulated"}
+        if self.files is not None:  # (simulated sources have no index)
+            import pyarrow.compute as pc
+
+            for f in self.files.filter(pc.starts_with(self.files.column("path"), "_index/")).to_pylist():
+                out[f.pop("owner")] = f
+        return out
+
+    @functools.cached_property
+    def source_rows(self) -> dict[str, int | None]:
+        """sha16 -> rows of its parts, as recorded (None: an older entry)."""
+        out: dict[str, int | None] = {sha16: None for sha16, _fmt in self.legacy}
+        if self.files is not None:
+            import pyarrow.compute as pc
+
+            owners = self.files.column("owner").to_pylist()
+            out.update((sha16, 0) for sha16 in owners)
+            parts = self.files.filter(pc.match_substring_regex(self.files.column("path"), _PART))
+            for row in parts.group_by("owner").aggregate([("rows", "sum")]).to_pylist():
+                out[row["owner"]] = row["rows_sum"]
+        return out
 
     def check_sizes(self) -> None:
         """Note each part read (a compacted part's small parts are not) of another size than recorded."""
@@ -138,46 +167,43 @@ class Layout:
 def build_layout(entries: Entries | list[SourceRecord], listing: Mapping[str, int]) -> Layout:
     """The :class:`Layout` of manifest entries against ``listing`` (relative path -> size of every file under
     ``rounds/``): the parts each entry lists that are there (by name: :meth:`Layout.check_sizes` checks the
-    sizes of those read, once compacted parts replaced theirs), and the unlisted ones."""
+    sizes of those read, once compacted parts replaced theirs), and the unlisted ones. Built from columns:
+    a partition's parts are a slice of the sorted paths, not a Python step a part."""
+    import numpy as np
+    import pyarrow.compute as pc
+
     if not isinstance(entries, Entries):
         entries = Entries.of(entries)
-    out = Layout(sizes=listing)
-    listed: set[str] = set()
-    legacy: set[str] = set()
-    legacy_rows, files = entries.file_rows()
-    for sha16, fmt in legacy_rows:
-        legacy.add(sha16)
-        if fmt != "simulated":  # simulated sources have no index
-            out.index[sha16] = None
-        out.source_rows[sha16] = None
-    source_rows, parts, rows, recorded = out.source_rows, out.parts, out.rows, out.recorded
-    for sha16, rel, n, size, sha in files:
-        listed.add(rel)
-        if rel.startswith("_index/"):
-            out.index[sha16] = {"path": rel, "rows": n, "bytes": size, "sha256": sha}
-            source_rows.setdefault(sha16, 0)
-            continue
-        key = partition_of(rel)
-        if key is None:
-            continue  # a quarantine file: verify checks it
-        source_rows[sha16] = (source_rows.get(sha16) or 0) + n
-        if rel not in listing:
-            out.missing.append(f"listed part {rel} is missing")
-            continue
-        recorded[rel] = size
-        if key in parts:
-            parts[key].append(rel)
-            rows[key] += n  # type: ignore[operator]
-        else:
-            parts[key], rows[key] = [rel], n
+    legacy, files = entries.file_table()
+    out = Layout(sizes=listing, files=files, legacy=legacy)
+    names = pa.array(list(listing), pa.string())
+    path = files.column("path")
+    parts = files.filter(pc.match_substring_regex(path, _PART))
+    there = pc.is_in(parts.column("path"), value_set=names)
+    out.missing += [f"listed part {rel} is missing" for rel in pc.filter(parts.column("path"), pc.invert(there)).to_pylist()]
+    parts = parts.filter(there)
+    parts = parts.take(pc.sort_indices(parts.column("path")))
+    rels = parts.column("path").to_pylist()
+    out.recorded = dict(zip(rels, parts.column("bytes").to_pylist(), strict=True))
+    folders = pc.replace_substring_regex(parts.column("path"), r"/[^/]*$", "").combine_chunks().dictionary_encode()
+    if rels:
+        codes = folders.indices.to_numpy(zero_copy_only=False)
+        starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+        ends = np.r_[starts[1:], len(rels)]
+        sums = np.add.reduceat(parts.column("rows").to_numpy(), starts)
+        for start, end, n in zip(starts.tolist(), ends.tolist(), sums.tolist(), strict=True):
+            key = partition_of(rels[start])
+            assert key is not None
+            out.parts[key], out.rows[key] = rels[start:end], n
+    legacy_set = {sha16 for sha16, _fmt in legacy}
     committed = entries.sha16s()
-    for rel in sorted(set(listing) - listed):
+    for rel in sorted(pc.filter(names, pc.invert(pc.is_in(names, value_set=path))).to_pylist()):
         key = partition_of(rel)
         if key is None:
             continue
         name = rel.rsplit("/", 1)[1]
         prefix = name[5:21] if name.startswith("part-") and name.endswith(".parquet") else None
-        if prefix in legacy:
+        if prefix in legacy_set:
             out.parts.setdefault(key, []).append(rel)
             out.rows[key] = None
         elif prefix is None or prefix in committed:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -119,7 +118,7 @@ class Entries:
     """The committed manifest entries as read: those taken from the checkpoint as columns (``held``, a table of
     :data:`CHECKPOINT_SCHEMA`), the others as records (``read``: entry file name -> record). Records of the
     held rows are made only when asked (:meth:`records`); a layout is built from the columns
-    (:meth:`file_rows`), so a read of 20,000 entries makes no 20,000 objects."""
+    (:meth:`file_table`), so a read of 20,000 entries makes no 20,000 objects."""
 
     def __init__(self, held: pa.Table | None = None, read: dict[str, SourceRecord] | None = None):
         self.held = held if held is not None else CHECKPOINT_SCHEMA.empty_table()
@@ -148,34 +147,31 @@ class Entries:
         return set(pc.utf8_slice_codeunits(self.held.column("sha256"), 0, 16).to_pylist()) | \
             {r.sha256[:16] for r in self.read.values()}
 
-    def file_rows(self) -> tuple[list[tuple[str, str]], Iterator[tuple[str, str, int, int, str]]]:
-        """((sha16, format) of each entry that lists no files: written before they were recorded), and
-        (sha16, path, rows, bytes, sha256) of each file the others list, the held rows' from their columns."""
+    def file_table(self) -> tuple[list[tuple[str, str]], pa.Table]:
+        """((sha16, format) of each entry that lists no files: written before they were recorded), and a table
+        (``owner``: the sha16 of its entry, ``path``, ``rows``, ``bytes``, ``sha256``) of the files the others
+        list, the held rows' from their columns (no Python object a file)."""
         import pyarrow.compute as pc
 
         held = self.held
         sha16 = pc.utf8_slice_codeunits(held.column("sha256"), 0, 16).combine_chunks()
         files = held.column("files").combine_chunks()
-        legacy = [(a, b) for a, b in zip(pc.filter(sha16, pc.is_null(files)).to_pylist(),
-                                          pc.filter(held.column("format"), pc.is_null(files)).to_pylist(), strict=True)]
+        none = pc.is_null(files)
+        legacy = list(zip(pc.filter(sha16, none).to_pylist(), pc.filter(held.column("format"), none).to_pylist(),
+                          strict=True))
         legacy += [(r.sha256[:16], r.format) for r in self.read.values() if r.files is None]
         flat = pc.list_flatten(files)
-        owner = sha16.take(pc.list_parent_indices(files)).to_pylist()
-        cols = [flat.field(k).to_pylist() for k in ("path", "rows", "bytes", "sha256")]
-        rows = zip(owner, *cols, strict=True)
-        read = ((r.sha256[:16], f["path"], f["rows"], f["bytes"], f["sha256"])
-                for r in self.read.values() if r.files is not None for f in r.files)
-        return legacy, _chain(rows, read)
+        table = pa.table({"owner": sha16.take(pc.list_parent_indices(files)),
+                          **{k: flat.field(k) for k in ("path", "rows", "bytes", "sha256")}})
+        read = [{"owner": r.sha256[:16], **f} for r in self.read.values() if r.files is not None for f in r.files]
+        if read:
+            table = pa.concat_tables([table, pa.Table.from_pylist(read, table.schema)])
+        return legacy, table
 
     @classmethod
     def of(cls, records: list[SourceRecord]) -> Entries:
         """The entries of some records (read or made elsewhere)."""
         return cls(None, {f"{r.sha256}.json": r for r in records})
-
-
-def _chain(*its: Any) -> Iterator[Any]:
-    for it in its:
-        yield from it
 
 
 def _table(known: dict[str, SourceRecord], stats: dict[str, tuple[int, int]]) -> pa.Table:
