@@ -5,7 +5,7 @@ existence, size, SHA-256 of its bytes and row count (from its Parquet footer);
 every file under ``rounds/``, ``_index/`` and ``_quarantine/`` that no entry
 lists is reported (a compacted part is checked as its ``_compacted/`` record lists
 it); every source still at its recorded path is hashed again.
-The manifest checkpoint (``_manifest.checkpoint.json``, store format 2) is checked
+The manifest checkpoint (``_manifest.checkpoint.parquet``, store format 3; the JSON one of format 2) is checked
 against the entries, read from their own files: each copy readers take (the
 entry's file at the size and time copied) the same as the entry, none of an
 entry that is gone.
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .store import CHECKPOINT, Store
+from .store import CHECKPOINT, CHECKPOINT_JSON, NewerStore, Store
 from .store.compaction import records as compactions
 from .store.layout import partition_of
 
@@ -131,23 +131,24 @@ def _entries(store: Store) -> dict[str, Any]:
 
 def _check_checkpoint(store: Store, entries: dict[str, Any], out: Verification) -> None:
     """The checkpoint against the entries: unreadable, a copy unlike its entry, a copy of an entry gone."""
-    if not store._files.exists(CHECKPOINT):
+    name = CHECKPOINT if store._files.exists(CHECKPOINT) else CHECKPOINT_JSON
+    if not store._files.exists(name):
         return
-    import json
+    import pyarrow as pa
 
     try:
-        data = json.loads(store._files.read_bytes(CHECKPOINT).decode("utf-8"))["entries"]
-        if not isinstance(data, dict):
-            raise TypeError(f"its entries are a {type(data).__name__}")
-    except (ValueError, TypeError, KeyError) as exc:
-        out.problems.append(f"{CHECKPOINT}: unreadable ({exc}); readers read every entry's own file")
+        store.checkpoint_rows()
+    except NewerStore:
+        raise
+    except (ValueError, TypeError, KeyError, AttributeError, OSError, pa.ArrowException) as exc:
+        out.problems.append(f"{name}: unreadable ({exc}); readers read every entry's own file")
         return
     held, stats = store.read_checkpoint(), store._files.entries("_manifest")
-    for name in sorted(data):
-        if name not in entries:
-            out.problems.append(f"{CHECKPOINT}: holds _manifest/{name}, which is not there (readers ignore the copy)")
-        elif name in held and held[name][0] == stats.get(name) and held[name][1] != entries[name]:
-            out.problems.append(f"{CHECKPOINT}: its copy of _manifest/{name} is not the entry, at the entry's size "
+    for entry in sorted(held):
+        if entry not in entries:
+            out.problems.append(f"{name}: holds _manifest/{entry}, which is not there (readers ignore the copy)")
+        elif held[entry][0] == stats.get(entry) and held[entry][1] != entries[entry]:
+            out.problems.append(f"{name}: its copy of _manifest/{entry} is not the entry, at the entry's size "
                                 "and time (readers read the copy)")
 
 

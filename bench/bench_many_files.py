@@ -11,14 +11,20 @@ each (the many files with the open-files limit lowered to 1,024, as systemd and
 most shells set it). Prints CPU seconds (user + system of the command),
 wall seconds and peak RSS of each, the per-file cost beyond the one log's
 (``(cpu_many - cpu_one) / files``) and the ratio. Run by hand; not a test.
+
+``--keep DIR`` writes the logs and stores of each count under ``DIR/<files>`` and keeps them: a later run with
+the same ``DIR`` reuses the logs, and without ``ingest`` in ``--steps`` the stores too (validate re-measured in
+seconds, not after a 20-minute ingest); with ``ingest``, the stores are ingested again from scratch.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -98,6 +104,29 @@ def _findings(path: Path) -> int:
         return max(sum(1 for _ in fh) - (1 if path.suffix == ".csv" else 0), 0)
 
 
+def _root(stack: contextlib.ExitStack, keep: Path | None, files: int) -> Path:
+    """The folder of one count's logs and stores: ``keep/<files>`` (kept), else a temporary one."""
+    if keep is None:
+        return Path(stack.enter_context(tempfile.TemporaryDirectory()))
+    root = keep / str(files)
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def _logs(root: Path, files: int, per_file: int, seed: int) -> int:
+    """The number of small logs under ``root/many``, written first unless a finished earlier run left them."""
+    done = root / "logs.json"
+    want = {"files": files, "rounds_per_file": per_file, "seed": seed}
+    if done.exists():
+        got = json.loads(done.read_text("utf-8"))
+        if {k: got.get(k) for k in want} == want:
+            return int(got["logs"])
+    shutil.rmtree(root / "many", ignore_errors=True)
+    n = _write_logs_apart(root, files, per_file, seed)
+    done.write_text(json.dumps({**want, "logs": n}), "utf-8")
+    return n
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--files", type=int, nargs="+", default=[1000, 5000, 20000])
@@ -105,15 +134,22 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=1, help="ingest and validate workers (default 1: CPU comparable)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--steps", nargs="+", choices=["ingest", "validate", "watch"], default=["ingest", "validate", "watch"],
-                    help="validate needs ingest (default: all three)")
+                    help="validate needs ingest, or the stores kept by an earlier --keep run (default: all three)")
+    ap.add_argument("--keep", type=Path, metavar="DIR",
+                    help="write the logs and stores under DIR/<files> and keep them; reuse those there")
     args = ap.parse_args()
     w = ["--workers", str(args.workers)]
     print(f"{'files':>7} {'step':<9} {'CPU many':>9} {'CPU one':>8} {'ms/file':>8} {'ratio':>6} "
           f"{'wall many':>9} {'wall one':>8} {'RSS many':>9} {'RSS one':>8}  findings many/one")
     for files in args.files:
-        with tempfile.TemporaryDirectory() as tmp:
-            root = Path(tmp)
-            n = _write_logs_apart(root, files, args.rounds_per_file, args.seed)
+        with contextlib.ExitStack() as stack:
+            root = _root(stack, args.keep, files)
+            n = _logs(root, files, args.rounds_per_file, args.seed)
+            if "ingest" in args.steps:
+                for kind in ("many", "one"):
+                    shutil.rmtree(root / f"s-{kind}", ignore_errors=True)
+            elif not (root / "s-many").is_dir():
+                sys.exit(f"no stores under {root}: run with ingest in --steps first")
             for step in args.steps:
                 got = {}
                 for kind, src in (("many", root / "many"), ("one", root / "one.jsonl")):

@@ -113,8 +113,34 @@ def test_the_small_parts_held_are_bounded_and_written_as_they_reach_the_bound(st
     monkeypatch.setattr(compaction, "HELD_PARTS", 10)
     store = _ingest(_logs(tmp_path / "logs", 40), tmp_path / "s", True)
     g, d = next((g, d) for g in store.games() for d in store.dates(g))
-    assert len(store.parts(g, d)) == 4 and all(p.name.startswith("compact-") for p in store.parts(g, d))
+    assert len(store.parts(g, d)) == 1 and all(p.name.startswith("compact-") for p in store.parts(g, d))
     assert store.count() == 120 and _found(store) == _found(plain)
+
+
+@pytest.mark.parametrize("small_rows", [None, 20])
+def test_a_compacted_part_still_small_is_compacted_again_with_the_next_parts_of_its_partition(
+        stores, tmp_path, monkeypatch, capsys, small_rows):
+    """Written as the held parts reach their bound, a partition's compacted parts would be one a compaction
+    (111 files to read at 20,000 sources, not 24); one of fewer than SMALL_ROWS rows is written again with the
+    next ones (its record and part removed), so a partition is read from few parts, each but the last large."""
+    _compacted, plain = stores
+    monkeypatch.setattr(compaction, "HELD_PARTS", 10)
+    if small_rows is not None:
+        monkeypatch.setattr(compaction, "SMALL_ROWS", small_rows)
+    store = _ingest(_logs(tmp_path / "logs", 40), tmp_path / "s", True)
+    records = compaction.records(store)
+    assert {p.relative_to(store.root).as_posix() for p in store.root.glob("rounds/*/*/compact-*")} == \
+        {r["path"] for r in records}  # no part of a record removed is left
+    for g in store.games():
+        for d in store.dates(g):
+            parts = store.parts(g, d)
+            assert all(p.name.startswith("compact-") for p in parts)
+            rows = sorted(r["rows"] for r in records if r["partition"] == [g, d])
+            assert len(parts) == len(rows) and all(n >= compaction.SMALL_ROWS for n in rows[:-1])
+            assert len(parts) == 1 if small_rows is None else len(parts) > 1
+    assert store.count() == 120 and _found(store) == _found(plain)
+    capsys.readouterr()
+    assert main(["verify", str(store.root)]) == 0, capsys.readouterr().out
 
 
 def test_a_compacted_store_verifies(stores, capsys):
@@ -123,3 +149,20 @@ def test_a_compacted_store_verifies(stores, capsys):
     capsys.readouterr()
     assert main(["verify", str(compacted.root)]) == 0, capsys.readouterr().out
     assert "store agrees with its manifest" in capsys.readouterr().out
+
+
+def test_the_small_parts_a_compacted_part_replaces_are_not_read_nor_their_sizes_checked(stores, tmp_path, capsys):
+    """A reader checks the size of each part it reads: the compacted part, not the thousands of small parts it
+    replaces (a ``stat`` each: 20,000 at 20,000 sources). A small part gone is still a damaged store; one of
+    another size is reported by ``auditkit verify``, which checks every file."""
+    compacted, plain = stores
+    store = _copy(compacted, tmp_path / "s")
+    small = sorted(store.root.glob("rounds/*/*/part-*.parquet"))
+    small[0].write_bytes(small[0].read_bytes() + b"x")
+    store = Store(store.root)
+    assert store.count() == 120 and _found(store) == _found(plain)
+    capsys.readouterr()
+    assert main(["verify", str(store.root)]) == 1 and small[0].name in capsys.readouterr().out
+    small[1].unlink()
+    with pytest.raises(OSError, match=f"listed part .*{small[1].name} is missing"):
+        Store(store.root).count()

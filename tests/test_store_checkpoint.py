@@ -8,6 +8,8 @@ import json
 import logging
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 from test_job import day_records, write_log
 from test_verify import make_store, verify_json
 
@@ -15,6 +17,7 @@ import auditkit
 from auditkit.cli import main
 from auditkit.ingest.sources import ingest_paths
 from auditkit.store import CHECKPOINT, STORE_FORMAT, Store
+from auditkit.store.manifest import CHECKPOINT_SCHEMA
 
 
 def _opened(monkeypatch) -> list[str]:
@@ -29,11 +32,30 @@ def _entries(store: Path) -> dict[str, dict]:
     return {p.name: json.loads(p.read_text("utf-8")) for p in (store / "_manifest").glob("*.json")}
 
 
+def _held(store: Path) -> dict[str, dict]:
+    """Entry file name -> {"size", "mtime_ns", "entry"} of the checkpoint's rows, as the JSON checkpoint held them."""
+    rows = pq.read_table(store / CHECKPOINT).to_pylist()
+    fields = [f for f in CHECKPOINT_SCHEMA.names if f not in ("name", "entry_size", "entry_mtime_ns")]
+    return {r["name"]: {"size": r["entry_size"], "mtime_ns": r["entry_mtime_ns"],
+                        "entry": {**{f: r[f] for f in fields}, "games": dict(r["games"])}} for r in rows}
+
+
+def _write_held(store: Path, held: dict[str, dict], **meta: str) -> None:
+    """Write the checkpoint again with these rows (as :func:`_held` gives them) and metadata."""
+    old = pq.read_schema(store / CHECKPOINT).metadata
+    rows = [{"name": n, "entry_size": h["size"], "entry_mtime_ns": h["mtime_ns"],
+             **{**h["entry"], "games": list(h["entry"]["games"].items())}} for n, h in held.items()]
+    schema = CHECKPOINT_SCHEMA.with_metadata({**{k.decode(): v.decode() for k, v in old.items()}, **meta})
+    pq.write_table(pa.Table.from_pylist(rows, schema), store / CHECKPOINT)
+
+
 def test_an_ingest_writes_the_checkpoint_and_readers_open_no_entry(tmp_path, monkeypatch, capsys):
     store, _ = make_store(tmp_path)
-    held = json.loads((store / CHECKPOINT).read_text("utf-8"))
-    assert held["store_format"] == STORE_FORMAT and held["written_by"] == f"auditkit {auditkit.__version__}"
-    assert {k: v["entry"] for k, v in held["entries"].items()} == _entries(store)
+    meta = pq.read_schema(store / CHECKPOINT).metadata
+    assert meta[b"store_format"] == str(STORE_FORMAT).encode() and \
+        meta[b"written_by"] == f"auditkit {auditkit.__version__}".encode()
+    assert {k: v["entry"] for k, v in _held(store).items()} == _entries(store)
+    assert not (store / "_manifest.checkpoint.json").exists()
     opened = _opened(monkeypatch)
     records = Store(store).manifest()
     assert len(records) == 3 and opened == []
@@ -44,7 +66,7 @@ def test_only_the_entries_newer_than_the_checkpoint_are_read(tmp_path, monkeypat
     store, _ = make_store(tmp_path)
     write_log(tmp_path / "more" / "day9.jsonl", day_records(9, "d9"))
     ingest_paths([tmp_path / "more"], Store(store))  # not the sole writer: the checkpoint is left as it was
-    assert len(json.loads((store / CHECKPOINT).read_text("utf-8"))["entries"]) == 3
+    assert len(_held(store)) == 3
     opened = _opened(monkeypatch)
     assert len(Store(store).manifest()) == 4 and len(opened) == 1
 
@@ -75,11 +97,11 @@ def test_an_unreadable_checkpoint_is_warned_about_and_every_entry_read(tmp_path,
 def test_verify_reports_a_checkpoint_unlike_its_entries(tmp_path, capsys):
     store, _ = make_store(tmp_path)
     assert verify_json(store, capsys)[0] == 0
-    data = json.loads((store / CHECKPOINT).read_text("utf-8"))
-    name = sorted(data["entries"])[0]
-    data["entries"][name]["entry"]["stored"] += 1  # a copy readers would take (the entry's size and time)
-    data["entries"]["f" * 64 + ".json"] = data["entries"][sorted(data["entries"])[1]]  # a copy of no entry
-    (store / CHECKPOINT).write_text(json.dumps(data))
+    data = _held(store)
+    name = sorted(data)[0]
+    data[name]["entry"]["stored"] += 1  # a copy readers would take (the entry's size and time)
+    data["f" * 64 + ".json"] = data[sorted(data)[1]]  # a copy of no entry
+    _write_held(store, data)
     code, out = verify_json(store, capsys)
     assert code == 1
     assert f"{CHECKPOINT}: its copy of _manifest/{name} is not the entry, at the entry's size and time " \
@@ -89,9 +111,7 @@ def test_verify_reports_a_checkpoint_unlike_its_entries(tmp_path, capsys):
 
 def test_a_checkpoint_of_a_newer_auditkit_is_refused_naming_both_versions(tmp_path, capsys):
     store, _ = make_store(tmp_path)
-    data = json.loads((store / CHECKPOINT).read_text("utf-8"))
-    data.update(store_format=STORE_FORMAT + 1, written_by="auditkit 9.1.0")
-    (store / CHECKPOINT).write_text(json.dumps(data))
+    _write_held(store, _held(store), store_format=str(STORE_FORMAT + 1), written_by="auditkit 9.1.0")
     capsys.readouterr()
     assert main(["report", "--store", str(store), "--out", str(tmp_path / "r.csv")]) == 2
     assert (f"checkpoint {store / CHECKPOINT} was written by auditkit 9.1.0 (store format {STORE_FORMAT + 1}); "
@@ -137,19 +157,94 @@ def test_the_checkpoint_copies_each_entry_as_written_not_as_its_record_changed_a
         rec = SourceRecord(sha256="c" * 64, path="x.jsonl", size=1, format="jsonl")
         store.commit_source(rec)
         rec.stored = 99  # the caller's record changed after its commit
-    held = json.loads((tmp_path / "s" / CHECKPOINT).read_text("utf-8"))["entries"]
+    held = _held(tmp_path / "s")
     assert held[f"{'c' * 64}.json"]["entry"]["stored"] == 0 == _entries(tmp_path / "s")[f"{'c' * 64}.json"]["stored"]
 
 
 def test_a_validation_lists_the_rounds_not_the_index(tmp_path, monkeypatch):
     """A reader checks the parts it reads against one listing of ``rounds/``; the index files (one a source)
     are listed only by an ingest, which checks them."""
-    from auditkit.store import _LocalFiles
+    from auditkit.store import reads
     from auditkit.validate import collect
 
     store, _ = make_store(tmp_path)
     listed: list[str] = []
-    real = _LocalFiles.sizes
-    monkeypatch.setattr(_LocalFiles, "sizes", lambda self, folder: listed.append(folder) or real(self, folder))
+    real = reads.listing
+    monkeypatch.setattr(reads, "listing", lambda files, folder: listed.append(folder) or real(files, folder))
     collect(Store(store))
     assert listed == ["rounds"]
+
+
+def test_a_validation_makes_no_record_of_the_entries_the_checkpoint_holds(tmp_path, monkeypatch):
+    """Store format 3: the entries the checkpoint holds are read as columns and the layout built from them, so a
+    read of 20,000 entries makes no 20,000 records (it decoded 15 MB of JSON into as many ``SourceRecord``s)."""
+    from auditkit.store import SourceRecord
+    from auditkit.validate import collect
+
+    store, _ = make_store(tmp_path)
+    want = collect(Store(store))[0].to_csv()
+    made: list[str] = []
+    real = SourceRecord.__init__
+    monkeypatch.setattr(SourceRecord, "__init__", lambda self, *a, **k: made.append(a[0] if a else k["sha256"])
+                        or real(self, *a, **k))
+    assert collect(Store(store))[0].to_csv() == want and made == []
+    assert len(Store(store).manifest()) == 3 and len(made) == 3  # made when asked for
+
+
+def test_a_truncated_checkpoint_is_warned_about_and_every_entry_read(tmp_path, monkeypatch, caplog):
+    store, _ = make_store(tmp_path)
+    want = Store(store).manifest()
+    data = (store / CHECKPOINT).read_bytes()
+    (store / CHECKPOINT).write_bytes(data[:len(data) // 2])
+    opened = _opened(monkeypatch)
+    with caplog.at_level(logging.WARNING, "auditkit.store"):
+        assert Store(store).manifest() == want
+    assert len(opened) == 3 and f"{store / CHECKPOINT} is unreadable" in caplog.text
+
+
+def test_a_checkpoint_of_columns_a_newer_auditkit_added_is_refused(tmp_path, capsys):
+    store, _ = make_store(tmp_path)
+    table = pq.read_table(store / CHECKPOINT)
+    pq.write_table(table.append_column("shards", pa.array([None] * table.num_rows, pa.string())), store / CHECKPOINT)
+    assert main(["report", "--store", str(store), "--out", str(tmp_path / "r.csv")]) == 2
+    assert f"checkpoint {store / CHECKPOINT} has columns auditkit {auditkit.__version__} (store format " \
+           f"{STORE_FORMAT}) does not know: shards" in capsys.readouterr().err
+
+
+def test_a_format_2_store_reads_its_json_checkpoint_and_its_next_writer_replaces_it(tmp_path, monkeypatch):
+    """A store of format 2 (tests/fixtures/store-format-2: a JSON checkpoint) is read through its checkpoint;
+    the next sole writer writes the checkpoint as columns and removes the JSON one."""
+    import shutil
+
+    from auditkit.store import CHECKPOINT_JSON
+
+    root = tmp_path / "store"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "store-format-2" / "store", root)
+    assert (root / CHECKPOINT_JSON).exists() and not (root / CHECKPOINT).exists()
+    opened = _opened(monkeypatch)
+    records = Store(root).manifest()
+    assert len(records) == 13 and opened == []  # every entry from the JSON checkpoint
+    want = {r.sha256: r for r in records}
+    write_log(tmp_path / "a" / "day.jsonl", day_records(1, "a"))
+    _locked_ingest(Store(root), tmp_path / "a")
+    assert (root / CHECKPOINT).exists() and not (root / CHECKPOINT_JSON).exists()
+    opened.clear()
+    again = {r.sha256: r for r in Store(root).manifest()}
+    assert opened == [] and len(again) == 14 and {k: again[k] for k in want} == want
+
+
+def test_an_auditkit_of_store_format_2_refuses_a_store_of_format_3(tmp_path, monkeypatch, capsys):
+    """The older writer (and reader) refuses the store by its stamp, naming both versions: it would not see the
+    columnar checkpoint and would leave it stale."""
+    from auditkit.store import manifest as store_module
+
+    store, _ = make_store(tmp_path)
+    assert json.loads((store / "_store.json").read_text("utf-8"))["store_format"] == 3
+    monkeypatch.setattr(store_module, "STORE_FORMAT", 2)
+    write_log(tmp_path / "b" / "day.jsonl", day_records(5, "b"))
+    for argv in (["ingest", str(tmp_path / "b"), "--store", str(store)], ["validate", str(store), "--out",
+                                                                          str(tmp_path / "v.csv")]):
+        capsys.readouterr()
+        assert main(argv) == 2
+        assert f"store {store} was written by auditkit {auditkit.__version__} (store format 3); this is auditkit " \
+               f"{auditkit.__version__}, which reads store formats up to 2: upgrade auditkit" in capsys.readouterr().err

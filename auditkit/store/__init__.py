@@ -5,7 +5,7 @@ Layout under the store root::
     rounds/game=<game>/date=<yyyy-mm-dd>/part-<uuid>.parquet   stored rounds
     findings/game=<game>/date=<yyyy-mm-dd>/findings.parquet    findings of that partition
     _manifest/<sha256>.json                                   one record per ingested source file
-    _manifest.checkpoint.json                                 the entries as of its writing, in one file
+    _manifest.checkpoint.parquet                              the entries as of its writing, as columns
     _index/<sha16>.parquet                                    the round ids of a source (duplicate check)
     _quarantine/<sha16>.parquet                               its bad lines (none: no file, format 2 on)
     rounds/game=<game>/date=<yyyy-mm-dd>/compact-<id>.parquet  small parts of many sources, read as one
@@ -45,12 +45,12 @@ from .atomic import atomic_path, named_error, pid_alive, remove_stale_temps, saf
 from .errors import CorruptStore, NewerStore, StoreLocked
 from .files import LOCK_NAME, _LocalFiles, _ObjectFiles, is_uri
 from .layout import INDEX
-from .manifest import CHECKPOINT, STORE_FILE, STORE_FORMAT, SourceRecord
+from .manifest import CHECKPOINT, CHECKPOINT_JSON, STORE_FILE, STORE_FORMAT, SourceRecord
 from .memory import _HeldStream, _MemoryFiles
 from .parquet import ROW_GROUP, ParquetStream, compression_for, write_parquet_atomic
 from .store import Store
 
 __all__ = ["atomic_path", "named_error", "safe_component", "pid_alive", "remove_stale_temps", "StoreLocked",
            "CorruptStore", "LOCK_NAME", "Store", "SourceRecord", "INDEX", "is_uri", "ParquetStream", "ROW_GROUP",
-           "NewerStore", "STORE_FORMAT", "STORE_FILE", "CHECKPOINT", "compression_for", "write_parquet_atomic",
+           "NewerStore", "STORE_FORMAT", "STORE_FILE", "CHECKPOINT", "CHECKPOINT_JSON", "compression_for", "write_parquet_atomic",
            "_LocalFiles", "_ObjectFiles", "_MemoryFiles", "_HeldStream"]

@@ -9,7 +9,10 @@ are kept in memory too; when the block ends (or :data:`HELD_ROWS` rows or :data:
 held), the committed ones of a partition, :data:`MIN_PARTS` or more, are
 written again as one part ``rounds/game=G/date=D/compact-<id>.parquet``, then a
 record ``_compacted/<id>.json`` saying which parts it replaces (its commit
-point: written last, atomically).
+point: written last, atomically). A compacted part of fewer than
+:data:`SMALL_ROWS` rows is written again with its partition's next small parts
+of the same command (its record and part then removed), so a partition is read
+from a few large parts, not from one a compaction.
 
 Readers (:func:`apply`) read the compacted part instead of the parts it
 replaces when every one of them is still listed by the manifest and the
@@ -46,6 +49,7 @@ class Compactor:
 
     pending: dict[str, list[tuple[str, pa.Table | None]]] = field(default_factory=dict)  # sha16 -> (rel, rows)
     ready: dict[tuple[str, str], list[tuple[str, pa.Table | None]]] = field(default_factory=dict)
+    small: dict[tuple[str, str], tuple[dict[str, Any], str]] = field(default_factory=dict)  # its last, if small
     rows: int = 0
     parts: int = 0
 
@@ -77,7 +81,10 @@ class Compactor:
 
     def write(self, store: Any) -> int:
         """Write the compacted part and its record of each partition with :data:`MIN_PARTS` small parts
-        or more; forget what was held. The number of parts written."""
+        or more, with the rows of the compacted part this object wrote last for the partition when it is still
+        small (fewer than :data:`SMALL_ROWS`; its record and part removed once the new record is written), so
+        a partition is read from a few large parts, not from one a compaction; forget what was held. The number
+        of parts written."""
         n = 0
         for (game, date), parts in sorted(self.ready.items()):
             if len(parts) < MIN_PARTS:
@@ -85,12 +92,20 @@ class Compactor:
             name = uuid.uuid4().hex
             rel = f"{parts[0][0].rsplit('/', 1)[0]}/compact-{name}.parquet"
             tables = [t if t is not None else store.read_part(r) for r, t in parts]
-            counts = [t.num_rows for t in tables]
+            replaces = [{"path": r, "rows": t.num_rows} for (r, _), t in zip(parts, tables, strict=True)]
+            last = self.small.pop((game, date), None)
+            if last is not None:  # its own, written under the same exclusive lock: read as it wrote it
+                tables.insert(0, store.read_part(last[0]["path"]))
+                replaces[:0] = last[0]["replaces"]
             table = pa.concat_tables(tables)
             size, sha = store._files.write_parquet(rel, table)
-            record = {"partition": [game, date], **file_entry(rel, table.num_rows, size, sha),
-                      "replaces": [{"path": r, "rows": n} for (r, _), n in zip(parts, counts, strict=True)]}
-            store._files.write_bytes(f"{FOLDER}/{name}.json", json.dumps(record, indent=1).encode("utf-8"))
+            record = {"partition": [game, date], **file_entry(rel, table.num_rows, size, sha), "replaces": replaces}
+            store._files.write_bytes(where := f"{FOLDER}/{name}.json", json.dumps(record, indent=1).encode("utf-8"))
+            if last is not None:  # (a crash before: both records there, readers take the larger)
+                store._files.delete(last[1])
+                store._files.delete(last[0]["path"])
+            if table.num_rows < SMALL_ROWS:
+                self.small[(game, date)] = (record, where)
             n += 1
         held = [(sha16, p) for sha16, p in self.pending.items()]  # sources not committed yet stay held
         self.ready, self.rows, self.parts = {}, 0, 0

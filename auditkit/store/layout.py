@@ -4,7 +4,8 @@ Each manifest entry written by this version lists its files (``files``: the
 relative path, rows, bytes and SHA-256 of each part, index and quarantine file,
 recorded from the bytes as they were written). Readers read exactly those
 files: :class:`Layout` is the store as its manifest lists it, checked against
-one listing of ``rounds/`` (existence and size by the listing; the index files
+one listing of ``rounds/`` (existence by the listing's names, size only of the
+parts read: not of the small parts a compacted part replaces; the index files
 by a listing of ``_index/`` of their own, when an ingest checks them).
 Entries written before (no ``files``) still read: their parts are found by
 their source's name prefix, as before, and their sizes and hashes are "not
@@ -13,19 +14,26 @@ recorded" (``auditkit verify`` says so and does not fail on that alone).
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import logging
+import os
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
 from .errors import CorruptStore
+from .manifest import Entries, SourceRecord
 
 log = logging.getLogger("auditkit.store")
 _WARNED: set[str] = set()  # unlisted files already warned about in this process
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_PART = r"^rounds/game=[^/]*/date=[^/]*/[^/]*$"  # a file of a partition (see partition_of)
 INDEX = pa.schema([("id_hash", pa.uint64()), ("line_hash", pa.uint64()), ("round_id", pa.string()),
                    ("source_file", pa.string()), ("source_line", pa.int64())])
 
@@ -45,6 +53,57 @@ def partition_of(rel: str) -> tuple[str, str] | None:
     return None
 
 
+class Listing(Mapping[str, int]):
+    """Relative path -> size of every file under a folder of a local store, from one walk of its names (no
+    temporary file, no link to a folder followed); a file's size is read (one ``stat``) only when asked: a
+    reader checks the sizes of the parts it reads, not of the thousands of small parts a compacted one replaces."""
+
+    def __init__(self, root: Path, folder: str):
+        self._found: dict[str, os.DirEntry[str]] = {}
+        self._read: dict[str, int] = {}
+        folders = [(str(root / folder), folder)]
+        while folders:
+            path, rel = folders.pop()
+            with contextlib.suppress(OSError), os.scandir(path) as it:
+                for e in it:
+                    try:  # (not a context manager an entry: 20,000 of them)
+                        if e.is_dir():
+                            if not e.is_symlink():
+                                folders.append((e.path, f"{rel}/{e.name}"))
+                        elif not e.name.startswith("."):
+                            self._found[f"{rel}/{e.name}"] = e
+                    except OSError:
+                        continue
+
+    def __getitem__(self, rel: str) -> int:
+        try:
+            size = self._read[rel] = self._found[rel].stat().st_size
+        except OSError:  # gone since it was listed
+            raise KeyError(rel) from None
+        return size
+
+    def __reduce__(self) -> Any:
+        """Pickled (a read view's layout, sent to workers) as the sizes read: what the layout was checked against."""
+        return dict, (self._read,)
+
+    def __contains__(self, rel: object) -> bool:
+        return rel in self._found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._found)
+
+    def __len__(self) -> int:
+        return len(self._found)
+
+
+def listing(files: Any, folder: str) -> Mapping[str, int]:
+    """Relative path -> size of every file under ``folder``: a :class:`Listing` (sizes read when asked) of a
+    local store, the listing with sizes of any other (an object store's comes with them)."""
+    from .files import _LocalFiles
+
+    return Listing(files.root, folder) if isinstance(files, _LocalFiles) else files.sizes(folder)
+
+
 @dataclass
 class Layout:
     """The committed store as its manifest lists it: the parts of each partition (with their
@@ -52,11 +111,46 @@ class Layout:
 
     parts: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     rows: dict[tuple[str, str], int | None] = field(default_factory=dict)
-    index: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # sha16 -> recorded entry or None
-    source_rows: dict[str, int | None] = field(default_factory=dict)       # sha16 -> rows of its parts
-    sizes: dict[str, int] = field(default_factory=dict)                   # the listing it was checked against
+    sizes: Mapping[str, int] = field(default_factory=dict)                 # the listing it was checked against
+    recorded: dict[str, int] = field(default_factory=dict)                 # listed part -> bytes recorded
     unlisted: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)      # "path: why" of listed parts gone or of another size
+    files: pa.Table | None = None                          # every file the entries list (Entries.file_table)
+    legacy: list[tuple[str, str]] = field(default_factory=list)  # (sha16, format) of entries that list none
+
+    @functools.cached_property
+    def index(self) -> dict[str, dict[str, Any] | None]:
+        """sha16 -> the recorded entry of its index file (None: an older entry, which recorded none)."""
+        out: dict[str, dict[str, Any] | None] = {sha16: None for sha16, fmt in self.legacy if fmt != "simulated"}
+        if self.files is not None:  # (simulated sources have no index)
+            import pyarrow.compute as pc
+
+            for f in self.files.filter(pc.starts_with(self.files.column("path"), "_index/")).to_pylist():
+                out[f.pop("owner")] = f
+        return out
+
+    @functools.cached_property
+    def source_rows(self) -> dict[str, int | None]:
+        """sha16 -> rows of its parts, as recorded (None: an older entry)."""
+        out: dict[str, int | None] = {sha16: None for sha16, _fmt in self.legacy}
+        if self.files is not None:
+            import pyarrow.compute as pc
+
+            owners = self.files.column("owner").to_pylist()
+            out.update((sha16, 0) for sha16 in owners)
+            parts = self.files.filter(pc.match_substring_regex(self.files.column("path"), _PART))
+            for row in parts.group_by("owner").aggregate([("rows", "sum")]).to_pylist():
+                out[row["owner"]] = row["rows_sum"]
+        return out
+
+    def check_sizes(self) -> None:
+        """Note each part read (a compacted part's small parts are not) of another size than recorded."""
+        for rels in self.parts.values():
+            for rel in rels:
+                want = self.recorded.get(rel)
+                if want is not None and (size := self.sizes.get(rel)) != want:
+                    self.missing.append(f"listed part {rel} is missing" if size is None else
+                                        f"listed part {rel} is {size} bytes, the manifest says {want}")
 
     def check(self) -> None:
         """Warn once about each unlisted file; raise CorruptStore naming the damaged listed parts."""
@@ -70,50 +164,46 @@ class Layout:
                                + " (auditkit verify STORE lists everything that disagrees)")
 
 
-def build_layout(records: list[Any], listing: dict[str, int]) -> Layout:
-    """The :class:`Layout` of manifest entries ``records`` against ``listing`` (relative path -> size
-    of every file under ``rounds/`` and ``_index/``)."""
-    out = Layout(sizes=listing)
-    listed: set[str] = set()
-    legacy: set[str] = set()
-    committed = {r.sha256[:16] for r in records}
-    for r in records:
-        sha16 = r.sha256[:16]
-        files = getattr(r, "files", None)
-        if files is None:
-            legacy.add(sha16)
-            if r.format != "simulated":  # simulated sources have no index
-                out.index[sha16] = None
-            out.source_rows[sha16] = None
-            continue
-        out.source_rows[sha16] = 0
-        for f in files:
-            rel = f["path"]
-            listed.add(rel)
-            if rel.startswith("_index/"):
-                out.index[sha16] = f
-                continue
-            key = partition_of(rel)
-            if key is None:
-                continue  # a quarantine file: verify checks it
-            out.source_rows[sha16] = (out.source_rows[sha16] or 0) + f["rows"]
-            size = listing.get(rel)
-            if size is None:
-                out.missing.append(f"listed part {rel} is missing")
-                continue
-            if size != f["bytes"]:
-                out.missing.append(f"listed part {rel} is {size} bytes, the manifest says {f['bytes']}")
-                continue
-            out.parts.setdefault(key, []).append(rel)
-            if out.rows.get(key, 0) is not None:
-                out.rows[key] = out.rows.get(key, 0) + f["rows"]  # type: ignore[operator]
-    for rel in sorted(listing):
+def build_layout(entries: Entries | list[SourceRecord], listing: Mapping[str, int]) -> Layout:
+    """The :class:`Layout` of manifest entries against ``listing`` (relative path -> size of every file under
+    ``rounds/``): the parts each entry lists that are there (by name: :meth:`Layout.check_sizes` checks the
+    sizes of those read, once compacted parts replaced theirs), and the unlisted ones. Built from columns:
+    a partition's parts are a slice of the sorted paths, not a Python step a part."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    if not isinstance(entries, Entries):
+        entries = Entries.of(entries)
+    legacy, files = entries.file_table()
+    out = Layout(sizes=listing, files=files, legacy=legacy)
+    names = pa.array(list(listing), pa.string())
+    path = files.column("path")
+    parts = files.filter(pc.match_substring_regex(path, _PART))
+    there = pc.is_in(parts.column("path"), value_set=names)
+    out.missing += [f"listed part {rel} is missing" for rel in pc.filter(parts.column("path"), pc.invert(there)).to_pylist()]
+    parts = parts.filter(there)
+    parts = parts.take(pc.sort_indices(parts.column("path")))
+    rels = parts.column("path").to_pylist()
+    out.recorded = dict(zip(rels, parts.column("bytes").to_pylist(), strict=True))
+    folders = pc.replace_substring_regex(parts.column("path"), r"/[^/]*$", "").combine_chunks().dictionary_encode()
+    if rels:
+        codes = folders.indices.to_numpy(zero_copy_only=False)
+        starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+        ends = np.r_[starts[1:], len(rels)]
+        sums = np.add.reduceat(parts.column("rows").to_numpy(), starts)
+        for start, end, n in zip(starts.tolist(), ends.tolist(), sums.tolist(), strict=True):
+            key = partition_of(rels[start])
+            assert key is not None
+            out.parts[key], out.rows[key] = rels[start:end], n
+    legacy_set = {sha16 for sha16, _fmt in legacy}
+    committed = entries.sha16s()
+    for rel in sorted(pc.filter(names, pc.invert(pc.is_in(names, value_set=path))).to_pylist()):
         key = partition_of(rel)
-        if key is None or rel in listed:
+        if key is None:
             continue
         name = rel.rsplit("/", 1)[1]
         prefix = name[5:21] if name.startswith("part-") and name.endswith(".parquet") else None
-        if prefix in legacy:
+        if prefix in legacy_set:
             out.parts.setdefault(key, []).append(rel)
             out.rows[key] = None
         elif prefix is None or prefix in committed:

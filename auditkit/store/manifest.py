@@ -9,33 +9,52 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import pyarrow as pa
+
 from .atomic import safe_component
 from .errors import CorruptStore, NewerStore
 
 log = logging.getLogger("auditkit.store")
 
-STORE_FORMAT = 2
+STORE_FORMAT = 3
 """The store's format version, in ``_store.json`` and in each manifest entry written (``store_format``), every
 older one read. 0: written before the stamp (auditkit 0.1.0 and earlier). 1: the stamp. 2: the manifest
-checkpoint (:data:`CHECKPOINT`), and no quarantine file for a source without a bad line (a format-1 writer
-rewriting an entry would leave the checkpoint stale: it must refuse the store). Raise it when a change to the
-store's files would be misread by the auditkit before it; this one refuses a higher one."""
+checkpoint (:data:`CHECKPOINT_JSON`), and no quarantine file for a source without a bad line (a format-1 writer
+rewriting an entry would leave the checkpoint stale: it must refuse the store). 3: the checkpoint as columns
+(:data:`CHECKPOINT`, Parquet; a format-2 writer would leave it stale). Raise it when a change to the store's
+files would be misread by the auditkit before it; this one refuses a higher one."""
 
 STORE_FILE = "_store.json"
-"""The store's stamp: ``{"store_format": 2, "written_by": "auditkit 0.1.0"}``, written by its first writer (and
+"""The store's stamp: ``{"store_format": 3, "written_by": "auditkit 0.1.0"}``, written by its first writer (and
 raised by the first writer of a newer format)."""
 
-CHECKPOINT = "_manifest.checkpoint.json"
-"""Every manifest entry as of its writing, in one file: ``{"store_format", "written_by", "entries": {entry file
-name: {"size", "mtime_ns", "entry"}}}``. Readers list ``_manifest/`` once (names, sizes and times: no entry
-opened), take from it the entries whose file is there at the size and time copied, and read only the others
-(newer than it, or changed since) from their own files; the entries stay the commit point. Rewritten atomically by the
-store's sole writer (:meth:`Store.sole_writer`) when the entries beyond it are many (:data:`CHECKPOINT_EVERY`,
-or a tenth of it at the end of a command); removed before an entry is rewritten (:func:`.layout.rebuild_index`)."""
+CHECKPOINT = "_manifest.checkpoint.parquet"
+"""Every manifest entry as of its writing, in one Parquet file (store format 3): a row an entry, its file's
+``name``, ``entry_size`` and ``entry_mtime_ns`` when copied and the entry's fields as columns
+(:data:`CHECKPOINT_SCHEMA`); the format and writer in the file's metadata. Readers list ``_manifest/`` once
+(names, sizes and times: no entry opened), take from it the entries whose file is there at the size and time
+copied, as columns (records made only when asked: a validation builds its layout from the columns), and read
+only the others (newer than it, or changed since) from their own files; the entries stay the commit point.
+Rewritten atomically by the store's sole writer (:meth:`Store.sole_writer`) when the entries beyond it are many
+(:data:`CHECKPOINT_EVERY`, or a tenth of it at the end of a command); removed before an entry is rewritten
+(:func:`.layout.rebuild_index`)."""
+
+CHECKPOINT_JSON = "_manifest.checkpoint.json"
+"""The checkpoint of store format 2: ``{"store_format", "written_by", "entries": {entry file name: {"size",
+"mtime_ns", "entry"}}}``; still read when there is no :data:`CHECKPOINT`, removed when one is written."""
 
 CHECKPOINT_EVERY = 2000
 """Entries beyond the checkpoint that make a sole writer rewrite it at once (else at least this many or as many
 as it holds, whichever is more, within a command): its rewrites cost, in all, about twice its final size."""
+
+_FILE = pa.struct([("path", pa.string()), ("rows", pa.int64()), ("bytes", pa.int64()), ("sha256", pa.string())])
+_STAT = [("name", pa.string()), ("entry_size", pa.int64()), ("entry_mtime_ns", pa.int64())]
+CHECKPOINT_SCHEMA = pa.schema(_STAT + [
+    ("sha256", pa.string()), ("path", pa.string()), ("size", pa.int64()), ("format", pa.string()),
+    *((k, pa.int64()) for k in ("lines_read", "stored", "already_stored", "quarantined", "blank", "attached")),
+    ("games", pa.map_(pa.string(), pa.int64())), ("partitions", pa.list_(pa.string())), ("ingested_at", pa.string()),
+    ("files", pa.list_(_FILE)), ("quick", pa.string()), ("store_format", pa.int64()), ("written_by", pa.string())])
+"""The columns of :data:`CHECKPOINT`: the entry file's name, size and time, then :class:`SourceRecord`'s fields."""
 
 
 def _written_by() -> str:
@@ -95,6 +114,78 @@ class SourceRecord:
                                    + self.attached)
 
 
+class Entries:
+    """The committed manifest entries as read: those taken from the checkpoint as columns (``held``, a table of
+    :data:`CHECKPOINT_SCHEMA`), the others as records (``read``: entry file name -> record). Records of the
+    held rows are made only when asked (:meth:`records`); a layout is built from the columns
+    (:meth:`file_table`), so a read of 20,000 entries makes no 20,000 objects."""
+
+    def __init__(self, held: pa.Table | None = None, read: dict[str, SourceRecord] | None = None):
+        self.held = held if held is not None else CHECKPOINT_SCHEMA.empty_table()
+        self.read = read or {}
+        self._records: dict[str, SourceRecord] | None = None
+
+    def __len__(self) -> int:
+        return self.held.num_rows + len(self.read)
+
+    def records(self) -> dict[str, SourceRecord]:
+        """Entry file name -> record, of every entry (the held rows' made once)."""
+        if self._records is None:
+            cols = {name: self.held.column(name).to_pylist() for name in CHECKPOINT_SCHEMA.names}
+            cols["games"] = [dict(g or ()) for g in cols["games"]]
+            cols["partitions"] = [p or [] for p in cols["partitions"]]
+            fields = list(SourceRecord.__dataclass_fields__)
+            made = {row[0]: SourceRecord(*row[1:]) for row in zip(cols["name"], *(cols[f] for f in fields),
+                                                                       strict=True)}
+            self._records = {**made, **self.read}
+        return self._records
+
+    def sha16s(self) -> set[str]:
+        """The first 16 hex digits of every entry's SHA-256 (what names its files)."""
+        import pyarrow.compute as pc
+
+        return set(pc.utf8_slice_codeunits(self.held.column("sha256"), 0, 16).to_pylist()) | \
+            {r.sha256[:16] for r in self.read.values()}
+
+    def file_table(self) -> tuple[list[tuple[str, str]], pa.Table]:
+        """((sha16, format) of each entry that lists no files: written before they were recorded), and a table
+        (``owner``: the sha16 of its entry, ``path``, ``rows``, ``bytes``, ``sha256``) of the files the others
+        list, the held rows' from their columns (no Python object a file)."""
+        import pyarrow.compute as pc
+
+        held = self.held
+        sha16 = pc.utf8_slice_codeunits(held.column("sha256"), 0, 16).combine_chunks()
+        files = held.column("files").combine_chunks()
+        none = pc.is_null(files)
+        legacy = list(zip(pc.filter(sha16, none).to_pylist(), pc.filter(held.column("format"), none).to_pylist(),
+                          strict=True))
+        legacy += [(r.sha256[:16], r.format) for r in self.read.values() if r.files is None]
+        flat = pc.list_flatten(files)
+        table = pa.table({"owner": sha16.take(pc.list_parent_indices(files)),
+                          **{k: flat.field(k) for k in ("path", "rows", "bytes", "sha256")}})
+        read = [{"owner": r.sha256[:16], **f} for r in self.read.values() if r.files is not None for f in r.files]
+        if read:
+            table = pa.concat_tables([table, pa.Table.from_pylist(read, table.schema)])
+        return legacy, table
+
+    @classmethod
+    def of(cls, records: list[SourceRecord]) -> Entries:
+        """The entries of some records (read or made elsewhere)."""
+        return cls(None, {f"{r.sha256}.json": r for r in records})
+
+
+def _table(known: dict[str, SourceRecord], stats: dict[str, tuple[int, int]]) -> pa.Table:
+    """The checkpoint's table of the records ``known`` whose entry file is listed in ``stats``."""
+    names = [n for n in sorted(known) if n in stats]
+    cols: dict[str, list[Any]] = {"name": names, "entry_size": [stats[n][0] for n in names],
+                                  "entry_mtime_ns": [stats[n][1] for n in names]}
+    for f in SourceRecord.__dataclass_fields__:
+        cols[f] = [getattr(known[n], f) for n in names]
+    cols["games"] = [list(g.items()) for g in cols["games"]]
+    return pa.table(cols, schema=CHECKPOINT_SCHEMA.with_metadata(
+        {"store_format": str(STORE_FORMAT), "written_by": _written_by()}))
+
+
 class Manifest:
     """A store's manifest, read: its stamp, its entries (through the checkpoint), a source by hash or quick
     key. The base of :class:`~auditkit.store.reads.Reads` (``self._files``: where the store's files are)."""
@@ -144,62 +235,125 @@ class Manifest:
     def manifest(self) -> list[SourceRecord]:
         """Every committed source, oldest first: the entries listed in ``_manifest/``, those the checkpoint
         holds taken from it (:data:`CHECKPOINT`), the others read from their files."""
-        self.check_format()
         if self._known is None or not self._sole:
-            listed = self._files.entries("_manifest")
-            held = self.read_checkpoint()
-            known, same = {}, 0
-            for name, stat in listed.items():
-                copy = held.get(name)
-                if copy is not None and copy[0] == stat:
-                    known[name], same = copy[1], same + 1
-                else:
-                    known[name] = self._source_record(f"_manifest/{name}")
-            self._known, self._held = known, same
+            self._known = self._read_entries().records()
         return sorted(self._known.values(), key=lambda r: (r.ingested_at, r.path))
 
-    def read_checkpoint(self) -> dict[str, tuple[tuple[int, int], SourceRecord]]:
-        """Entry file name -> (its size and mtime when copied, its copy) of the entries the checkpoint holds (none
-        when there is none, or when it is unreadable: a warning, and every entry is read from its file;
-        ``auditkit verify`` reports it); NewerStore for a newer one."""
-        if not self._files.exists(CHECKPOINT):
-            return {}
-        where = self._files.path(CHECKPOINT)
+    def entries(self) -> Entries:
+        """Every committed entry (:class:`Entries`): ``_manifest/`` listed once, the entries the checkpoint
+        holds at the size and time listed taken from its columns, the others read from their files (a sole
+        writer's: the records it keeps up to date, see :meth:`manifest`)."""
+        if self._sole:
+            self.manifest()
+            assert self._known is not None
+            return Entries(None, dict(self._known))
+        return self._read_entries()
+
+    def _read_entries(self) -> Entries:
+        self.check_format()
+        listed = self._files.entries("_manifest")
+        held = self._checkpoint_table()
+        names = held.column("name").to_pylist()
+        sizes, times = held.column("entry_size").to_pylist(), held.column("entry_mtime_ns").to_pylist()
+        take = [i for i, name in enumerate(names) if listed.get(name) == (sizes[i], times[i])]
+        taken = {names[i] for i in take}
+        read = {name: self._source_record(f"_manifest/{name}") for name in listed if name not in taken}
+        self._held = len(take)
+        return Entries(held.take(pa.array(take, pa.int64())) if len(take) < len(names) else held, read)
+
+    def _checkpoint_table(self) -> pa.Table:
+        """The checkpoint's rows (:data:`CHECKPOINT_SCHEMA`; none when there is none, or when it is unreadable:
+        a warning, and every entry is read from its file; ``auditkit verify`` reports it); NewerStore for a
+        newer one. A store-format-2 checkpoint (:data:`CHECKPOINT_JSON`) is read when there is no other."""
         try:
-            data = json.loads(self._files.read_bytes(CHECKPOINT).decode("utf-8"))
-            fmt = data.get("store_format")
-            if not isinstance(fmt, int) or fmt > STORE_FORMAT:
-                raise _newer(f"store manifest checkpoint {where}", data.get("written_by"), fmt)
-            return {name: ((int(e["size"]), int(e["mtime_ns"])), SourceRecord.read(e["entry"], f"{where} ({name})"))
-                    for name, e in data["entries"].items()}
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            return self.checkpoint_rows()
+        except NewerStore:
+            raise
+        except (ValueError, TypeError, KeyError, AttributeError, OSError, pa.ArrowException) as exc:
+            where = self._files.path(CHECKPOINT if self._files.exists(CHECKPOINT) else CHECKPOINT_JSON)
             log.warning("store manifest checkpoint %s is unreadable (%s): every entry read from its own file "
                         "(auditkit verify %s)", where, exc, self.root)
-            return {}
+            return CHECKPOINT_SCHEMA.empty_table()
+
+    def checkpoint_rows(self) -> pa.Table:
+        """The checkpoint's rows, checked: none when there is none; NewerStore for a newer one, ValueError (or
+        an Arrow or OS error) for one that is not a checkpoint."""
+        import pyarrow.parquet as pq
+
+        if not self._files.exists(CHECKPOINT):
+            return self._json_checkpoint_rows() if self._files.exists(CHECKPOINT_JSON) else \
+                CHECKPOINT_SCHEMA.empty_table()
+        where = self._files.path(CHECKPOINT)
+        table = pq.read_table(pa.BufferReader(self._files.read_bytes(CHECKPOINT)), use_threads=False)
+        meta = table.schema.metadata or {}
+        fmt = meta.get(b"store_format", b"").decode("utf-8", "replace")
+        if not fmt.isdigit() or int(fmt) > STORE_FORMAT:
+            raise _newer(f"store manifest checkpoint {where}", meta.get(b"written_by", b"").decode("utf-8", "replace"),
+                         fmt or None)
+        unknown = sorted(set(table.column_names) - set(CHECKPOINT_SCHEMA.names))
+        if unknown:
+            raise NewerStore(f"store manifest checkpoint {where} has columns {_written_by()} (store format "
+                             f"{STORE_FORMAT}) does not know: {', '.join(unknown)}; written by a newer auditkit?")
+        table = table.select(CHECKPOINT_SCHEMA.names).cast(CHECKPOINT_SCHEMA)  # KeyError: a column missing
+        import pyarrow.compute as pc
+
+        newest = pc.max(table.column("store_format")).as_py()
+        if newest is not None and newest > STORE_FORMAT:
+            i = pc.index(table.column("store_format"), newest).as_py()
+            raise _newer(f"store manifest entry {where} ({table.column('name')[i].as_py()})",
+                         table.column("written_by")[i].as_py(), newest)
+        if table.column("name").null_count or table.column("sha256").null_count:
+            raise ValueError("an entry with no name or SHA-256")
+        return table
+
+    def _json_checkpoint_rows(self) -> pa.Table:
+        """The rows of a store-format-2 checkpoint (JSON), as :meth:`checkpoint_rows` gives them."""
+        where = self._files.path(CHECKPOINT_JSON)
+        data = json.loads(self._files.read_bytes(CHECKPOINT_JSON).decode("utf-8"))
+        fmt = data.get("store_format")
+        if not isinstance(fmt, int) or fmt > STORE_FORMAT:
+            raise _newer(f"store manifest checkpoint {where}", data.get("written_by"), fmt)
+        copies = {name: SourceRecord.read(e["entry"], f"{where} ({name})") for name, e in data["entries"].items()}
+        stats = {name: (int(e["size"]), int(e["mtime_ns"])) for name, e in data["entries"].items()}
+        return _table(copies, stats)
+
+    def read_checkpoint(self) -> dict[str, tuple[tuple[int, int], SourceRecord]]:
+        """Entry file name -> (its size and mtime when copied, its copy) of the entries the checkpoint holds
+        (none when there is none or it is unreadable: see :meth:`_checkpoint_table`)."""
+        table = self._checkpoint_table()
+        copies = Entries(table).records()
+        stats = zip(table.column("entry_size").to_pylist(), table.column("entry_mtime_ns").to_pylist(), strict=True)
+        return {name: (stat, copies[name]) for name, stat in zip(table.column("name").to_pylist(), stats, strict=True)}
 
     def write_checkpoint(self) -> int:
-        """Write the checkpoint of every committed entry, atomically (the caller is the sole writer); their number."""
+        """Write the checkpoint of every committed entry, atomically (the caller is the sole writer), and remove
+        a store-format-2 one; their number."""
+        import pyarrow.parquet as pq
+
         self.manifest()
         assert self._known is not None
-        stats = self._files.entries("_manifest")
-        copies = {name: {"size": stats[name][0], "mtime_ns": stats[name][1], "entry": rec.__dict__}
-                  for name, rec in sorted(self._known.items()) if name in stats}
-        data = {"store_format": STORE_FORMAT, "written_by": _written_by(), "entries": copies}
-        self._files.write_bytes(CHECKPOINT, json.dumps(data, separators=(",", ":")).encode("utf-8"))
-        self._held = len(copies)
-        return len(copies)
+        table = _table(self._known, self._files.entries("_manifest"))
+        sink = pa.BufferOutputStream()
+        pq.write_table(table, sink, compression="zstd", use_dictionary=False)  # (read in 20 ms at 20,000 entries)
+        self._files.write_bytes(CHECKPOINT, sink.getvalue().to_pybytes())
+        self._files.delete(CHECKPOINT_JSON)
+        self._held = table.num_rows
+        return table.num_rows
 
     def drop_checkpoint(self) -> None:
         """Remove the checkpoint (before an entry is rewritten: readers then read every entry's file)."""
         self._files.delete(CHECKPOINT)
+        self._files.delete(CHECKPOINT_JSON)
         self._known, self._held = None, 0
 
     def _checkpoint_if_due(self, ending: bool) -> None:
-        """The sole writer's checkpoint rewrite, when the entries beyond it are many (:data:`CHECKPOINT_EVERY`)."""
+        """The sole writer's checkpoint rewrite, when the entries beyond it are many (:data:`CHECKPOINT_EVERY`),
+        and at the end of a command when it is the JSON one of store format 2."""
         if self._known is None:
             return
         tail = len(self._known) - self._held
-        if tail >= max(CHECKPOINT_EVERY, self._held) or (ending and tail and tail * 10 >= self._held):
+        if tail >= max(CHECKPOINT_EVERY, self._held) or (ending and tail and tail * 10 >= self._held) \
+                or (ending and self._files.exists(CHECKPOINT_JSON)):  # a store of format 2: its checkpoint as columns
             self.write_checkpoint()
 
     def source(self, sha256: str) -> SourceRecord | None:

@@ -17,8 +17,8 @@ from . import parquet
 from .compaction import apply
 from .compaction import records as compactions
 from .errors import CorruptStore
-from .layout import _DATE, INDEX, Layout, build_layout, check_index, rebuild_index
-from .manifest import Manifest, SourceRecord
+from .layout import _DATE, INDEX, Layout, build_layout, check_index, listing, rebuild_index
+from .manifest import Entries, Manifest
 
 if TYPE_CHECKING:  # pandas only at the edge (to_pandas): ingest and its workers start without it
     import pandas as pd
@@ -47,16 +47,19 @@ class Reads(Manifest):
         import copy
 
         view = copy.copy(self)
-        records = self.manifest()
-        view._pinned = frozenset(r.sha256[:16] for r in records)
+        entries = self.entries()
+        view._pinned = frozenset(entries.sha16s())
         view._known = None  # (a sole writer's: its own)
-        view._layout_cache = self._build_layout(records)
+        view._layout_cache = self._build_layout(entries)
         return view
 
-    def _build_layout(self, records: list[SourceRecord]) -> Layout:
-        listing = self._files.sizes("rounds")  # (the index files: listed by check_index, which reads them)
-        layout = build_layout(records, listing)
+    def _build_layout(self, entries: Entries) -> Layout:
+        """The layout of these entries against one listing of ``rounds/`` (the index files: listed by
+        check_index, which reads them), compacted parts read instead of theirs, the sizes of the parts read
+        checked."""
+        layout = build_layout(entries, listing(self._files, "rounds"))
         apply(layout, compactions(self))  # small parts read from their compacted part
+        layout.check_sizes()
         layout.check()
         return layout
 
@@ -68,7 +71,7 @@ class Reads(Manifest):
             return self._layout_cache
         key = frozenset(self._files.files("_manifest/*.json"))
         if self._layout_cache is None or key != self._layout_key:
-            self._layout_cache, self._layout_key = self._build_layout(self.manifest()), key
+            self._layout_cache, self._layout_key = self._build_layout(self.entries()), key
         return self._layout_cache
 
     def _check_rows(self, game: str, date: str, rows: int) -> None:
