@@ -22,6 +22,7 @@ from .csv import is_companion, is_round_csv
 from .dedup import SeenRounds, StoredOverlap
 from .identity import InputError, identify, is_csv
 from .jsonl import MAX_LINE
+from .smallfiles import SmallFiles
 from .writer import (
     open_known,
     read_again,
@@ -141,15 +142,16 @@ def orphan_companions(paths: Iterable[str | Path]) -> list[Path]:
 
 def ingest_source(path: Path, store: Store, seen: SeenRounds | None = None, *, display: str | None = None,
                   bulk: bool = True, max_line: int = MAX_LINE,
-                  progress: Callable[[int, int], None] | None = None, profile: Any = None
-                  ) -> tuple[SourceRecord, bool]:
+                  progress: Callable[[int, int], None] | None = None, profile: Any = None,
+                  ahead: SmallFiles | None = None) -> tuple[SourceRecord, bool]:
     """Ingest one source into the store: ``(its manifest entry, True)``, or the entry of the
     identical content ingested before and False.
 
     ``bulk=False`` reads every line with the per-line reader (the reference the bulk reader
     is tested against); ``max_line`` is the longest line read (bytes); ``progress(bytes
     read, rounds stored)`` is called after each block; ``profile`` (an import profile,
-    :mod:`auditkit.ingest.profiles`) reads the source through it.
+    :mod:`auditkit.ingest.profiles`) reads the source through it; ``ahead``: the small files of a serial
+    ingest read ahead in batches (:mod:`auditkit.ingest.smallfiles`), which may hold this source's block.
     """
     seen = seen or SeenRounds(store, sources=1)
     fmt = None
@@ -164,7 +166,8 @@ def ingest_source(path: Path, store: Store, seen: SeenRounds | None = None, *, d
     if writer is None:
         return rec, False
     try:
-        return read_into(writer, path, bulk, max_line, profile, progress), True
+        ready = ahead.blocks(path, sha) if ahead is not None and profile is None and bulk else None
+        return read_into(writer, path, bulk, max_line, profile, progress, ready), True
     except StoredOverlap as overlap:  # the store's hashes streamed: again, checking those it shares
         return read_again(overlap, path, writer, bulk, max_line, profile, progress), True
 
@@ -276,6 +279,8 @@ def _ingest_files(files: list[Path], store: Store, report: IngestReport, par: An
     """Ingest ``files`` in order, one entry each in ``report``; ``par``: a :class:`ParallelIngest`
     parsing them ahead, or None (this process reads each; ``on_demand`` as in :class:`SeenRounds`)."""
     seen: SeenRounds | None = None
+    # small files read ahead in batches: a serial ingest of logs with content hashes (not a one-shot's own store)
+    ahead = SmallFiles(files, store, max_line) if par is None and profile is None and bulk and not on_demand else None
     for path in files:
         entry: dict[str, Any] = {"path": str(path)}
         if profile is None and is_csv(path) and not is_round_csv(path):
@@ -288,7 +293,8 @@ def _ingest_files(files: list[Path], store: Store, report: IngestReport, par: An
             bar = _FileProgress(path, progress)
             try:
                 rec, new = par.ingest(path, seen, bar) if par is not None else \
-                    ingest_source(path, store, seen, bulk=bulk, max_line=max_line, progress=bar, profile=profile)
+                    ingest_source(path, store, seen, bulk=bulk, max_line=max_line, progress=bar, profile=profile,
+                                  ahead=ahead)
             finally:
                 speed = bar.close()
             entry.update(sha256=rec.sha256, size=rec.size)

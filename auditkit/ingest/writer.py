@@ -254,8 +254,8 @@ class SourceWriter:
         if self.seen.streamed and not self.new_ids:
             self.seen.probe(id_hash)  # the first block repeats stored rounds: the rest will too, likely
         content = block.content_hashes if block.order is not None else None
-        status, first = self.seen.check(ids, id_hash, line_hash, lines, name, content,
-                                        sum(t.nbytes for t in block.tables.values()))
+        held = sum(t.nbytes for t in block.tables.values()) if content is not None else 0  # kept for on demand only
+        status, first = self.seen.check(ids, id_hash, line_hash, lines, name, content, held)
         rec.already_stored += int((status == ALREADY).sum())
         bad = []
         for k in np.flatnonzero(status == DIFFERENT):
@@ -365,13 +365,18 @@ def read_again(overlap: StoredOverlap, path: Path, writer: SourceWriter, bulk: b
 
 
 def read_into(writer: SourceWriter, path: Path, bulk: bool, max_line: int, profile: Any,
-              progress: Callable[[int, int], None] | None) -> SourceRecord:
-    """Read a source's blocks through ``writer`` and commit it."""
+              progress: Callable[[int, int], None] | None,
+              ready: list[tuple[Block, Callable[[int], bytes | str]]] | None = None) -> SourceRecord:
+    """Read a source's blocks through ``writer`` and commit it; ``ready``: its blocks already read and hashed
+    (with the raw text of a line by number), from :class:`~auditkit.ingest.smallfiles.SmallFiles`."""
     try:
-        for parsed, lines, attached, other, done in read_source(path, writer.name, bulk, max_line, profile):
-            writer.add(hash_block(parsed, lines, attached, other, done, not writer.seen.on_demand), parsed.raw)
+        if ready is None:
+            ready = ((hash_block(parsed, lines, attached, other, done, not writer.seen.on_demand), parsed.raw)
+                     for parsed, lines, attached, other, done in read_source(path, writer.name, bulk, max_line, profile))
+        for block, raw in ready:
+            writer.add(block, raw)
             if progress:
-                progress(done, writer.rec.stored)
+                progress(block.done, writer.rec.stored)
     except BaseException:
         writer.abort()
         raise

@@ -10,6 +10,7 @@ import re
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 _TEMP = re.compile(r"^\..+\.(\d+)\.[^.]+\.tmp$")  # .<name>.<creator pid>.<random>.tmp (atomic_path)
 
@@ -22,22 +23,41 @@ def safe_component(value: str) -> str:
     return text[:100]
 
 
-def _temp_sibling(path: Path) -> Path:
-    """A new empty file ``.<name>.<pid>.<random>.tmp`` next to ``path``, readable as the finished file
-    will be (the pid lets a later run tell a dead writer's leftovers from a live one's)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
+def _temp_file(path: Path) -> tuple[Path, BinaryIO]:
+    """A new file ``.<name>.<pid>.<random>.tmp`` next to ``path``, open for writing and readable as the finished
+    file will be (the pid lets a later run tell a dead writer's leftovers from a live one's); its folder made
+    only when it is missing."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a report is for others to read too
+        fh = open(fd, "wb")  # noqa: SIM115 (the caller closes it)
+        fh.raw.name = tmp  # type: ignore[attr-defined]  # named as if opened by its name
+        return Path(tmp), fh
+    except BaseException:
+        os.close(fd)
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _umask() -> int:
     umask = os.umask(0)
     os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a report is for others to read too
-    return Path(tmp)
+    return umask
 
 
-def _publish(tmp: Path, path: Path) -> None:
-    """fsync ``tmp`` and rename it to ``path``."""
-    with open(tmp, "rb") as fh:
-        os.fsync(fh.fileno())
+def _publish(tmp: Path, path: Path, fh: BinaryIO | None = None) -> None:
+    """fsync ``tmp`` (through ``fh``, its file still open, which is closed) and rename it to ``path``."""
+    if fh is None:
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+    else:
+        with fh:
+            fh.flush()
+            os.fsync(fh.fileno())
     os.replace(tmp, path)
 
 
@@ -54,23 +74,44 @@ def named_error(exc: OSError, path: Path | str, tmp: Path | str | None = None) -
 def atomic_path(path: Path) -> Iterator[Path]:
     """Yield a temporary sibling of ``path``; on success fsync and rename it into place. On failure the
     temporary file is removed and a system error names ``path`` (:func:`named_error`)."""
-    path = Path(path)
+    with _atomic(Path(path), keep_open=False) as (tmp, _fh):
+        yield tmp
+
+
+@contextlib.contextmanager
+def atomic_file(path: Path) -> Iterator[BinaryIO]:
+    """:func:`atomic_path` as a file open for writing (binary): fsynced through it, closed and renamed on
+    success; one open of the temporary file, not three."""
+    with _atomic(Path(path), keep_open=True) as (_tmp, fh):
+        yield fh  # type: ignore[misc]
+
+
+@contextlib.contextmanager
+def _atomic(path: Path, keep_open: bool) -> Iterator[tuple[Path, BinaryIO | None]]:
     try:
-        tmp_path = _temp_sibling(path)
+        tmp_path, fh = _temp_file(path)
     except OSError as exc:
         raise named_error(exc, path, exc.filename if str(exc.filename).endswith(".tmp") else None) from exc
+    if not keep_open:
+        fh.close()
     try:
-        yield tmp_path
-        _publish(tmp_path, path)
+        yield tmp_path, fh if keep_open else None
+        _publish(tmp_path, path, fh if keep_open else None)
     except OSError as exc:
-        tmp_path.unlink(missing_ok=True)
+        _discard(tmp_path, fh)
         named = named_error(exc, path, tmp_path)
         if named is exc:
             raise
         raise named from exc
     except BaseException:
-        tmp_path.unlink(missing_ok=True)
+        _discard(tmp_path, fh)
         raise
+
+
+def _discard(tmp: Path, fh: BinaryIO) -> None:
+    with contextlib.suppress(OSError):  # a buffered file's close writes what it holds: a full disk fails it
+        fh.close()
+    tmp.unlink(missing_ok=True)
 
 
 def pid_alive(pid: int) -> bool:

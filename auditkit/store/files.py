@@ -16,8 +16,8 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from . import parquet
-from .atomic import atomic_path
-from .parquet import HashingFile, ParquetStream, _buffered, compression_for
+from .atomic import atomic_file
+from .parquet import HashingFile, ParquetStream, _buffered, write_options
 
 LOCK_NAME = ".auditkit.lock"
 GLOB_CHARS = set("*?[")
@@ -77,15 +77,15 @@ class _LocalFiles(_Files):
         return (self.root / rel).read_bytes()
 
     def write_bytes(self, rel: str, data: bytes) -> None:
-        with atomic_path(self.root / rel) as tmp:
-            tmp.write_bytes(data)
+        with atomic_file(self.root / rel) as fh:
+            fh.write(data)
 
     def write_parquet(self, rel: str, table: pa.Table) -> tuple[int, str]:
         """Write a Parquet file atomically; (its size, the SHA-256 of the bytes written)."""
-        with atomic_path(self.root / rel) as tmp, open(tmp, "wb") as fh:
+        with atomic_file(self.root / rel) as fh:
             sink = HashingFile(fh)
             out = _buffered(sink)
-            pq.write_table(table, out, compression=compression_for(table), row_group_size=parquet.ROW_GROUP)
+            pq.write_table(table, out, row_group_size=parquet.ROW_GROUP, **write_options(table))
             out.close()
         return sink.size, sink.sha.hexdigest()
 
@@ -217,7 +217,7 @@ class _ObjectFiles(_Files):
         import hashlib
 
         sink = pa.BufferOutputStream()
-        pq.write_table(table, sink, compression=compression_for(table))  # encoded whole before a byte is uploaded
+        pq.write_table(table, sink, **write_options(table))  # encoded whole before a byte is uploaded
         data = sink.getvalue().to_pybytes()
         self.write_bytes(rel, data)
         return len(data), hashlib.sha256(data).hexdigest()
