@@ -18,8 +18,12 @@ With ``--ingest LOG`` it times the ingest of a log instead (``ingest_paths``
 with ``workers=1``, ``workers=W`` and, unless ``--no-dask``, on a ``LocalCluster``
 of W processes; each into an empty store, in its own child): wall and CPU
 seconds, peak RSS of the client and of the largest worker, where the client's
-time went (waiting for workers, the duplicate check, Parquet writes), and a
-check that the stores hold the same rows, index and quarantine.
+time went (waiting for workers, the duplicate check, Parquet writes), the
+client's share of the CPU, when the first byte range went out to a worker, the
+bound the CPU sets on the speed-up (W times the CPU of one worker over the CPU
+of W: what the wall ratio reaches on W idle cores with perfect overlap; on a
+shared machine the wall ratio is noisy, this one much less), and a check that
+the stores hold the same rows, index and quarantine.
 
 Prints wall and CPU seconds (the children's CPU included), the speed-up over
 (a), peak RSS of the client process and of the largest worker, the machine's
@@ -115,6 +119,13 @@ def init(self, *a, **kw):
     real_init(self, *a, **kw)
     runs.append(self)
 parallel.ParallelIngest.__init__ = init
+first_range = []  # when the first byte range went out to a worker (before it: this process alone)
+real_submit = parallel._Executor.submit
+def submit(self, fn, *a):
+    if fn.__name__ == "write_range" and not first_range:
+        first_range.append(time.perf_counter() - t0)
+    return real_submit(self, fn, *a)
+parallel._Executor.submit = submit
 store = Store(root)
 t0 = time.perf_counter()
 report = sources.ingest_paths([log], store, workers=workers, scheduler=client)
@@ -138,6 +149,7 @@ digest.update(store.quarantine().to_csv().encode())
 print(json.dumps({{"wall": wall, "lines": report.total("lines_read"), "stored": report.total("stored"),
                   "quarantined": report.total("quarantined"), "key": digest.hexdigest(),
                   "waited": runs[0].waited if runs else 0.0, **spent,
+                  "first_range": first_range[0] if first_range else None,
                   "cpu": cpu, "self_cpu": self_cpu,
                   "self_rss_kib": self_rss, "worker_rss_kib": worker_rss}}))
 """
@@ -204,9 +216,13 @@ def ingest_main(log: Path, workers: int, dask: bool, s3: bool = False) -> None:
         print(f"{w:<13}{r['wall']:>8.1f}{r['cpu']:>8.1f}{base / r['wall']:>9.2f}x{r['lines'] / r['wall']:>11,.0f}"
               f"{r['self_rss_kib'] / 1024:>8.0f} MiB{worker:>12}{r['waited']:>13.1f}s{r['dedup']:>6.1f}s"
               f"{r['parts']:>6.1f}s{r['streams']:>8.1f}s{r['load_before']:>5.1f}->{r['load_after']:.1f}")
+    many = results[workers]
     print(f"(workers 1: {results[1]['parse']:.1f} s parsing and hashing in the one process; "
-          f"client CPU with {workers} workers: {results[workers]['self_cpu']:.1f} s, "
-          f"{results[workers]['self_cpu'] / results[workers]['cpu']:.0%} of the CPU)")
+          f"client CPU with {workers} workers: {many['self_cpu']:.1f} s, "
+          f"{many['self_cpu'] / many['cpu']:.0%} of the CPU; its first byte range out to a worker "
+          + (f"{many['first_range']:.2f} s after the start" if many["first_range"] is not None else "never")
+          + f"; the CPU's bound on the speed-up, {workers} x CPU(1) / CPU({workers}): "
+          f"{workers * results[1]['cpu'] / many['cpu']:.2f}x)")
     for name, r in results.items():
         if str(name).startswith("dask"):
             print(f"({name}: {r['wall'] / results[workers]['wall']:.2f}x the time of workers {workers})")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from auditkit.ingest import dedup, parallel
+from auditkit.ingest import dedup, parallel, tasks
 from auditkit.ingest.csv import write_csv_rounds
 from auditkit.ingest.dedup import StoredOverlap
 from auditkit.ingest.sources import ingest_paths
@@ -248,9 +248,9 @@ def test_a_ranges_lines_are_read_again_once_however_many_duplicates_ask(tmp_path
     path.write_bytes(b"\n".join(lines) + b"\n")
     start = len(lines[0]) + 1  # the range starts at line 2 of the file
     reads = []
-    real = parallel.read_blocks
-    monkeypatch.setattr(parallel, "read_blocks", lambda *a, **k: reads.append(1) or real(*a, **k, block_bytes=4096))
-    got = parallel._RangeLines(path, start, path.stat().st_size, MAX_LINE)
+    real = tasks.read_blocks
+    monkeypatch.setattr(tasks, "read_blocks", lambda *a, **k: reads.append(1) or real(*a, **k, block_bytes=4096))
+    got = tasks.RangeLines(path, start, path.stat().st_size, MAX_LINE)
     assert [got.raw(n) for n in range(1, 5000, 7)] == lines[1:5000:7]
     assert len(reads) == 1
     assert got.raw(3) == lines[3] and len(reads) == 2  # an earlier line: read from the start again
@@ -332,3 +332,230 @@ def test_a_grown_file_stores_only_its_new_rounds_read_once_when_the_hashes_fit(t
     assert (rows["source_line"] > 3_000).sum() == 500  # the appended lines, stored from the second run
     assert len(store.index()) == 3_500
     assert not list(store.root.rglob("*.tmp"))
+
+
+def _big_log(path: Path, n: int = 3_000, seed: int = 51) -> Path:
+    path.write_bytes(b"\n".join(_lines(_records("baccarat", n, seed=seed))) + b"\n")
+    return path
+
+
+def _parquet_on_disk(store: Store) -> set[str]:
+    return {p.relative_to(store.root).as_posix() for p in (store.root / "rounds").rglob("*.parquet")}
+
+
+def _listed(store: Store) -> set[str]:
+    return {f["path"] for r in store.manifest() for f in r.files or [] if f["path"].startswith("rounds/")}
+
+
+def test_a_big_file_is_hashed_by_a_worker_while_the_others_parse_it(tmp_path, monkeypatch):
+    """A plain file of several byte ranges on two workers: this process never reads it whole (no SHA-256,
+    no line count here: a worker does both while the others parse its ranges) and its ranges go out
+    before its hash is in; the store is the one process's, under the same SHA-256."""
+    import hashlib
+    import types
+    from concurrent.futures import ProcessPoolExecutor
+
+    from auditkit.ingest import identity
+
+    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 16)
+    monkeypatch.setattr(parallel, "BLOCK_BYTES", 1 << 16)
+    log = _big_log(tmp_path / "big.jsonl")
+    read_here: list[str] = []
+    real_sha = identity.source_sha256  # hash_and_number here hashes through tasks.hashlib (workers: their own)
+    monkeypatch.setattr(tasks, "hashlib", types.SimpleNamespace(
+        sha256=lambda *a: read_here.append("hash") or hashlib.sha256(*a)))
+    monkeypatch.setattr(identity, "source_sha256", lambda p: read_here.append("sha") or real_sha(p))
+    submitted: list[str] = []
+    real_submit = ProcessPoolExecutor.submit
+
+    def submit(self, fn, *args):
+        submitted.append(fn.__name__)
+        return real_submit(self, fn, *args)
+
+    monkeypatch.setattr(ProcessPoolExecutor, "submit", submit)
+    one = Store(tmp_path / "one")
+    ingest_paths([log], one, workers=1)
+    read_here.clear()
+    two = Store(tmp_path / "two")
+    report = ingest_paths([log], two, workers=2)
+    assert read_here == []
+    assert submitted[:3] == ["hash_and_number", "write_range", "write_range"]
+    (rec,) = two.manifest()
+    assert rec.sha256 == real_sha(log) and rec.lines_read == 3_000 and rec.balanced
+    _assert_same(one, two, ingest_paths([log], one, workers=1), ingest_paths([log], two, workers=2))
+    assert report.sources[0].stored == 3_000
+    assert _parquet_on_disk(two) == _listed(two)
+
+
+def test_contents_hashed_by_workers_are_stored_once_whatever_their_names(tmp_path, monkeypatch):
+    """Two names of one big content in one run, and the same content touched since it was stored (a new
+    quick key: hashed again): each is found stored or met by its hash and skipped, its ranges write no
+    part, as in one process."""
+    import os
+
+    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 16)
+    monkeypatch.setattr(parallel, "BLOCK_BYTES", 1 << 16)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    a = _big_log(logs / "a.jsonl")
+    shutil.copy(a, logs / "b.jsonl")
+    _big_log(logs / "c.jsonl", 2_000, seed=52)
+    stores = {w: Store(tmp_path / f"w{w}") for w in (1, 2)}
+    reports = {w: ingest_paths([logs], s, workers=w) for w, s in stores.items()}
+    _assert_same(stores[1], stores[2], reports[1], reports[2])
+    assert [why for p, why in reports[2].skipped if p.endswith("b.jsonl")] == [reports[1].skipped[0][1]]
+    os.utime(a, ns=(1, 1))  # its quick key changes: read whole again, then found stored
+    again = {w: ingest_paths([a], s, workers=w) for w, s in stores.items()}
+    assert again[1].skipped == again[2].skipped and len(again[2].skipped) == 1 and not again[2].sources
+    assert _parquet_on_disk(stores[2]) == _listed(stores[2])
+    assert not list(stores[2].root.rglob("*.tmp"))
+
+
+def test_a_big_file_gone_before_its_hash_fails_at_its_turn(tmp_path, monkeypatch):
+    """A big file deleted once cut into ranges (the worker that hashes it cannot open it): the ingest
+    fails at its turn naming it, the file before it committed, nothing of it left in the store."""
+    from auditkit.ingest.identity import InputError
+
+    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 16)
+    monkeypatch.setattr(parallel, "BLOCK_BYTES", 1 << 16)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    _big_log(logs / "a.jsonl", 500)
+    gone = _big_log(logs / "b.jsonl")
+    real = parallel.cut_ranges
+
+    def cut(path, step):
+        yield from real(path, step)
+        if path == gone:
+            path.unlink()
+
+    monkeypatch.setattr(parallel, "cut_ranges", cut)
+    store = Store(tmp_path / "store")
+    with pytest.raises(InputError, match="cannot read .*b.jsonl: No such file"):
+        ingest_paths([logs], store, workers=2)
+    assert [Path(r.path).name for r in store.manifest()] == ["a.jsonl"]
+    assert _parquet_on_disk(store) == _listed(store) and not list(store.root.rglob("*.tmp"))
+
+
+def test_a_range_told_to_write_nothing_before_its_parse_reads_nothing(tmp_path, monkeypatch):
+    """A range task whose note says the content is not to be stored ends at once; one whose note comes
+    while it parses waits for it, then writes its parts under the hash and numbering the note gives."""
+    import threading
+
+    log = _big_log(tmp_path / "x.jsonl", 50)
+    note = tmp_path / "1.json"
+    note.write_text(json.dumps({"sha": None, "first": []}))
+    monkeypatch.setattr(tasks, "read_blocks", lambda *a, **k: pytest.fail("read"))
+    size = log.stat().st_size
+    store = Store(tmp_path / "store")
+    assert tasks.write_range(str(log), 0, size, True, MAX_LINE, store, "x", None, 0, str(note)) == ([], [])
+    monkeypatch.undo()
+    note.unlink()
+    sha = "ab" * 32
+    timer = threading.Timer(0.2, lambda: note.write_text(json.dumps({"sha": sha, "first": [1, 11]})))
+    timer.start()
+    blocks, parts = tasks.write_range(str(log), 0, size, True, MAX_LINE, store, "x", None, 1, str(note))
+    timer.join()
+    assert sum(b.lines_read for b in blocks) == 50 and blocks[0].lines[0] == 11
+    assert parts and all(p["path"].split("/")[-1].startswith("part-" + sha[:16]) for p in parts)
+    lines = pd.concat([store.read_part(p["path"]).to_pandas() for p in parts])["source_line"]
+    assert sorted(lines) == list(range(11, 61))
+
+
+def test_hash_and_number_gives_the_files_sha256_and_each_ranges_first_line(tmp_path):
+    """Whatever the cut (lines blank, long, one range, many), each range's first line is one more than the
+    line breaks before it, and the hash is the SHA-256 of every byte, those past the last range too."""
+    import hashlib
+
+    path = tmp_path / "x.jsonl"
+    data = b"a\n" + b"b" * 3000 + b"\n\n\nc\n" + b"d\n" * 700 + b"e"
+    path.write_bytes(data)
+    for step in (1, 2, 5, 100, 1000, 5000, 10_000):
+        ranges = list(parallel.cut_ranges(path, step))
+        sha, numbered = tasks.hash_and_number(path, ranges)
+        assert sha == hashlib.sha256(data).hexdigest()
+        assert numbered == [(a, b, data[:a].count(b"\n") + 1) for a, b in ranges]
+    with open(path, "ab") as fh:
+        fh.write(b"\nf\n")  # grown since it was cut
+    assert tasks.hash_and_number(path, ranges)[0] == hashlib.sha256(data + b"\nf\n").hexdigest()
+
+
+def test_a_note_that_cannot_be_written_fails_the_ingest_naming_it_and_leaves_nothing(tmp_path, monkeypatch, capsys):
+    """The note to a big file's range tasks cannot be written (its disk full): exit 2 naming the note and
+    the reason, the workers stopped, no manifest entry, no part, no temporary file, no notes folder."""
+    import errno
+    import tempfile
+
+    from auditkit.cli import main
+
+    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 16)
+    monkeypatch.setattr(parallel, "BLOCK_BYTES", 1 << 16)
+    log = _big_log(tmp_path / "big.jsonl")
+    notes = tmp_path / "tmp"
+    notes.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(notes))
+
+    def full(said, fh):
+        fh.write("{")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(tasks.json, "dump", full)
+    store = Store(tmp_path / "store")
+    assert main(["-q", "ingest", str(log), "--store", str(store.root), "--workers", "2"]) == 2
+    err = capsys.readouterr().err
+    assert re.search(r"auditkit-ingest-\w+/1\.json: No space left on device", err), err
+    assert store.manifest() == [] and not list(store.root.rglob("*.parquet")) and not list(store.root.rglob("*.tmp"))
+    assert list(notes.iterdir()) == []
+
+
+def test_a_parallel_ingest_left_before_a_big_files_turn_ends_its_waiting_tasks(tmp_path, monkeypatch):
+    """Left without an error before a big file's turn (its hash and ranges out, their note never
+    written by a commit): its range tasks are told to write nothing, so closing the pool ends rather
+    than waits for them; nothing is written, the notes' folder is removed."""
+    import threading
+
+    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 16)
+    monkeypatch.setattr(parallel, "BLOCK_BYTES", 1 << 16)
+    log = _big_log(tmp_path / "big.jsonl")
+    store = Store(tmp_path / "store")
+    par = parallel.ParallelIngest([log], store, workers=2)
+    par._fill()
+    (src,) = par.ahead
+    assert src.hashing is not None and src.tasks
+    par.executor.result(src.hashing.future)  # hashed; a range parsed by now waits for its note
+    closing = threading.Thread(target=par.__exit__, args=(None, None, None))
+    closing.start()
+    closing.join(60)
+    try:
+        assert not closing.is_alive(), "the pool waits for range tasks that wait for a note"
+    finally:
+        if closing.is_alive():  # release them, so that the test run ends
+            tasks._write_note(src.note, {"sha": None, "first": []})
+            closing.join()
+    assert not (store.root / "rounds").exists() or not list((store.root / "rounds").rglob("*"))
+    assert not Path(src.note).parent.exists()
+
+
+@pytest.mark.parametrize("error, abandon", [(None, False), (OSError(28, "No space left on device"), False),
+                                            (parallel.InputError("cannot read x"), False),
+                                            (KeyboardInterrupt(), True), ("broken", True), ("note", True)])
+def test_after_an_error_the_running_tasks_end_on_their_own_but_an_interrupt_or_a_dead_worker_kills_them(
+        tmp_path, monkeypatch, error, abandon):
+    """A failed ingest (a full disk, a file that cannot be read) lets the workers' running tasks end, so
+    that a part being written deletes its own temporary file (killed mid-write, a worker leaves it); an
+    interrupt, a dead worker, or a note that cannot be written (its range tasks would wait for ever)
+    kill the workers."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    closed = []
+    monkeypatch.setattr(parallel._Executor, "close", lambda self, abandon=False: closed.append(abandon))
+    par = parallel.ParallelIngest([], Store(tmp_path / "store"), workers=2)
+    src = parallel._Source(tmp_path / "x.jsonl", note=str(tmp_path / "notes" / "1.json"))
+    par.hashed.append(src)
+    if error != "note":
+        (tmp_path / "notes").mkdir()
+    exc = {"broken": BrokenProcessPool("a worker died"), "note": OSError(28, "No space")}.get(error, error)
+    par.__exit__(type(exc) if exc is not None else None, exc, None)
+    assert closed == [abandon]
+    if error != "note":
+        assert json.loads(Path(src.note).read_text()) == {"sha": None, "first": []}

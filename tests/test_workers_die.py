@@ -256,3 +256,24 @@ def test_a_worker_killed_while_it_sends_a_result_breaks_the_wait_rather_than_han
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "broken: a worker process died (exit code -9)" in done.stdout
+
+
+CLOSE_AFTER_HALF_A_RESULT = HALF_A_RESULT.split('if __name__ == "__main__":')[0] + '''
+if __name__ == "__main__":
+    from auditkit.ingest.parallel import _Executor
+    ex = _Executor(1, None)
+    ex.submit(half_a_result)
+    ex.close(abandon=False)  # as after an ordinary error: the running tasks waited for
+    print("closed")
+'''
+
+
+def test_a_parallel_ingest_closing_after_an_error_while_a_worker_dies_mid_result_ends(tmp_path):
+    """After an ordinary error the parallel ingest's pool waits for its running tasks (a part being written
+    deletes its own temporary file); a worker killed halfway through sending its result meanwhile must not
+    hang that wait: it goes through ``workers.result``, and the pool is then stopped."""
+    script = tmp_path / "close.py"
+    script.write_text(CLOSE_AFTER_HALF_A_RESULT)
+    done = subprocess.run([sys.executable, str(script)], env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "closed", done.stderr

@@ -1,30 +1,31 @@
 """Parallel ingest: sources parsed by worker processes (or Dask workers), committed one by one in order.
 
-The work of a source is cut into tasks: a plain JSONL file into byte ranges cut
-at line starts (so one big file uses every worker), a gzip file into the blocks
-this process decompresses (a gzip stream cannot be entered in the middle), a
-CSV file (with its companions) as a whole. A worker parses, checks and hashes
-the lines of its task (:func:`auditkit.ingest.writer.hash_block`); for a byte
-range it writes the rows as the source's parts itself
-(:func:`auditkit.ingest.writer.write_parts`) and sends back the hashes, the bad
-lines and the parts' entries; for the other tasks it sends back Arrow tables.
-This process reads a new plain file once, for its SHA-256 and the first line
-number of each range (:func:`hash_and_number`), takes the results in order,
-checks the duplicates (:class:`~auditkit.ingest.dedup.SeenRounds`), adopts the
-workers' parts and writes the index, quarantine and manifest entry of each
-source as the serial ingest does (:class:`~auditkit.ingest.writer.SourceWriter`):
-the store holds the same rows, index and quarantine
-whatever the number of workers. At most :data:`IN_FLIGHT` tasks per worker are
-out at a time, so memory stays bounded whatever the size of the input.
+The work of a source is cut into tasks (:mod:`auditkit.ingest.tasks`): a plain JSONL file into byte
+ranges cut at line starts (so one big file uses every worker), a gzip file into the blocks this process
+decompresses (a gzip stream cannot be entered in the middle), a CSV file (with its companions) as a
+whole. A worker parses, checks and hashes the lines of its task; for a byte range it writes the rows
+as the source's parts itself and sends back the hashes, the bad lines and the parts' entries; for the
+other tasks it sends back Arrow tables. A new plain file of several ranges is hashed by a worker while
+the others parse its ranges (:func:`hash_and_number`, its first task, also numbers the ranges' first
+lines); when the hash is in, this process discards what an interrupted run left of that content and
+tells the range tasks by a note the hash and numbering to write their parts with, or to write nothing
+(stored already, met earlier in the run). (On a Dask cluster, whose workers may not see this machine's
+files, and for a file of one range, this process hashes it before its ranges go out.) This process
+takes the results in order, checks the duplicates (:class:`~auditkit.ingest.dedup.SeenRounds`), adopts
+the workers' parts and writes the index, quarantine and manifest entry of each source as the serial
+ingest does (:class:`~auditkit.ingest.writer.SourceWriter`): the store holds the same rows, index and
+quarantine whatever the number of workers. At most :data:`IN_FLIGHT` tasks per worker are out at a
+time, so memory stays bounded whatever the size of the input.
 """
 
 from __future__ import annotations
 
 import collections
 import contextlib
-import hashlib
 import logging
 import os
+import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -32,12 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from ..store import SourceRecord, Store
-from .blocks import parse_block
 from .dedup import SeenRounds, StoredOverlap
 from .identity import InputError, is_csv, recognise, source_sha256
 from .jsonl import BLOCK_BYTES, MAX_LINE, Lines, _is_gzip, read_blocks
-from .readers import read_source
-from .writer import Block, hash_block, open_known, read_again, write_parts
+from .tasks import RangeLines, _write_note, cut_ranges, hash_and_number, parse_csv, parse_lines, write_range
+from .writer import open_known, read_again
 
 __all__ = ["ParallelIngest", "IN_FLIGHT", "MIN_RANGE", "AUTO_MIN_BYTES", "cut_ranges", "hash_and_number"]
 
@@ -53,67 +53,14 @@ AUTO_MIN_BYTES = 128 << 20
 tasks' results sent back): below this a second worker is not worth its CPU."""
 
 
-# ---- the workers' tasks (module functions: they are pickled by name) -------------------------------------
-def parse_range(path: str, start: int, stop: int, bulk: bool, max_line: int) -> list[Block]:
-    """The blocks of bytes ``[start, stop)`` of a plain JSONL file, lines numbered from 1 there."""
-    return [hash_block(parse_block(b, bulk=bulk), len(b), 0, [], b.done)
-            for b in read_blocks(Path(path), max_line=max_line, start=start, stop=stop)]
-
-
-def write_range(path: str, start: int, stop: int, bulk: bool, max_line: int, first_line: int, store: Store,
-                sha: str, name: str) -> tuple[list[Block], list[dict[str, Any]]]:
-    """The blocks of bytes ``[start, stop)`` of a plain JSONL file, lines numbered from ``first_line``
-    there, with their rows written as the source's parts here (:func:`~auditkit.ingest.writer.write_parts`):
-    the blocks without their tables, and the entries of the parts."""
-    blocks = [block.shifted(first_line - 1) for block in parse_range(path, start, stop, bulk, max_line)]
-    return blocks, write_parts(store, sha, name, blocks)
-
-
-def parse_lines(block: Lines, bulk: bool) -> list[Block]:
-    """A block of lines read by the client (of a gzip file)."""
-    return [hash_block(parse_block(block, bulk=bulk), len(block), 0, [], block.done)]
-
-
-def parse_csv(path: str, name: str, bulk: bool, max_line: int) -> list[Block]:
-    """Every block of a CSV source (its main file and companions), read as the serial ingest reads it."""
-    return [hash_block(parsed, lines, attached, other, done)
-            for parsed, lines, attached, other, done in read_source(Path(path), name, bulk, max_line)]
-
-
-def cut_ranges(path: Path, step: int) -> Iterator[tuple[int, int]]:
-    """Byte ranges of about ``step`` bytes covering a file, each ending just after a line break (or at
-    the end of the file)."""
-    size = path.stat().st_size
-    pos = 0
-    with open(path, "rb") as fh:
-        while pos < size:
-            stop = pos + step
-            if stop >= size:
-                stop = size
-            else:  # on to the end of the line that holds byte stop - 1
-                fh.seek(stop - 1)
-                while True:
-                    chunk = fh.read(1 << 16)
-                    at = chunk.find(b"\n")
-                    if at >= 0:
-                        stop = fh.tell() - len(chunk) + at + 1
-                        break
-                    if not chunk:
-                        stop = size
-                        break
-            yield pos, stop
-            pos = stop
-
-
-# ---- the client's side ------------------------------------------------------------------------------------
 @dataclass
 class _Task:
     """One task of a source: its future, how to get back the raw text of a line of it, and for a byte
-    range (whose worker writes its parts) the number of its first line."""
+    range (whose worker writes its parts) its place among the source's ranges."""
 
     future: Any
-    raw: Callable[[int], bytes | str]  # line number in the source -> the line as written
-    first: int | None = None  # a byte range's first line: its result is (blocks, parts written)
+    raw: Callable[[int], bytes | str] | None  # line number in the source -> the line as written
+    range: int | None = None  # a byte range's: its result is (blocks, parts written)
 
 
 @dataclass
@@ -128,6 +75,8 @@ class _Source:
     error: InputError | None = None
     tasks: collections.deque = field(default_factory=collections.deque)
     submitted_all: bool = False
+    hashing: _Task | None = None  # the task hashing it (a plain file of several ranges), until settled
+    note: str | None = None  # the file that tells its range tasks the hash and numbering
 
 
 class _Executor:
@@ -150,13 +99,16 @@ class _Executor:
             # processes start on demand: a run with nothing new to read starts none; they die with this one
             self.pool = process_pool(workers)
             self.workers = workers
+        self.futures: list[Any] = []  # a process pool's, not yet seen done
 
     def submit(self, fn: Callable, *args: Any) -> Any:
         if self.client is not None:
             if any(isinstance(a, Lines) for a in args):  # a block of a gzip file: sent once, not in the graph
                 args = tuple(self.client.scatter(a, hash=False) if isinstance(a, Lines) else a for a in args)
             return self.client.submit(fn, *args, pure=False)
-        return self.pool.submit(fn, *args)
+        self.futures = [f for f in self.futures if not f.done()]
+        self.futures.append(future := self.pool.submit(fn, *args))
+        return future
 
     def result(self, future: Any) -> Any:
         """The task's result; on a process pool, ``BrokenProcessPool`` as soon as a worker has died
@@ -168,11 +120,25 @@ class _Executor:
         return result(future, self.pool)
 
     def close(self, abandon: bool = False) -> None:
-        """Wait for the tasks running (``abandon``: kill the workers instead, after an error or interrupt)."""
+        """Cancel the tasks not started and wait for those running, through :meth:`result` (a worker that
+        dies meanwhile kills the pool rather than hang the wait); ``abandon``: kill the workers at once."""
         if self.pool is not None:
-            if abandon:
-                from ..workers import stop_pool
+            from concurrent.futures import BrokenExecutor
 
+            from ..workers import stop_pool
+
+            for future in self.futures:
+                future.cancel()
+            for future in (f for f in self.futures if not f.cancelled()):
+                if abandon:
+                    break
+                try:
+                    self.result(future)
+                except BrokenExecutor:
+                    abandon = True
+                except Exception:  # noqa: S110 - a task's own error: its result is not wanted here
+                    pass
+            if abandon:
                 stop_pool(self.pool)
             else:
                 self.pool.shutdown(wait=True, cancel_futures=True)
@@ -191,19 +157,38 @@ class ParallelIngest:
         self.limit = IN_FLIGHT * self.executor.workers
         self.pending = collections.deque(_Source(p) for p in paths)  # not yet looked at
         self.ahead: collections.deque[_Source] = collections.deque()  # looked at, in order
-        self.tasks: Iterator[tuple[_Source, Callable, tuple, bool, Callable]] | None = None
+        self.tasks: Iterator[tuple[_Source, Callable, tuple, Callable | None, int | None]] | None = None
         self.in_flight = 0
         self.waited = 0.0  # seconds this process waited for the workers' results (the rest: its own work)
+        self.reading: set[str] = set()  # contents whose tasks are out: a second name for one is not read again
+        self.notes: str | None = None  # the folder of the notes to range tasks (made on first use)
+        self.seq = 0  # sources hashed by a worker
+        self.hashed: list[_Source] = []  # those sources, each with its note (written once)
 
     def __enter__(self) -> ParallelIngest:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.executor.close(abandon=exc[0] is not None)
+        """Close the pool: its running tasks finished (after an error such as a full disk, a worker's part
+        write then deletes its temporary file itself), or its workers killed after an interrupt, a dead
+        worker or a note not written; range tasks of sources not committed are told to write nothing."""
+        from concurrent.futures import BrokenExecutor
+
+        stuck, error = False, exc[1]
+        try:
+            for src in (s for s in self.hashed if not os.path.exists(s.note)):  # type: ignore[arg-type]
+                try:
+                    _write_note(src.note, {"sha": None, "first": []})  # type: ignore[arg-type]
+                except OSError:
+                    stuck = True  # its range tasks would wait for ever: killed
+            self.executor.close(abandon=error is not None and (stuck or not isinstance(error, Exception)
+                                                               or isinstance(error, BrokenExecutor)))
+        finally:
+            if self.notes is not None:
+                shutil.rmtree(self.notes, ignore_errors=True)
 
     # the look-ahead: sources hashed and their tasks submitted, up to the limit
-    def _all_tasks(self) -> Iterator[tuple[_Source, Callable, tuple, Callable, int | None]]:
-        reading: set[str] = set()  # contents whose tasks are out: a second name for one is not read again
+    def _all_tasks(self) -> Iterator[tuple[_Source, Callable, tuple, Callable | None, int | None]]:
         while self.pending:
             src = self.pending.popleft()
             self.ahead.append(src)
@@ -211,8 +196,10 @@ class ParallelIngest:
                 self._identify(src)
             except InputError as exc:
                 src.error = exc
-            if src.error is None and self.store.source(src.sha) is None and src.sha not in reading:
-                reading.add(src.sha)  # type: ignore[arg-type]
+            if src.error is None and src.sha is None:  # hashed by a worker while the others parse it
+                yield from self._hashed_tasks(src)
+            elif src.error is None and self.store.source(src.sha) is None and src.sha not in self.reading:
+                self.reading.add(src.sha)  # type: ignore[arg-type]
                 self.store.discard_uncommitted(src.sha)  # what a killed run left, before workers write its parts
                 yield from self._source_tasks(src)
             src.submitted_all = True
@@ -229,9 +216,61 @@ class ParallelIngest:
                 src.sha = source_sha256(src.path)
                 return
             step = max(MIN_RANGE, min(BLOCK_BYTES, src.size // (2 * self.executor.workers) + 1))
-            src.sha, src.ranges = hash_and_number(src.path, list(cut_ranges(src.path, step)))
+            ranges = list(cut_ranges(src.path, step))
+            if len(ranges) > 1 and self.executor.pool is not None:  # hashed by a worker: sha None until then
+                src.ranges = [(start, stop, 0) for start, stop in ranges]
+                return
+            src.sha, src.ranges = hash_and_number(src.path, ranges)
         except OSError as exc:
             raise InputError.unreadable(src.path, exc) from exc
+
+    def _hashed_tasks(self, src: _Source) -> Iterator[tuple[_Source, Callable, tuple, Callable | None, int | None]]:
+        """A plain file's tasks when a worker hashes it: that task first, then its ranges, each told its
+        hash and numbering by a note (:meth:`_settle`)."""
+        if self.notes is None:
+            self.notes = tempfile.mkdtemp(prefix="auditkit-ingest-")
+        self.seq += 1
+        src.note = os.path.join(self.notes, f"{self.seq}.json")
+        self.hashed.append(src)
+        where = str(src.path.resolve())
+        yield src, hash_and_number, (where, [(start, stop) for start, stop, _ in src.ranges]), None, None
+        for k, (start, stop, _) in enumerate(src.ranges):
+            lines = RangeLines(src.path, start, stop, self.max_line)
+            yield src, write_range, (where, start, stop, self.bulk, self.max_line, self.store, str(src.path),
+                                     None, k, src.note), \
+                (lambda n, lines=lines, k=k: lines.raw(n - src.ranges[k][2] + 1)), k
+
+    def _settle(self, src: _Source) -> None:
+        """Take the hash of a source hashed by a worker and tell its range tasks, by their note, what to
+        write: its hash and numbering when it is new (what an interrupted run left of it discarded
+        first), else nothing (stored already, met earlier in this run, or unreadable: ``src.error``)."""
+        task, src.hashing = src.hashing, None
+        if task is None:
+            return
+        self.in_flight -= 1
+        try:
+            t0 = time.perf_counter()
+            try:
+                src.sha, src.ranges = self.executor.result(task.future)
+            finally:
+                self.waited += time.perf_counter() - t0
+        except OSError as exc:
+            src.error = InputError.unreadable(src.path, exc)
+        go = src.error is None and self.store.source(src.sha) is None and src.sha not in self.reading
+        if go:
+            self.reading.add(src.sha)  # type: ignore[arg-type]
+            self.store.discard_uncommitted(src.sha)  # type: ignore[arg-type]  # before its parts are written
+        _write_note(src.note, {"sha": src.sha if go else None,  # type: ignore[arg-type]
+                               "first": [first for _, _, first in src.ranges] if go else []})
+
+    def _settle_ready(self) -> None:
+        """Settle, in order, the sources ahead whose hash is in (their range tasks wait for it)."""
+        for src in self.ahead:
+            if src.hashing is None:
+                continue
+            if not src.hashing.future.done():
+                return
+            self._settle(src)
 
     def _source_tasks(self, src: _Source) -> Iterator[tuple[_Source, Callable, tuple, Callable, int | None]]:
         path, name = src.path, str(src.path)
@@ -243,10 +282,10 @@ class ParallelIngest:
             for block in read_blocks(path, max_line=self.max_line):  # read here, a block in flight at a time
                 yield src, parse_lines, (block, self.bulk), (lambda n, b=block: b.raw(n - b.first)), None
         else:
-            for start, stop, first in src.ranges:
-                lines = _RangeLines(path, start, stop, self.max_line)
-                yield src, write_range, (where, start, stop, self.bulk, self.max_line, first, self.store, src.sha,
-                                         name), (lambda n, lines=lines, first=first: lines.raw(n - first + 1)), first
+            for k, (start, stop, first) in enumerate(src.ranges):
+                lines = RangeLines(path, start, stop, self.max_line)
+                yield src, write_range, (where, start, stop, self.bulk, self.max_line, self.store, name,
+                                         src.sha, first), (lambda n, lines=lines, first=first: lines.raw(n - first + 1)), k
 
     def _fill(self) -> None:
         if self.tasks is None:
@@ -255,8 +294,12 @@ class ParallelIngest:
             item = next(self.tasks, None)
             if item is None:
                 return
-            src, fn, args, raw, first = item
-            src.tasks.append(_Task(self.executor.submit(fn, *args), raw, first))
+            src, fn, args, raw, k = item
+            task = _Task(self.executor.submit(fn, *args), raw, k)
+            if fn is hash_and_number:
+                src.hashing = task
+            else:
+                src.tasks.append(task)
             self.in_flight += 1
 
     def _next_task(self, src: _Source) -> _Task | None:
@@ -286,6 +329,7 @@ class ParallelIngest:
                progress: Callable[[int, int], None] | None = None) -> tuple[SourceRecord, bool]:
         """:func:`auditkit.ingest.sources.ingest_source` of the next source, parsed by the workers."""
         src = self._source(path)
+        self._settle(src)  # hashed by a worker: its hash awaited, its range tasks told
         if src.error is not None:
             self._drop(src)
             raise src.error
@@ -299,16 +343,18 @@ class ParallelIngest:
                 t0 = time.perf_counter()
                 result = self.executor.result(task.future)
                 self.waited += time.perf_counter() - t0
-                blocks, parts = result if task.first is not None else (result, None)
-                if task.first is not None and task.first != rec.lines_read + 1:  # a bug, never an input problem
-                    raise AssertionError(f"{path}: a byte range numbered from line {task.first} follows line "
+                blocks, parts = result if task.range is not None else (result, None)
+                first = src.ranges[task.range][2] if task.range is not None else None
+                if first is not None and first != rec.lines_read + 1:  # a bug, never an input problem
+                    raise AssertionError(f"{path}: a byte range numbered from line {first} follows line "
                                          f"{rec.lines_read}")
                 for block in blocks:
-                    writer.add(block, task.raw)
+                    writer.add(block, task.raw)  # type: ignore[arg-type]
                     if progress:
                         progress(block.done, rec.stored)
                 if parts is not None:
                     writer.adopt(parts)
+                self._settle_ready()  # the sources ahead hashed meanwhile: their ranges wait for it
         except BaseException:
             writer.abort()
             raise
@@ -321,51 +367,10 @@ class ParallelIngest:
         """Forget the tasks of a source not to be committed (parsed ahead before its turn), and delete the
         parts their workers wrote."""
         while (task := self._next_task(src)) is not None:
-            if not task.future.cancel() and task.first is not None:
+            if not task.future.cancel() and task.range is not None:
                 with contextlib.suppress(Exception):  # a task that failed wrote nothing to keep either
                     for entry in self.executor.result(task.future)[1]:
                         self.store.drop_written(src.sha, entry["path"])  # type: ignore[arg-type]
-
-
-class _RangeLines:
-    """The lines of a byte range as written, read again only when a duplicate's entry needs one. They
-    are asked for in line order, so the range is read once however many are asked for."""
-
-    def __init__(self, path: Path, start: int, stop: int, max_line: int):
-        self.path, self.start, self.stop, self.max_line = path, start, stop, max_line
-        self._blocks: Iterator[Lines] | None = None
-        self._block: Lines | None = None
-
-    def raw(self, n: int) -> bytes:
-        """Line ``n`` (from 1) of the range."""
-        block = self._block
-        if block is None or n < block.first:  # the first asked for, or an earlier one: from the start
-            self._blocks = read_blocks(self.path, max_line=self.max_line, start=self.start, stop=self.stop)
-            block = None
-        while block is None or n >= block.first + len(block):
-            block = next(self._blocks, None)  # type: ignore[arg-type]
-            if block is None:
-                raise IndexError(f"{self.path}: no line {n} in bytes {self.start}-{self.stop}")
-        self._block = block
-        return block.raw(n - block.first)
-
-
-def hash_and_number(path: Path, ranges: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int, int]]]:
-    """The SHA-256 of a plain file covered by ``ranges`` (contiguous, each ending after a line break but
-    the last) and each range with the number of its first line, from one read of the file."""
-    h = hashlib.sha256()
-    out, line = [], 1
-    with open(path, "rb") as fh:
-        for start, stop in ranges:
-            out.append((start, stop, line))
-            left = stop - start
-            while left > 0 and (chunk := fh.read(min(1 << 20, left))):
-                h.update(chunk)
-                line += chunk.count(b"\n")
-                left -= len(chunk)
-        while chunk := fh.read(1 << 20):  # bytes past the last range (a file grown since it was cut)
-            h.update(chunk)
-    return h.hexdigest(), out
 
 
 def _csv_raw(path: Path, lines: list[bytes], n: int) -> str:
