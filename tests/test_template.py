@@ -149,3 +149,83 @@ def test_a_rule_declares_its_message():
         rule("test.bad_words", games=("baccarat",), citation="x", severity="low", summary="s",
              message="{amount:dollars}")(lambda ctx: None)
     assert "test.no_words" not in RULES and "test.bad_words" not in RULES
+
+
+# ---- rendering a column at a time against the plain per-hit reading --------------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+def _plain_render(t: Template, n: int, evidence: dict, case=None) -> list[str]:
+    """The words of each hit read one hit at a time: the reference of :meth:`Template.render`."""
+    def at(value, k):
+        return value[k] if isinstance(value, (np.ndarray, list)) and len(value) == n else value
+
+    out = []
+    for k in range(n):
+        text = t.cases[""] if t.single else t.cases[at(case, k)]
+        out.append("".join(literal + ("" if name is None else KINDS[kind](at(evidence[name], k)))
+                           for literal, name, kind in text.parts))
+    return out
+
+
+def _plain_numbers(n: int, numeric: dict) -> list:
+    return [[(name, float(v[k])) for name, v in numeric.items() if not np.isnan(v[k])] for k in range(n)]
+
+
+_VALUES = {
+    "int": st.one_of(st.integers(-10**6, 10**6), st.just(float("nan"))),
+    "money": st.one_of(st.floats(-1e7, 1e7), st.just(float("nan"))),
+    "net": st.one_of(st.floats(-1e7, 1e7), st.just(float("nan"))),
+    "percent": st.floats(0, 10), "": st.text(max_size=5),
+    "cards": st.lists(st.sampled_from(["Ah", "Td", "2c", "JK", "Qs"]), max_size=3).map(lambda c: codes(" ".join(c))[:-1]
+                                                                                      if c else codes("")[:0]),
+}
+
+
+@st.composite
+def _rendered(draw):
+    n = draw(st.integers(0, 6))
+    names = draw(st.lists(st.sampled_from(list(_VALUES)), min_size=1, max_size=4))
+    evidence, parts = {}, []
+    for i, kind in enumerate(names):
+        name = f"f{i}"
+        if kind in ("int", "money", "net", "percent") and draw(st.booleans()):
+            evidence[name] = np.array(draw(st.lists(_VALUES[kind], min_size=n, max_size=n)), dtype=np.float64)
+        elif draw(st.booleans()):
+            evidence[name] = [draw(_VALUES[kind]) for _ in range(n)]
+        else:
+            evidence[name] = draw(_VALUES[kind])
+        parts.append(f"{draw(st.sampled_from(['', 'x ', ': ', '{{', 'é ']))}{{{name}:{kind}}}")
+    text = "".join(parts) + draw(st.sampled_from(["", ".", " end"]))
+    if draw(st.booleans()):
+        return Template.of(text), n, evidence, None
+    cases = {"a": text, "b": "other " + text, "c": "plain"}
+    case = draw(st.one_of(st.sampled_from(list(cases)),
+                          st.lists(st.sampled_from(list(cases)), min_size=n, max_size=n).map(
+                              lambda c: np.array(c, dtype=object))))
+    return Template.of(cases), n, evidence, case
+
+
+@settings(max_examples=300, deadline=None)
+@given(_rendered())
+def test_render_writes_what_the_per_hit_reading_writes(args):
+    t, n, evidence, case = args
+    try:
+        expected = _plain_render(t, n, evidence, case)
+    except TypeError as exc:  # a value both readings take as one per hit that is not one (an int as cards)
+        with pytest.raises(type(exc)):
+            t.render(n, evidence, case)
+        return
+    assert t.render(n, evidence, case).tolist() == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 5).flatmap(lambda n: st.tuples(st.just(n), st.dictionaries(
+    st.sampled_from(["a", "b", "c"]), st.lists(st.floats(allow_infinity=False), min_size=n, max_size=n)))))
+def test_numeric_evidence_keeps_what_the_per_hit_reading_keeps(args):
+    n, values = args
+    evidence = {k: np.array(v, dtype=np.float64) for k, v in values.items()}
+    got = numeric_evidence(n, evidence)
+    assert got == _plain_numbers(n, evidence)
+    assert all(type(v) is float for pairs in got for _, v in pairs)

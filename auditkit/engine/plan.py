@@ -91,9 +91,9 @@ def plan(store: Store, *, games: Sequence[str] | None = None, dates: tuple[str |
     """The partitions to validate, in report order (game, then day)."""
     out = []
     for game in games or registered.names():
-        if not select_rules(game, "round", citations) and not select_rules(game, "shoe", citations):
+        all_dates = store.dates(game)  # first: a game with no rounds stored has its rules not even imported
+        if not all_dates or not select_rules(game, "round", citations) and not select_rules(game, "shoe", citations):
             continue
-        all_dates = store.dates(game)
         for i, date in enumerate(all_dates):
             wanted = (dates[0] is None or date >= dates[0]) and (dates[1] is None or date <= dates[1]) \
                 and (only is None or (game, date) in only)

@@ -70,8 +70,8 @@ class _Runs:
     def __init__(self) -> None:
         self.runs: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
 
-    def add(self, ids: np.ndarray, lines_hash: np.ndarray, file: np.ndarray, line: np.ndarray) -> None:
-        order = np.argsort(ids, kind="stable")
+    def add(self, ids: np.ndarray, lines_hash: np.ndarray, file: np.ndarray, line: np.ndarray, ordered: bool = False) -> None:
+        order = slice(None) if ordered else np.argsort(ids, kind="stable")  # ordered: by id, each id once
         self.runs.append((ids[order], lines_hash[order], file[order].astype(np.uint32), line[order].astype(np.uint32)))
         while len(self.runs) > 1 and len(self.runs[-2][0]) <= 2 * len(self.runs[-1][0]) \
                 and len(self.runs[-2][0]) + len(self.runs[-1][0]) <= _CHUNK_CAP:
@@ -327,8 +327,8 @@ class SeenRounds:
             status[rest] = np.where(same, ALREADY, DIFFERENT)
             for row, k in zip(rest[~same], g[~same], strict=True):
                 first[int(row)] = ref_origin[k] or (file, int(lines[heads[k]]))
-        new = status == NEW
-        self.run.add(id_hash[new], line_hash[new], np.full(int(new.sum()), file_no), lines[new])
+        at = order[(new := status == NEW)[order]]  # the new rows by id hash, sorted already (each the first of its id)
+        self.run.add(id_hash[at], line_hash[at], np.full(len(at), file_no), lines[at], ordered=True)
         if hashed is not None and self.on_demand and (unhashed := np.flatnonzero(new & ~hashed)).size:
             self.deferred.append((file_no, lines[unhashed], unhashed, content))  # type: ignore[arg-type]
             self.deferred_bytes += held

@@ -203,17 +203,23 @@ def preparer(*games: str) -> Callable:
 
 
 def rules_for(game: str, scope: str | None = None) -> list[Rule]:
-    """The rules that apply to a game, in catalog order."""
-    return [r for r in _ordered() if game in r.games and (scope is None or r.scope == scope)]
+    """The rules that apply to a game, in catalog order. Only that game's rules module is imported (a
+    game's rules are registered by its own module), so a run over one game's rounds loads no other's."""
+    return [r for r in _ordered(game) if game in r.games and (scope is None or r.scope == scope)]
 
 
-def _ordered() -> list[Rule]:
-    """Every rule in a fixed order, whatever order the rule modules were imported in:
-    by game (as :func:`auditkit.games.games` lists them), then as registered."""
+def _ordered(game: str | None = None) -> list[Rule]:
+    """Every rule in a fixed order, whatever order the rule modules were imported in: by game (as
+    :func:`auditkit.games.games` lists them), then as registered. Given a game, only its rules module
+    is imported first (an unknown name: every one); the order of the rules registered is the same."""
     from .. import games
 
     found = games.games()
-    for g in found:
+    try:
+        wanted = (games.get(game),) if game is not None else found
+    except KeyError:
+        wanted = found
+    for g in wanted:
         _ = g.rules  # importing it registers them
     return _sorted_rules(tuple(tuple(g.names) for g in found), tuple(RULES))
 

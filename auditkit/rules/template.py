@@ -120,10 +120,34 @@ class Template:
         if missing:
             raise KeyError(f"evidence {sorted(missing)} not given")
         out = np.empty(n, dtype=object)
-        for k in range(n):
-            text = self.cases[""] if self.single else self.cases[_at(case, k, n)]
-            out[k] = "".join(literal + ("" if name is None else KINDS[kind](_at(evidence[name], k, n)))
-                             for literal, name, kind in text.parts)
+        if not n:
+            return out
+        if self.single or not _aligned(case, n):  # one text for every hit
+            texts = [(self.cases[""] if self.single else self.cases[case], None)]
+        else:
+            picked: dict[Any, list[int]] = {}
+            for k, c in enumerate(case):
+                picked.setdefault(c, []).append(k)
+            texts = [(self.cases[c], np.array(rows)) for c, rows in picked.items()]
+        for text, rows in texts:  # a column of strings per part, formatted a value at a time, joined per hit
+            m = n if rows is None else len(rows)
+            columns: list[list[str]] = []
+            for literal, name, kind in text.parts:
+                if literal:
+                    columns.append([literal] * m)
+                if name is not None:
+                    value, write = evidence[name], KINDS[kind]
+                    if _aligned(value, n):
+                        picked_values = value if rows is None else (
+                            value[rows] if isinstance(value, np.ndarray) else [value[k] for k in rows])
+                        columns.append([write(v) for v in picked_values])
+                    else:
+                        columns.append([write(value)] * m)
+            joined = ["".join(parts) for parts in zip(*columns, strict=True)] if columns else [""] * m
+            if rows is None:
+                out[:] = joined
+            else:
+                out[rows] = joined
         return out
 
 
@@ -134,11 +158,10 @@ def _distinct(case: Any, n: int) -> list[Any]:
     return [case] if n else []
 
 
-def _at(value: Any, k: int, n: int) -> Any:
-    """Hit ``k``'s value: an array or list aligned with the ``n`` hits is indexed, anything else is one value for all."""
-    if isinstance(value, (np.ndarray, list)) and len(value) == n:
-        return value[k]
-    return value
+def _aligned(value: Any, n: int) -> bool:
+    """Whether ``value`` is one per hit (an array or list aligned with the ``n`` hits); anything else is one
+    value for all."""
+    return isinstance(value, (np.ndarray, list)) and len(value) == n
 
 
 def by_case(**words: Mapping[str, str]) -> dict[str, dict[str, str]]:
@@ -165,8 +188,8 @@ def numeric_evidence(n: int, evidence: Mapping[str, Any], templates: Iterable[Te
         arr = np.asarray(value) if not isinstance(value, list) else None
         if arr is None or arr.dtype.kind not in "iuf" or arr.ndim > 1 or (arr.ndim == 1 and len(arr) != n):
             continue
-        numeric.append((name, np.broadcast_to(arr.astype(np.float64), (n,))))
-    return [[(name, float(v[k])) for name, v in numeric if not math.isnan(v[k])] for k in range(n)]
+        numeric.append((name, np.broadcast_to(arr.astype(np.float64), (n,)).tolist()))
+    return [[(name, v[k]) for name, v in numeric if v[k] == v[k]] for k in range(n)]  # NaN: left out
 
 
 def evidence_text(pairs: Any) -> str:
