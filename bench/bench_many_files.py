@@ -15,6 +15,7 @@ wall seconds and peak RSS of each, the per-file cost beyond the one log's
 ``--keep DIR`` writes the logs and stores of each count under ``DIR/<files>`` and keeps them: a later run with
 the same ``DIR`` reuses the logs, and without ``ingest`` in ``--steps`` the stores too (validate re-measured in
 seconds, not after a 20-minute ingest); with ``ingest``, the stores are ingested again from scratch.
+``--repeat N`` runs validate and watch N times, in turns, and prints the runs of least CPU and the median runs.
 """
 
 from __future__ import annotations
@@ -127,6 +128,11 @@ def _logs(root: Path, files: int, per_file: int, seed: int) -> int:
     return n
 
 
+def _median(runs: list[tuple]) -> tuple:
+    """The run of median CPU (the upper one of an even number)."""
+    return sorted(runs)[len(runs) // 2]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--files", type=int, nargs="+", default=[1000, 5000, 20000])
@@ -137,6 +143,9 @@ def main() -> None:
                     help="validate needs ingest, or the stores kept by an earlier --keep run (default: all three)")
     ap.add_argument("--keep", type=Path, metavar="DIR",
                     help="write the logs and stores under DIR/<files> and keep them; reuse those there")
+    ap.add_argument("--repeat", type=int, default=1, metavar="N",
+                    help="run validate and watch N times, the many files and the one log in turns, and print the "
+                         "runs of least CPU and the median runs (the machine is shared: one pair says little)")
     args = ap.parse_args()
     w = ["--workers", str(args.workers)]
     print(f"{'files':>7} {'step':<9} {'CPU many':>9} {'CPU one':>8} {'ms/file':>8} {'ratio':>6} "
@@ -151,17 +160,19 @@ def main() -> None:
             elif not (root / "s-many").is_dir():
                 sys.exit(f"no stores under {root}: run with ingest in --steps first")
             for step in args.steps:
-                got = {}
-                for kind, src in (("many", root / "many"), ("one", root / "one.jsonl")):
-                    cmd, out = _command(step, root, src, kind, w)
-                    cpu, wall, rss, code, last = _run(cmd, limit=(kind == "many"))
-                    if code not in (0, 1):
-                        sys.exit(f"{step} of {kind}: exit {code}: {last}")
-                    got[kind] = (cpu, wall, rss, _findings(out) if out else None)
-                (cm, wm, rm, fm), (co, wo, ro, fo) = got["many"], got["one"]
-                same = "" if fm is None else f"{fm}/{fo}" + ("" if fm == fo else " DIFFERENT")
-                print(f"{n:>7,} {step:<9} {cm:>9.1f} {co:>8.1f} {1000 * (cm - co) / n:>8.2f} {cm / max(co, 1e-9):>6.2f} "
-                      f"{wm:>9.1f} {wo:>8.1f} {rm:>8.0f}M {ro:>7.0f}M  {same}", flush=True)
+                runs: dict[str, list[tuple]] = {"many": [], "one": []}
+                for _ in range(1 if step == "ingest" else args.repeat):
+                    for kind, src in (("many", root / "many"), ("one", root / "one.jsonl")):
+                        cmd, out = _command(step, root, src, kind, w)
+                        cpu, wall, rss, code, last = _run(cmd, limit=(kind == "many"))
+                        if code not in (0, 1):
+                            sys.exit(f"{step} of {kind}: exit {code}: {last}")
+                        runs[kind].append((cpu, wall, rss, _findings(out) if out else None))
+                for label, pick in (("", min), (" median", _median))[:1 + (len(runs["many"]) > 1)]:
+                    (cm, wm, rm, fm), (co, wo, ro, fo) = pick(runs["many"]), pick(runs["one"])
+                    same = "" if fm is None else f"{fm}/{fo}" + ("" if fm == fo else " DIFFERENT")
+                    print(f"{n:>7,} {step + label:<9} {cm:>9.1f} {co:>8.1f} {1000 * (cm - co) / n:>8.2f} "
+                          f"{cm / max(co, 1e-9):>6.2f} {wm:>9.1f} {wo:>8.1f} {rm:>8.0f}M {ro:>7.0f}M  {same}", flush=True)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ BENCH = Path(__file__).resolve().parents[1] / "bench"
     ("compare.py", ["--profile", "--rounds", "2000"], "auditkit ingest EXPORT --profile P"),
     ("bench_workers.py", ["--rounds", "20000", "--workers", "2"], "same findings on every route"),
     ("bench_many_files.py", ["--files", "30"], "findings many/one"),
+    ("bench_many_files.py", ["--files", "20", "--steps", "ingest", "validate", "--repeat", "2"], "validate median"),
     ("bench_dedup.py", ["--stored", "4000", "--files", "2", "--new", "1000", "--workers", "1", "--repeat", "1"],
      "same counts held and streamed"),
 ])
