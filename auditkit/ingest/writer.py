@@ -58,39 +58,17 @@ def _quarantine_table(bad: list[tuple[str, int, Any, str, str | None]], sha: str
     return pa.Table.from_pylist([quarantine_entry(*entry, sha) for entry in bad], schema=QUARANTINE)
 
 
-def _repeat(text: str, n: int) -> pa.Array:
-    """A string column of ``n`` times ``text``."""
-    return pa.repeat(pa.scalar(text, pa.string()), n)
-
-
 def by_day(table: pa.Table) -> list[tuple[str, pa.Table]]:
-    """The rows of ``table`` per value of its ``date`` column, in their order, the days in the order first
-    met (:func:`by_day_plain`): one dictionary encoding, and slices of the table when each day's rows are
-    one run (a log in time order), else one take."""
-    if not table.num_rows:
-        return []
+    """The rows of ``table`` per value of its ``date`` column (never null), in their order, the days in the
+    order first met, as a filter a day gives them (the tests keep that as the reference): one dictionary
+    encoding, then slices of the table when each day's rows are one run (a log in time order), else one take."""
     coded = pc.dictionary_encode(table["date"]).combine_chunks()
-    if coded.null_count:  # never from the readers: the plain way then
-        return by_day_plain(table)
-    days = coded.dictionary.to_pylist()
-    if len(days) == 1:
-        return [(days[0], table)]
-    codes = coded.indices.to_numpy()
-    cuts = np.flatnonzero(codes[1:] != codes[:-1]) + 1
-    if len(cuts) + 1 == len(days):  # one run a day, in the dictionary's order (first met)
-        bounds = [0, *cuts.tolist(), table.num_rows]
-        return [(days[k], table.slice(bounds[k], bounds[k + 1] - bounds[k])) for k in range(len(days))]
-    order = np.argsort(codes, kind="stable")
-    grouped = table.take(pa.array(order))
-    bounds = np.concatenate([[0], np.cumsum(np.bincount(codes, minlength=len(days)))]).tolist()
-    return [(days[k], grouped.slice(bounds[k], bounds[k + 1] - bounds[k])) for k in range(len(days))]
-
-
-def by_day_plain(table: pa.Table) -> list[tuple[str, pa.Table]]:
-    """The reference of :func:`by_day`: a filter a day."""
-    dates = table["date"]
-    days = pc.unique(dates).to_pylist()
-    return [(day, table if len(days) == 1 else table.filter(pc.equal(dates, day))) for day in days]
+    days, codes = coded.dictionary.to_pylist(), coded.indices.to_numpy()  # raises on a null date (a bug)
+    if len(days) > 1 and np.count_nonzero(codes[1:] != codes[:-1]) + 1 != len(days):  # not one run a day
+        order = np.argsort(codes, kind="stable")
+        table, codes = table.take(pa.array(order)), codes[order]
+    bounds = np.searchsorted(codes, np.arange(len(days) + 1)).tolist()  # the codes are in order now
+    return [(day, table.slice(bounds[k], bounds[k + 1] - bounds[k])) for k, day in enumerate(days)]
 
 
 class _Parts:
@@ -111,7 +89,7 @@ class _Parts:
         file = file or self.source_file
         self.games[game] = self.games.get(game, 0) + table.num_rows
         for day, rows in by_day(table):
-            rows = rows.drop_columns(["date"]).append_column("source_file", _repeat(file, rows.num_rows))
+            rows = rows.drop_columns(["date"]).append_column("source_file", pa.repeat(file, rows.num_rows))
             key = (game, day)
             self.pending.setdefault(key, []).append(rows)
             self.rows[key] = self.rows.get(key, 0) + rows.num_rows
@@ -305,7 +283,7 @@ class SourceWriter:
                            table.filter(pc.is_in(table["source_line"], value_set=pa.array(keep_lines))), name)
         self.index.write(pa.table({"id_hash": id_hash[new], "line_hash": line_hash[new],
                                    "round_id": ids.filter(pa.array(new)),
-                                   "source_file": _repeat(name, int(new.sum())),
+                                   "source_file": pa.repeat(name, int(new.sum())),
                                    "source_line": keep_lines}, schema=INDEX))
         rec.stored += int(new.sum())
         return bad
