@@ -381,6 +381,18 @@ def test_a_full_disk_is_exit_2_and_leaves_no_temporary_file(command, tmp_path, m
     monkeypatch.setattr(pq, "write_table", full)
     monkeypatch.setattr(pd.DataFrame, "to_csv", lambda self, path, **k: (_ for _ in ()).throw(
         OSError(errno.ENOSPC, "No space left on device", str(path))))
+
+    def csv_full(frame, fh=None, **k):  # the disk fills while a CSV is written (its first bytes are)
+        if fh is None:
+            return write_csv_text(frame, **k)
+        fh.write("round_id,")
+        fh.flush()
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    from auditkit import report
+
+    write_csv_text = report.csv_text
+    monkeypatch.setattr(report, "csv_text", csv_full)
     monkeypatch.setattr(os, "fsync", lambda fd: (_ for _ in ()).throw(ENOSPC) if command == "simulate" else None)
     argv = {"ingest": ["ingest", str(tmp_path / "logs"), "--store", str(store)],
             "validate": ["validate", str(tmp_path / "logs"), "--out", str(tmp_path / "out" / "r.csv")],

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from pathlib import Path
 
 import pyarrow as pa
@@ -221,6 +222,10 @@ def test_a_format_2_store_reads_its_json_checkpoint_and_its_next_writer_replaces
     root = tmp_path / "store"
     shutil.copytree(Path(__file__).parent / "fixtures" / "store-format-2" / "store", root)
     assert (root / CHECKPOINT_JSON).exists() and not (root / CHECKPOINT).exists()
+    # a checkout does not keep the entries' times: give them those the checkpoint copied (as written)
+    for name, held in json.loads((root / CHECKPOINT_JSON).read_text("utf-8"))["entries"].items():
+        assert (root / "_manifest" / name).stat().st_size == held["size"]
+        os.utime(root / "_manifest" / name, ns=(held["mtime_ns"], held["mtime_ns"]))
     opened = _opened(monkeypatch)
     records = Store(root).manifest()
     assert len(records) == 13 and opened == []  # every entry from the JSON checkpoint
