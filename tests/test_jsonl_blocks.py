@@ -24,6 +24,7 @@ def _blocks(path: Path, block_bytes: int, max_line: int, **kw: int) -> list[tupl
     for block in read_blocks(path, block_bytes=block_bytes, max_line=max_line, **kw):
         assert len(block.starts) == len(block.ends)
         assert all(block.data[e] == 10 for e in block.ends)  # every line ends at its break
+        assert block.ends.tolist() == jsonl.newlines_plain(block.data).tolist()  # found as read: every break
         for i in range(len(block)):
             raw = block.errors[i][0] if i in block.errors else block.raw(i)
             out.append((block.first + i, raw))
@@ -75,3 +76,18 @@ def test_read_blocks_of_a_byte_range_numbers_its_lines_from_one(tmp_path):
     path = tmp_path / "log.jsonl"
     path.write_bytes(b"a\nbb\nccc\ndddd\n")
     assert _blocks(path, 1 << 24, 1 << 20, start=2, stop=9) == [(1, b"bb"), (2, b"ccc")]
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.binary(max_size=300).map(lambda b: b.replace(b"a", b"\n")), window=st.sampled_from([1, 3, 16, 1 << 18]),
+       at=st.integers(0, 1000))
+def test_newlines_is_the_plain_search_a_window_at_a_time(data, window, at):
+    old = jsonl._WINDOW
+    jsonl._WINDOW = window
+    try:
+        got = jsonl.newlines(data, at)
+        view = jsonl.newlines(memoryview(data)[1:], at)
+    finally:
+        jsonl._WINDOW = old
+    assert got.tolist() == jsonl.newlines_plain(data, at).tolist()
+    assert view.tolist() == jsonl.newlines_plain(data[1:], at).tolist()

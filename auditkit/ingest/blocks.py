@@ -177,7 +177,9 @@ def _bulk_parse(block: Lines, cand: np.ndarray, lo: int, hi: int, pieces: list[t
     if hi - lo <= _SMALLEST:
         refused.extend(int(i) for i in cand[lo:hi])
         return
-    table = _read_json(block.data[block.starts[cand[lo]]:block.ends[cand[hi - 1]]], game)
+    begin, end = int(block.starts[cand[lo]]), int(block.ends[cand[hi - 1]])
+    whole = begin == 0 and end == len(block.data) - 1  # the usual case: the block's bytes, not a copy
+    table = _read_json(block.data if whole else block.data[begin:end], game)
     if table is not None and table.num_rows == hi - lo:  # one row per line (never two objects on a line)
         pieces.append((cand[lo:hi], table))
         return

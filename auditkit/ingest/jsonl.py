@@ -73,16 +73,38 @@ def too_long_reason(max_line: int) -> str:
     return f"line longer than {max_line:,} bytes"
 
 
-def _block(pieces: list[bytes], first: int, errors: dict[int, tuple[bytes, str]], done: int, max_line: int) -> Lines:
+_WINDOW = 1 << 18  # bytes compared at a time when finding newlines (the temporary stays in cache)
+
+
+def newlines(buf: bytes | memoryview, at: int = 0) -> np.ndarray:
+    """Positions of the ``\n`` bytes of ``buf``, plus ``at`` (:func:`newlines_plain`, a window at a
+    time: no boolean temporary of the whole buffer)."""
+    data = np.frombuffer(buf, np.uint8)
+    if len(data) <= _WINDOW:
+        return np.flatnonzero(data == 10) + at
+    found = [np.flatnonzero(data[i:i + _WINDOW] == 10) + (at + i) for i in range(0, len(data), _WINDOW)]
+    return np.concatenate(found)
+
+
+def newlines_plain(buf: bytes | memoryview, at: int = 0) -> np.ndarray:
+    """The reference of :func:`newlines`."""
+    return np.flatnonzero(np.frombuffer(buf, np.uint8) == 10) + at
+
+
+def _block(pieces: list[bytes | memoryview], first: int, errors: dict[int, tuple[bytes, str]], done: int,
+           max_line: int, ends: list[np.ndarray] | None = None) -> Lines:
+    """The block of the lines in ``pieces`` (each ending with ``\n``); ``ends``: the positions of their
+    newlines in the block, found as they were read (else found here)."""
     data = b"".join(pieces)
-    ends = np.flatnonzero(np.frombuffer(data, np.uint8) == 10)
-    starts = np.empty_like(ends)
+    ends_at = newlines(data) if ends is None else np.concatenate(ends) if ends else np.zeros(0, np.int64)
+    starts = np.empty_like(ends_at)
     starts[:1] = 0
-    starts[1:] = ends[:-1] + 1
+    starts[1:] = ends_at[:-1] + 1
     too_long = too_long_reason(max_line)
-    for i in np.flatnonzero(ends - starts > max_line):  # lines that met within a block
-        errors[int(i)] = (data[starts[i]:min(ends[i], starts[i] + RAW_KEPT)], too_long)  # its own bytes only
-    return Lines(data, starts, ends, first, errors, done)
+    if len(ends_at) and (ends_at - starts).max() > max_line:
+        for i in np.flatnonzero(ends_at - starts > max_line):  # lines that met within a block
+            errors[int(i)] = (data[starts[i]:min(ends_at[i], starts[i] + RAW_KEPT)], too_long)  # its own bytes only
+    return Lines(data, starts, ends_at, first, errors, done)
 
 
 def read_blocks(path: Path, *, max_line: int = MAX_LINE, block_bytes: int = BLOCK_BYTES,
@@ -98,10 +120,19 @@ def read_blocks(path: Path, *, max_line: int = MAX_LINE, block_bytes: int = BLOC
     with one entry (numbered after the last whole line) saying where it broke.
     """
     too_long = too_long_reason(max_line)
-    pieces: list[bytes] = []
+    pieces: list[bytes | memoryview] = []  # the block's lines so far, views of the chunks read (joined once)
+    ends: list[np.ndarray] = []  # the positions of their newlines in the block
     errors: dict[int, tuple[bytes, str]] = {}
-    first, size = 1, 0  # first line of the block, bytes in it
+    first, size, count = 1, 0, 0  # first line of the block, bytes and lines in it
     carry, skipping = b"", None  # the unfinished line; the head of a too-long line being skipped
+
+    def unread(entry: tuple[bytes, str]) -> None:  # a line not read: empty in the block
+        nonlocal size, count
+        errors[count] = entry
+        pieces.append(b"\n")
+        ends.append(np.array([size], np.int64))
+        size, count = size + 1, count + 1
+
     with open(path, "rb") as raw_fh:
         fh = gzip.GzipFile(fileobj=raw_fh, mode="rb") if _is_gzip(path) else raw_fh
         read = fh.read1 if fh is not raw_fh else fh.read
@@ -116,41 +147,41 @@ def read_blocks(path: Path, *, max_line: int = MAX_LINE, block_bytes: int = BLOC
                 chunk = read(_CHUNK)
             except (EOFError, OSError, zlib.error, gzip.BadGzipFile) as exc:
                 kind = "truncated" if isinstance(exc, EOFError) else "corrupt"
-                count = sum(p.count(b"\n") for p in pieces)
-                errors[count] = (b"", f"{kind} gzip stream after line {first + count - 1}: {exc}")
-                pieces.append(b"\n")
-                yield _block(pieces, first, errors, raw_fh.tell(), max_line)
+                unread((b"", f"{kind} gzip stream after line {first + count - 1}: {exc}"))
+                yield _block(pieces, first, errors, raw_fh.tell(), max_line, ends)
                 return
             if not chunk:
                 break
+            nl = newlines(chunk)
+            begin = 0  # where the chunk's next line starts
             if skipping is not None:
-                cut = chunk.find(b"\n")
-                if cut < 0:
+                if not len(nl):
                     continue
-                errors[sum(p.count(b"\n") for p in pieces)] = (skipping, too_long)
-                pieces.append(b"\n")
-                skipping, chunk = None, chunk[cut + 1:]
-            cut = chunk.rfind(b"\n")
-            if cut < 0:
-                carry += chunk
+                unread((skipping, too_long))
+                skipping, begin, nl = None, int(nl[0]) + 1, nl[1:]
+            if not len(nl):
+                carry += chunk[begin:]
             else:
-                piece = carry + chunk[:cut + 1]
-                pieces.append(piece)
-                size += len(piece)
-                carry = chunk[cut + 1:]
+                cut = int(nl[-1]) + 1
+                if carry:
+                    pieces.append(carry)
+                pieces.append(memoryview(chunk)[begin:cut])
+                ends.append(nl + (size + len(carry) - begin))
+                size += len(carry) + cut - begin
+                count += len(nl)
+                carry = chunk[cut:]
             if len(carry) > max_line:
                 skipping, carry = carry[:RAW_KEPT], b""
             if size >= block_bytes:
-                block = _block(pieces, first, errors, raw_fh.tell(), max_line)
-                yield block
-                pieces, errors, first, size = [], {}, first + len(block), 0
+                yield _block(pieces, first, errors, raw_fh.tell(), max_line, ends)
+                pieces, ends, errors, first, size, count = [], [], {}, first + count, 0, 0
         if skipping is not None:
-            errors[sum(p.count(b"\n") for p in pieces)] = (skipping, too_long)
-            pieces.append(b"\n")
+            unread((skipping, too_long))
         elif carry:
             pieces.append(carry + b"\n")
+            ends.append(np.array([size + len(carry)], np.int64))
         if pieces:
-            yield _block(pieces, first, errors, raw_fh.tell(), max_line)
+            yield _block(pieces, first, errors, raw_fh.tell(), max_line, ends)
 
 
 def read_lines(path: Path) -> Iterator[tuple[int, bytes]]:

@@ -58,6 +58,19 @@ def _quarantine_table(bad: list[tuple[str, int, Any, str, str | None]], sha: str
     return pa.Table.from_pylist([quarantine_entry(*entry, sha) for entry in bad], schema=QUARANTINE)
 
 
+def by_day(table: pa.Table) -> list[tuple[str, pa.Table]]:
+    """The rows of ``table`` per value of its ``date`` column (never null), in their order, the days in the
+    order first met, as a filter a day gives them (the tests keep that as the reference): one dictionary
+    encoding, then slices of the table when each day's rows are one run (a log in time order), else one take."""
+    coded = pc.dictionary_encode(table["date"]).combine_chunks()
+    days, codes = coded.dictionary.to_pylist(), coded.indices.to_numpy()  # raises on a null date (a bug)
+    if len(days) > 1 and np.count_nonzero(codes[1:] != codes[:-1]) + 1 != len(days):  # not one run a day
+        order = np.argsort(codes, kind="stable")
+        table, codes = table.take(pa.array(order)), codes[order]
+    bounds = np.searchsorted(codes, np.arange(len(days) + 1)).tolist()  # the codes are in order now
+    return [(day, table.slice(bounds[k], bounds[k + 1] - bounds[k])) for k, day in enumerate(days)]
+
+
 class _Parts:
     """Stored rows of one source, per (game, day), gathered into parts of up to :data:`PART_ROWS`
     rows (row groups of :data:`ROW_GROUP`); at most :data:`BUFFERED_ROWS` rows wait in memory.
@@ -75,12 +88,8 @@ class _Parts:
         (None: the source's)."""
         file = file or self.source_file
         self.games[game] = self.games.get(game, 0) + table.num_rows
-        dates = table["date"]
-        days = pc.unique(dates).to_pylist()
-        for day in days:
-            rows = table if len(days) == 1 else table.filter(pc.equal(dates, day))
-            rows = rows.drop_columns(["date"]).append_column(
-                "source_file", pa.array(np.full(rows.num_rows, file, object), pa.string()))
+        for day, rows in by_day(table):
+            rows = rows.drop_columns(["date"]).append_column("source_file", pa.repeat(file, rows.num_rows))
             key = (game, day)
             self.pending.setdefault(key, []).append(rows)
             self.rows[key] = self.rows.get(key, 0) + rows.num_rows
@@ -274,7 +283,7 @@ class SourceWriter:
                            table.filter(pc.is_in(table["source_line"], value_set=pa.array(keep_lines))), name)
         self.index.write(pa.table({"id_hash": id_hash[new], "line_hash": line_hash[new],
                                    "round_id": ids.filter(pa.array(new)),
-                                   "source_file": pa.array(np.full(int(new.sum()), name, object), pa.string()),
+                                   "source_file": pa.repeat(name, int(new.sum())),
                                    "source_line": keep_lines}, schema=INDEX))
         rec.stored += int(new.sum())
         return bad
