@@ -16,6 +16,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_parallel_ingest import _assert_same, _ingest, _lines, _records, inputs, overlaps, serial  # noqa: F401
 
 from auditkit.ingest import dedup, parallel
@@ -263,3 +265,18 @@ def test_a_grown_export_read_through_its_profile_is_read_again_as_held(tmp_path,
             a, b = (st.read(game, day).to_pandas().drop(columns="source_file").sort_values(key, ignore_index=True)
                     for st in (held, streamed))
             pd.testing.assert_frame_equal(a, b)
+
+
+@given(st.lists(st.integers(0, 2**64 - 1), max_size=300), st.integers(1, 40))
+@settings(max_examples=200, deadline=None)
+def test_by_id_is_the_stable_sort_of_the_id_hashes_and_their_first_rows(values, spread):
+    """The unstable sort with its stable fallback orders a block as the plain stable sort does, ties in line
+    order (folding the values into ``spread`` buckets or not makes blocks with and without equal ids)."""
+    from auditkit.ingest.dedup import by_id
+
+    for ids in (np.array(values, np.uint64), np.array(values, np.uint64) % np.uint64(spread)):
+        order, lead = by_id(ids)
+        ref = np.argsort(ids, kind="stable")
+        keys = ids[ref]
+        assert np.array_equal(order, ref)
+        assert np.array_equal(lead, np.r_[np.ones(min(len(ids), 1), bool), keys[1:] != keys[:-1]])

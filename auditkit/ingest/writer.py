@@ -272,20 +272,19 @@ class SourceWriter:
             file, line = first[int(k)]
             bad.append((name, int(lines[k]), raw(int(lines[k])), duplicate_reason(rid, file, line), rid))
         new = status == NEW
+        every = bool(new.all())  # the usual case: nothing to filter out, the block's arrays written as they are
+        if not every:
+            if not block.tables:  # rows a worker wrote to its parts: taken out on adoption
+                self.not_stored.append(lines[~new])
+            ids, lines, id_hash, line_hash = ids.filter(pa.array(new)), lines[new], id_hash[new], line_hash[new]
         if self.seen.streamed:
-            self.new_ids.append(id_hash[new])
-        keep_lines = lines[new]
-        every = bool(new.all())  # the usual case: nothing to filter out
-        if not every and not block.tables:  # rows a worker wrote to its parts: taken out on adoption
-            self.not_stored.append(lines[~new])
+            self.new_ids.append(id_hash)
         for game, table in block.tables.items():
             self.parts.add(game, table if every else
-                           table.filter(pc.is_in(table["source_line"], value_set=pa.array(keep_lines))), name)
-        self.index.write(pa.table({"id_hash": id_hash[new], "line_hash": line_hash[new],
-                                   "round_id": ids.filter(pa.array(new)),
-                                   "source_file": pa.repeat(name, int(new.sum())),
-                                   "source_line": keep_lines}, schema=INDEX))
-        rec.stored += int(new.sum())
+                           table.filter(pc.is_in(table["source_line"], value_set=pa.array(lines))), name)
+        self.index.write(pa.table({"id_hash": id_hash, "line_hash": line_hash, "round_id": ids,
+                                   "source_file": pa.repeat(name, len(lines)), "source_line": lines}, schema=INDEX))
+        rec.stored += len(lines)
         return bad
 
     def adopt(self, entries: list[dict[str, Any]]) -> None:

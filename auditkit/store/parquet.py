@@ -29,6 +29,27 @@ save (a 5-round part: 0.9 ms of CPU against 1.5 with snappy, 9.2 KiB against 10.
 _TINY = {"compression": "none", "use_dictionary": False, "write_statistics": False}
 
 
+_PLAIN = {"id_hash", "line_hash"}
+"""Columns of a stream written plain and uncompressed when not dictionary-encoded: 64-bit hashes, random bits
+that zstd cannot shrink (an index of 300,000 rounds: the same size, its encoding 15% less CPU)."""
+_DELTA = {"source_line"}
+"""Columns delta-encoded, uncompressed, when not dictionary-encoded: line numbers, ascending (a few bits a row;
+smaller than zstd of them plain, and cheaper). Every Parquet reader of pyarrow 16 or later reads both."""
+
+
+def stream_options(schema: pa.Schema, dictionary: bool | list[str]) -> dict[str, Any]:
+    """``pyarrow.parquet.ParquetWriter``'s options for a stream of ``schema`` (not a tiny file) with the columns
+    ``dictionary`` dictionary-encoded (True: all): zstd, but :data:`_PLAIN` and :data:`_DELTA` columns
+    uncompressed, the latter delta-encoded."""
+    coded = set(schema.names) if dictionary is True else set(dictionary or ())
+    plain = {n for n in schema.names if n in _PLAIN and n not in coded}
+    delta = {n for n in schema.names if n in _DELTA and n not in coded}
+    if not plain and not delta:
+        return {"compression": "zstd", "use_dictionary": dictionary}
+    return {"compression": {n: "none" if n in plain or n in delta else "zstd" for n in schema.names},
+            "use_dictionary": sorted(coded), "column_encoding": dict.fromkeys(sorted(delta), "DELTA_BINARY_PACKED")}
+
+
 def compression_for(table: pa.Table) -> str:
     """The Parquet codec of a file of ``table``: zstd, snappy for a small one (:data:`SMALL_FILE_ROWS`)."""
     return "zstd" if table.num_rows >= SMALL_FILE_ROWS else "snappy"
@@ -132,7 +153,7 @@ class ParquetStream:
             if self.rows < TINY_FILE_ROWS:
                 return
             table, self._held = pa.concat_tables(self._held), []
-            self._open(compression="zstd", use_dictionary=self.dictionary)
+            self._open(**stream_options(self.schema, self.dictionary))
         with self._naming():
             self._writer.write_table(table, row_group_size=ROW_GROUP)  # type: ignore[union-attr]
 
