@@ -42,9 +42,11 @@ def is_uri(root: str | Path) -> bool:
 class _Files:
     """Where a store's files are (a folder, an object store, memory): what they share."""
 
-    def stream(self, rel: str, schema: pa.Schema, on_close: Any, dictionary: bool | list[str] = True) -> Any:
-        """A file written table by table, visible whole at its ``close`` (:class:`ParquetStream`)."""
-        return ParquetStream(self, rel, schema, on_close, dictionary)  # type: ignore[arg-type]
+    def stream(self, rel: str, schema: pa.Schema, on_close: Any, dictionary: bool | list[str] = True,
+               **encodings: Any) -> Any:
+        """A file written table by table, visible whole at its ``close`` (:class:`ParquetStream`; ``encodings``:
+        its ``plain`` and ``delta`` columns)."""
+        return ParquetStream(self, rel, schema, on_close, dictionary, **encodings)  # type: ignore[arg-type]
 
 
 class _LocalFiles(_Files):

@@ -113,7 +113,8 @@ class _MemoryFiles(_Files):
     def write_bytes(self, rel: str, data: bytes) -> None:
         self.blobs[rel] = bytes(data)
 
-    def stream(self, rel: str, schema: pa.Schema, on_close: Any, dictionary: bool | list[str] = True) -> Any:
+    def stream(self, rel: str, schema: pa.Schema, on_close: Any, dictionary: bool | list[str] = True,
+               **encodings: Any) -> Any:
         return _HeldStream(self, rel, schema, on_close)
 
     def write_parquet(self, rel: str, table: pa.Table) -> tuple[int, str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -29,21 +29,16 @@ save (a 5-round part: 0.9 ms of CPU against 1.5 with snappy, 9.2 KiB against 10.
 _TINY = {"compression": "none", "use_dictionary": False, "write_statistics": False}
 
 
-_PLAIN = {"id_hash", "line_hash"}
-"""Columns of a stream written plain and uncompressed when not dictionary-encoded: 64-bit hashes, random bits
-that zstd cannot shrink (an index of 300,000 rounds: the same size, its encoding 15% less CPU)."""
-_DELTA = {"source_line"}
-"""Columns delta-encoded, uncompressed, when not dictionary-encoded: line numbers, ascending (a few bits a row;
-smaller than zstd of them plain, and cheaper). Every Parquet reader of pyarrow 16 or later reads both."""
-
-
-def stream_options(schema: pa.Schema, dictionary: bool | list[str]) -> dict[str, Any]:
+def stream_options(schema: pa.Schema, dictionary: bool | list[str], plain: Collection[str] = (),
+                   delta: Collection[str] = ()) -> dict[str, Any]:
     """``pyarrow.parquet.ParquetWriter``'s options for a stream of ``schema`` (not a tiny file) with the columns
-    ``dictionary`` dictionary-encoded (True: all): zstd, but :data:`_PLAIN` and :data:`_DELTA` columns
-    uncompressed, the latter delta-encoded."""
+    ``dictionary`` dictionary-encoded (True: all): zstd, but the columns ``plain`` (random bits, such as
+    64-bit hashes, that zstd cannot shrink) and ``delta`` (ascending integers, such as line numbers)
+    uncompressed when not dictionary-encoded, the latter delta-encoded (every Parquet reader of pyarrow 16
+    or later reads both)."""
     coded = set(schema.names) if dictionary is True else set(dictionary or ())
-    plain = {n for n in schema.names if n in _PLAIN and n not in coded}
-    delta = {n for n in schema.names if n in _DELTA and n not in coded}
+    plain = {n for n in schema.names if n in plain and n not in coded}
+    delta = {n for n in schema.names if n in delta and n not in coded}
     if not plain and not delta:
         return {"compression": "zstd", "use_dictionary": dictionary}
     return {"compression": {n: "none" if n in plain or n in delta else "zstd" for n in schema.names},
@@ -108,11 +103,12 @@ class ParquetStream:
     temporary sibling renamed into place by :meth:`close`; on object storage into a local temporary
     file (memory stays bounded however many rows), uploaded in one piece by :meth:`close`.
     :meth:`abort` leaves nothing (a killed process leaves only a ``.tmp`` file, removed later).
-    ``dictionary``: the columns dictionary-encoded (True: all). Its first rows are held until they are
+    ``dictionary``, ``plain``, ``delta``: the columns' encodings (:func:`stream_options`). Its first rows are held until they are
     :data:`TINY_FILE_ROWS`: a file of fewer is written as a tiny one (:func:`write_options`)."""
 
     def __init__(self, files: Any, rel: str, schema: pa.Schema,
-                 on_close: Any = None, dictionary: bool | list[str] = True):
+                 on_close: Any = None, dictionary: bool | list[str] = True, plain: Collection[str] = (),
+                 delta: Collection[str] = ()):
         self.files, self.rel, self.schema, self.on_close = files, rel, schema, on_close
         self.tmp: Path | None = None
         with self._naming():
@@ -128,7 +124,7 @@ class ParquetStream:
                 if self.tmp is not None:
                     self.tmp.unlink(missing_ok=True)
                 raise
-        self.dictionary = dictionary
+        self.options = stream_options(schema, dictionary, plain, delta)
         self._writer: pq.ParquetWriter | None = None  # opened once the rows held are not a tiny file's
         self._held: list[pa.Table] = []
         self.rows = 0
@@ -153,7 +149,7 @@ class ParquetStream:
             if self.rows < TINY_FILE_ROWS:
                 return
             table, self._held = pa.concat_tables(self._held), []
-            self._open(**stream_options(self.schema, self.dictionary))
+            self._open(**self.options)
         with self._naming():
             self._writer.write_table(table, row_group_size=ROW_GROUP)  # type: ignore[union-attr]
 
