@@ -77,18 +77,13 @@ _WINDOW = 1 << 18  # bytes compared at a time when finding newlines (the tempora
 
 
 def newlines(buf: bytes | memoryview, at: int = 0) -> np.ndarray:
-    """Positions of the ``\n`` bytes of ``buf``, plus ``at`` (:func:`newlines_plain`, a window at a
-    time: no boolean temporary of the whole buffer)."""
+    """Positions of the ``\n`` bytes of ``buf``, plus ``at``, found a window at a time: no boolean temporary
+    of the whole buffer (the tests keep the whole-buffer search as the reference)."""
     data = np.frombuffer(buf, np.uint8)
     if len(data) <= _WINDOW:
         return np.flatnonzero(data == 10) + at
     found = [np.flatnonzero(data[i:i + _WINDOW] == 10) + (at + i) for i in range(0, len(data), _WINDOW)]
     return np.concatenate(found)
-
-
-def newlines_plain(buf: bytes | memoryview, at: int = 0) -> np.ndarray:
-    """The reference of :func:`newlines`."""
-    return np.flatnonzero(np.frombuffer(buf, np.uint8) == 10) + at
 
 
 def _block(pieces: list[bytes | memoryview], first: int, errors: dict[int, tuple[bytes, str]], done: int,
