@@ -127,8 +127,9 @@ class _Executor:
 
             from ..workers import stop_pool
 
-            for future in self.futures:
-                future.cancel()
+            if not abandon:  # (a future cancelled as the killed pool breaks: Python 3.11's pool thread raises)
+                for future in self.futures:
+                    future.cancel()
             for future in (f for f in self.futures if not f.cancelled()):
                 if abandon:
                     break
