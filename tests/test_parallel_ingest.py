@@ -279,10 +279,13 @@ def test_a_worker_killed_while_writing_parts_leaves_nothing_visible_and_the_reru
         parts = list((store.root / "rounds").rglob("part-*.parquet")) if (store.root / "rounds").exists() else []
         time.sleep(0.02)
     assert parts, "no part written by a worker before the ingest ended"
-    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
-    workers = [int(c) for c in children if "spawn_main" in Path(f"/proc/{c}/cmdline").read_text()]
+    import psutil
+
+    # the workers: forked by the fork server, a child of the ingest (the other, the resource tracker)
+    workers = [w for c in psutil.Process(proc.pid).children() if "forkserver" in " ".join(c.cmdline())
+               for w in c.children()]
     assert workers
-    os.kill(workers[0], signal.SIGKILL)
+    os.kill(workers[0].pid, signal.SIGKILL)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 2, err
     assert store.manifest() == [] and store.count() == 0  # written, but not visible
