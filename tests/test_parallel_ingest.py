@@ -562,3 +562,34 @@ def test_after_an_error_the_running_tasks_end_on_their_own_but_an_interrupt_or_a
     assert closed == [abandon]
     if error != "note":
         assert json.loads(Path(src.note).read_text()) == {"sha": None, "first": []}
+
+
+def test_the_workers_always_have_tasks_waiting(tmp_path, monkeypatch):
+    """Each result taken frees room for one more task, submitted before the client waits for the next result:
+    ``IN_FLIGHT`` tasks per worker are out whenever it waits, until the last ones. (The look-ahead used to
+    submit only once every task submitted for the source was taken: a worker then idled until the last of
+    them was done.)"""
+    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 16)
+    monkeypatch.setattr(parallel, "BLOCK_BYTES", 1 << 16)
+    log = _big_log(tmp_path / "big.jsonl")
+    out, waits, closing = [0], [], []
+    real_submit, real_result, real_close = parallel._Executor.submit, parallel._Executor.result, parallel._Executor.close
+
+    def submit(self, fn, *args):
+        out[0] += 1
+        return real_submit(self, fn, *args)
+
+    def result(self, future):
+        if not closing:  # (the pool's close waits for its futures again)
+            waits.append(out[0])
+            out[0] -= 1
+        return real_result(self, future)
+
+    monkeypatch.setattr(parallel._Executor, "submit", submit)
+    monkeypatch.setattr(parallel._Executor, "result", result)
+    monkeypatch.setattr(parallel._Executor, "close", lambda self, abandon=False: closing.append(1) or
+                        real_close(self, abandon))
+    ingest_paths([log], Store(tmp_path / "store"), workers=2)
+    limit = parallel.IN_FLIGHT * 2
+    assert len(waits) > 2 * limit
+    assert waits == [limit] * (len(waits) - limit + 1) + list(range(limit - 1, 0, -1))

@@ -304,7 +304,9 @@ class ParallelIngest:
             self.in_flight += 1
 
     def _next_task(self, src: _Source) -> _Task | None:
-        """The next task of ``src`` (submitting more as room frees up), None when it has no more."""
+        """The next task of ``src``, None when it has no more; first more are submitted into the room the
+        results taken freed, so a worker that finishes a task finds the next one waiting."""
+        self._fill()
         while not src.tasks and not src.submitted_all:
             before = self.in_flight
             self._fill()
