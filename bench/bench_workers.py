@@ -23,7 +23,11 @@ client's share of the CPU, when the first byte range went out to a worker, the
 bound the CPU sets on the speed-up (W times the CPU of one worker over the CPU
 of W: what the wall ratio reaches on W idle cores with perfect overlap; on a
 shared machine the wall ratio is noisy, this one much less), and a check that
-the stores hold the same rows, index and quarantine.
+the stores hold the same rows, index and quarantine. ``--repeat N`` does it N
+times and gives the best and median of each figure; ``--against TREE`` runs the
+auditkit of another tree (a worktree of main, say) by the same script, in
+turns with this one's. The CPU is that of the whole process tree: the fork
+server that forks the workers is stopped and reaped before it is read.
 
 Prints wall and CPU seconds (the children's CPU included), the speed-up over
 (a), peak RSS of the client process and of the largest worker, the machine's
@@ -32,6 +36,7 @@ three give the same findings.
 
     python bench/bench_workers.py --rounds 10000000 --workers 2
     python bench/bench_workers.py --ingest rounds.jsonl --workers 2
+    python bench/bench_workers.py --ingest rounds.jsonl --no-dask --repeat 5 --against ../main
 """
 
 from __future__ import annotations
