@@ -231,8 +231,8 @@ def ingest_main(log: Path, workers: int, dask: bool, s3: bool = False, repeat: i
               f"{'CPU ' + str(workers):>8}{'CPU bound':>10}{'client':>8}{'busy':>7}")
         for name, rows in runs.items():
             for label, pick in (("best", min), ("median", statistics.median)):
-                # the best wall ratio is the highest; the best of the other columns the lowest
-                value = {key: (max if pick is min and key in ("ratio", "bound") else pick)([r[key] for r in rows])
+                # the best of the ratios and of the workers' busy share is the highest; of the others the lowest
+                value = {key: (max if pick is min and key in ("ratio", "bound", "busy") else pick)([r[key] for r in rows])
                          for key in rows[0]}
                 print(f"{name:<8}{label:<8}{value['wall1']:>8.2f}{value['wallN']:>8.2f}{value['ratio']:>7.2f}x"
                       f"{value['cpu1']:>8.2f}{value['cpuN']:>8.2f}{value['bound']:>9.2f}x{value['client']:>8.0%}"
