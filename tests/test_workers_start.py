@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 
 from auditkit.workers import PRELOAD, process_pool, stop_pool
 
@@ -51,38 +52,40 @@ if __name__ == "__main__":
     pool = process_pool(2)
     for _ in range(2):
         pool.submit(time.sleep, 600)
-    # the workers are forked (their pids known) but may not have run a line of their own yet
-    assert pool._mp_context.get_start_method() == "forkserver"
-    print(forkserver._forkserver._forkserver_pid, *pool._processes, flush=True)
+    # the workers are started (their pids known) but may not have run a line of their own yet
+    print(pool._mp_context.get_start_method(), forkserver._forkserver._forkserver_pid or "",
+          *pool._processes, flush=True)
     os.kill(os.getpid(), signal.SIGKILL)
 '''
 
 
-def test_workers_whose_pool_maker_died_as_they_started_exit(tmp_path):
-    """The start-up race: the process that made the pool is killed just after the workers were forked, maybe
-    before their first line; they, and the fork server, must be gone within 10 s."""
+@pytest.mark.parametrize("depth", [0, 100])  # the fork server's; a TMPDIR too deep for its socket: spawned
+def test_workers_whose_pool_maker_died_as_they_started_exit(tmp_path, depth):
+    """The start-up race: the process that made the pool is killed just after the workers were started,
+    maybe before their first line; they, and the fork server, must be gone within 10 s."""
     script = tmp_path / "die_first.py"
     script.write_text(DIE_FIRST)
-    short = tempfile.mkdtemp(prefix="ak-")  # the fork server's socket path fits; its folder, left by the kill, goes
+    tmp = Path(tempfile.mkdtemp(prefix="ak-")) / ("d" * depth)  # short: the server's socket path fits
+    tmp.mkdir(exist_ok=True)
     try:
         for _ in range(3):
-            _die_first(script, short)
-    finally:
-        shutil.rmtree(short)
+            _die_first(script, tmp, "spawn" if depth else "forkserver")
+    finally:  # with the folder the kill left (multiprocessing's pymp-*, the server's socket)
+        shutil.rmtree(tmp.parent if depth else tmp)
 
 
-def _die_first(script: Path, tmp: str) -> None:
-    done = subprocess.run([sys.executable, str(script)], env={**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": tmp},
-                          capture_output=True, text=True, timeout=120)
+def _die_first(script: Path, tmp: Path, method: str) -> None:
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp)})
     assert done.returncode == -9, done.stderr
-    pids = [int(p) for p in done.stdout.split()]
-    assert len(pids) == 3
+    started, *pids = done.stdout.split()
+    assert started == method and len(pids) == (3 if method == "forkserver" else 2)
     deadline = time.monotonic() + 10
-    while (left := [p for p in pids if _alive(p)]) and time.monotonic() < deadline:
+    while (left := [p for p in map(int, pids) if _alive(p)]) and time.monotonic() < deadline:
         time.sleep(0.1)
     for p in left:  # leave nothing behind, whatever the outcome
         psutil.Process(p).kill()
-    assert not left, f"{left} of the fork server {pids[0]} and its workers {pids[1:]} outlived the pool's maker"
+    assert not left, f"{left} of {pids} (the fork server first, if any, then the workers) outlived the pool's maker"
 
 
 def _alive(pid: int) -> bool:
