@@ -235,7 +235,7 @@ def ingest_main(log: Path, workers: int, dask: bool, s3: bool = False, repeat: i
                 value = {key: (max if pick is min and key in ("ratio", "bound", "busy") else pick)([r[key] for r in rows])
                          for key in rows[0]}
                 print(f"{name:<8}{label:<8}{value['wall1']:>8.2f}{value['wallN']:>8.2f}{value['ratio']:>7.2f}x"
-                      f"{value['cpu1']:>8.2f}{value['cpuN']:>8.2f}{value['bound']:>9.2f}x{value['client']:>8.0%}"
+                      f"{value['cpu1']:>8.2f}{value['cpuN']:>8.2f}{value['bound']:>9.2f}x{value['client']:>8.1%}"
                       f"{value['busy']:>7.0%}")
 
 
@@ -251,8 +251,8 @@ def _ingest_table(results: dict, workers: int) -> dict:
               f"{r['parts']:>6.1f}s{r['streams']:>8.1f}s{r['load_before']:>5.1f}->{r['load_after']:.1f}")
     many = results[workers]
     print(f"(workers 1: {results[1]['parse']:.1f} s parsing and hashing in the one process; "
-          f"client CPU with {workers} workers: {many['self_cpu']:.1f} s, "
-          f"{many['self_cpu'] / many['cpu']:.0%} of the CPU; its first byte range out to a worker "
+          f"client CPU with {workers} workers: {many['self_cpu']:.2f} s, "
+          f"{many['self_cpu'] / many['cpu']:.1%} of the CPU; its first byte range out to a worker "
           + (f"{many['first_range']:.2f} s after the start" if many["first_range"] is not None else "never")
           + f"; the CPU's bound on the speed-up, {workers} x CPU(1) / CPU({workers}): "
           f"{workers * results[1]['cpu'] / many['cpu']:.2f}x)")
