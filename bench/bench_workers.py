@@ -23,7 +23,11 @@ client's share of the CPU, when the first byte range went out to a worker, the
 bound the CPU sets on the speed-up (W times the CPU of one worker over the CPU
 of W: what the wall ratio reaches on W idle cores with perfect overlap; on a
 shared machine the wall ratio is noisy, this one much less), and a check that
-the stores hold the same rows, index and quarantine.
+the stores hold the same rows, index and quarantine. ``--repeat N`` does it N
+times and gives the best and median of each figure; ``--against TREE`` runs the
+auditkit of another tree (a worktree of main, say) by the same script, in
+turns with this one's. The CPU is that of the whole process tree: the fork
+server that forks the workers is stopped and reaped before it is read.
 
 Prints wall and CPU seconds (the children's CPU included), the speed-up over
 (a), peak RSS of the client process and of the largest worker, the machine's
@@ -32,6 +36,7 @@ three give the same findings.
 
     python bench/bench_workers.py --rounds 10000000 --workers 2
     python bench/bench_workers.py --ingest rounds.jsonl --workers 2
+    python bench/bench_workers.py --ingest rounds.jsonl --no-dask --repeat 5 --against ../main
 """
 
 from __future__ import annotations
@@ -136,7 +141,9 @@ if client is not None:  # the Dask workers' own figures (their processes outlive
     usage = client.run(lambda: __import__("resource").getrusage(0)[:3]).values()  # utime, stime, maxrss
     worker_rss, cpu = max(u[2] for u in usage), self_cpu + sum(u[0] + u[1] for u in usage)
     client.close(); cluster.close()
-else:
+else:  # the fork server reaps the workers it forked: stopped and reaped here, their CPU is in ours
+    from multiprocessing import forkserver
+    forkserver._forkserver._stop()  # (no server: nothing to do)
     cpu = self_cpu + sum(resource.getrusage(resource.RUSAGE_CHILDREN)[:2])
     worker_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if runs else 0
 digest = hashlib.sha256(repr(sorted(r.partitions for r in store.manifest())).encode())
@@ -155,17 +162,17 @@ print(json.dumps({{"wall": wall, "lines": report.total("lines_read"), "stored": 
 """
 
 
-def run_ingest(log: Path, workers: int, mode: str = "pool", s3: str | None = None) -> dict:
-    """One ingest in its own child (a fresh store, local or in the S3 server at ``s3``): its figures, CPU
-    time with its workers' included (``mode`` "dask", "dask-mmap": on a LocalCluster of ``workers``
-    processes, the second with ``MALLOC_MMAP_THRESHOLD_`` set)."""
+def run_ingest(log: Path, workers: int, mode: str = "pool", s3: str | None = None, root: Path = ROOT) -> dict:
+    """One ingest in its own child (a fresh store, local or in the S3 server at ``s3``) with the auditkit
+    of the tree ``root``: its figures, CPU time with its workers' included (``mode`` "dask", "dask-mmap":
+    on a LocalCluster of ``workers`` processes, the second with ``MALLOC_MMAP_THRESHOLD_`` set)."""
     import uuid
 
     with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryFile("w+") as out:
         load = os.getloadavg()[0]
         store = (f"s3://{BUCKET}/{uuid.uuid4().hex[:8]}/store?endpoint_override={s3}&scheme=http&region=us-east-1"
                  if s3 else str(Path(tmp) / "store"))
-        child = subprocess.Popen([sys.executable, "-c", INGEST_CHILD.format(root=str(ROOT)), str(log),
+        child = subprocess.Popen([sys.executable, "-c", INGEST_CHILD.format(root=str(root)), str(log),
                                   store, str(workers), mode], stdout=out,
                                  stderr=subprocess.DEVNULL if mode.startswith("dask") else None, text=True)
         if child.wait():
@@ -198,16 +205,42 @@ def _moto() -> tuple[object, str]:
     return server, f"{host}:{port}"
 
 
-def ingest_main(log: Path, workers: int, dask: bool, s3: bool = False) -> None:
+def ingest_main(log: Path, workers: int, dask: bool, s3: bool = False, repeat: int = 1,
+                against: Path | None = None) -> None:
+    """``repeat`` times: one worker, then ``workers``, with this tree's auditkit (after the tree ``against``'s,
+    in turns, when given); each run's figures, then the best and median of each tree's."""
+    import statistics
+
     print(f"{log}: {log.stat().st_size / 2**20:,.0f} MiB; {os.cpu_count()} cores"
           + ("; into a moto S3 store (its server in this process)" if s3 else ""))
     server, endpoint = _moto() if s3 else (None, None)
-    results = {w: run_ingest(log, w, s3=endpoint) for w in (1, workers)}
-    if dask:
-        results[f"dask {workers}"] = run_ingest(log, workers, "dask", endpoint)
-        results[f"dask-mmap {workers}"] = run_ingest(log, workers, "dask-mmap", endpoint)
+    trees = {"against": against, "this": ROOT} if against else {"this": ROOT}
+    runs: dict[str, list[dict]] = {name: [] for name in trees}
+    for k in range(repeat):
+        for name, root in trees.items():
+            results = {w: run_ingest(log, w, s3=endpoint, root=root) for w in (1, workers)}
+            if dask:
+                results[f"dask {workers}"] = run_ingest(log, workers, "dask", endpoint, root)
+                results[f"dask-mmap {workers}"] = run_ingest(log, workers, "dask-mmap", endpoint, root)
+            print(f"\n{name} tree ({root}), run {k + 1} of {repeat}:")
+            runs[name].append(_ingest_table(results, workers))
     if server is not None:
         server.stop()  # type: ignore[attr-defined]
+    if repeat > 1 or against:
+        print(f"\n{'tree':<8}{'':<8}{'wall 1':>8}{'wall ' + str(workers):>8}{'ratio':>8}{'CPU 1':>8}"
+              f"{'CPU ' + str(workers):>8}{'CPU bound':>10}{'client':>8}{'busy':>7}")
+        for name, rows in runs.items():
+            for label, pick in (("best", min), ("median", statistics.median)):
+                # the best of the ratios and of the workers' busy share is the highest; of the others the lowest
+                value = {key: (max if pick is min and key in ("ratio", "bound", "busy") else pick)([r[key] for r in rows])
+                         for key in rows[0]}
+                print(f"{name:<8}{label:<8}{value['wall1']:>8.2f}{value['wallN']:>8.2f}{value['ratio']:>7.2f}x"
+                      f"{value['cpu1']:>8.2f}{value['cpuN']:>8.2f}{value['bound']:>9.2f}x{value['client']:>8.1%}"
+                      f"{value['busy']:>7.0%}")
+
+
+def _ingest_table(results: dict, workers: int) -> dict:
+    """Print one run's table (one worker, ``workers``, Dask's); its figures for the summary."""
     base = results[1]["wall"]
     print(f"{'workers':<13}{'wall s':>8}{'CPU s':>8}{'speed-up':>10}{'lines/s':>11}{'client RSS':>12}{'worker RSS':>12}"
           f"{'client waits':>14}{'dedup':>7}{'parts':>7}{'index+q':>9}{'load':>11}")
@@ -218,8 +251,8 @@ def ingest_main(log: Path, workers: int, dask: bool, s3: bool = False) -> None:
               f"{r['parts']:>6.1f}s{r['streams']:>8.1f}s{r['load_before']:>5.1f}->{r['load_after']:.1f}")
     many = results[workers]
     print(f"(workers 1: {results[1]['parse']:.1f} s parsing and hashing in the one process; "
-          f"client CPU with {workers} workers: {many['self_cpu']:.1f} s, "
-          f"{many['self_cpu'] / many['cpu']:.0%} of the CPU; its first byte range out to a worker "
+          f"client CPU with {workers} workers: {many['self_cpu']:.2f} s, "
+          f"{many['self_cpu'] / many['cpu']:.1%} of the CPU; its first byte range out to a worker "
           + (f"{many['first_range']:.2f} s after the start" if many["first_range"] is not None else "never")
           + f"; the CPU's bound on the speed-up, {workers} x CPU(1) / CPU({workers}): "
           f"{workers * results[1]['cpu'] / many['cpu']:.2f}x)")
@@ -228,6 +261,9 @@ def ingest_main(log: Path, workers: int, dask: bool, s3: bool = False) -> None:
             print(f"({name}: {r['wall'] / results[workers]['wall']:.2f}x the time of workers {workers})")
     same = len({r["key"] for r in results.values()}) == 1
     print("same rows, index and quarantine" if same else "STORES DIFFER")
+    return {"wall1": base, "wallN": many["wall"], "ratio": base / many["wall"], "cpu1": results[1]["cpu"],
+            "cpuN": many["cpu"], "bound": workers * results[1]["cpu"] / many["cpu"],
+            "client": many["self_cpu"] / many["cpu"], "busy": many["cpu"] / (workers * many["wall"])}
 
 
 def run(mode: str, store: Path, workers: int) -> dict:
@@ -254,9 +290,12 @@ def main() -> None:
     ap.add_argument("--store", type=Path, help="reuse (or keep) this store instead of a temporary one")
     ap.add_argument("--ingest", type=Path, metavar="LOG", help="time the ingest of this log instead")
     ap.add_argument("--s3", action="store_true", help="with --ingest: into a store on a moto S3 server")
+    ap.add_argument("--repeat", type=int, default=1, help="with --ingest: this many runs, then the best and median")
+    ap.add_argument("--against", type=Path, metavar="TREE",
+                    help="with --ingest: also the auditkit of this tree (e.g. a worktree of main), in turns")
     args = ap.parse_args()
     if args.ingest:
-        ingest_main(args.ingest, args.workers, not args.no_dask, args.s3)
+        ingest_main(args.ingest, args.workers, not args.no_dask, args.s3, args.repeat, args.against)
         return
     sys.path.insert(0, str(ROOT))
     from auditkit.simulate import simulate_into_store

@@ -95,9 +95,10 @@ class _Executor:
             self.workers = max(1, sum(self.client.nthreads().values()))
         else:
             from ..workers import process_pool
+            from .tasks import keep_freed_memory
 
             # processes start on demand: a run with nothing new to read starts none; they die with this one
-            self.pool = process_pool(workers)
+            self.pool = process_pool(workers, keep_freed_memory)
             self.workers = workers
         self.futures: list[Any] = []  # a process pool's, not yet seen done
 
@@ -304,7 +305,9 @@ class ParallelIngest:
             self.in_flight += 1
 
     def _next_task(self, src: _Source) -> _Task | None:
-        """The next task of ``src`` (submitting more as room frees up), None when it has no more."""
+        """The next task of ``src``, None when it has no more; first more are submitted into the room the
+        results taken freed, so a worker that finishes a task finds the next one waiting."""
+        self._fill()
         while not src.tasks and not src.submitted_all:
             before = self.in_flight
             self._fill()
