@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 from ..columns import combine, to_numpy
 from ..paytables import Config
 from ..rules import coverage
+from ..rules.integrity import SHOE_VIEW
 from ..rules.registry import PREPARERS, Hits, Rule, rules_for
 from ..rules.tally import Tally
 from .findings import META, findings_table
@@ -134,8 +135,17 @@ def read_columns(round_rules: Sequence[Rule], shoe_rules: Sequence[Rule], game: 
 def shoe_order(table: pa.Table) -> np.ndarray:
     """Row order that puts each shoe's rounds together, by round_seq, then time, then input order.
 
-    Shoes are numbered by first appearance (integers sort much faster than the strings)."""
+    Shoes are numbered by first appearance (integers sort much faster than the strings); in a table of
+    several days' views (:data:`~auditkit.rules.integrity.SHOE_VIEW`, each view's rows together, in
+    turn), by first appearance in each view, view after view: each view's rows in the order it alone
+    would have."""
     shoe = pc.dictionary_encode(combine(shoe_key(table))).indices.to_numpy(zero_copy_only=False)
+    if SHOE_VIEW in table.column_names:
+        pair = to_numpy(table[SHOE_VIEW]).astype(np.int64) * (int(shoe.max(initial=0)) + 1) + shoe
+        _, first, shoe = np.unique(pair, return_index=True, return_inverse=True)
+        rank = np.empty(len(first), np.int64)
+        rank[np.argsort(first)] = np.arange(len(first))
+        shoe = rank[shoe]
     seq = to_numpy(table["round_seq"], 0).astype(np.int64)
     when = to_numpy(table["started_at"].cast(pa.int64()), 0)
     return np.lexsort((when, seq, shoe))

@@ -15,7 +15,12 @@ import pyarrow.compute as pc
 from ..cards import JOKER, NO_CARD, cards_str
 from ..columns import combine, flat_values, parents, to_numpy
 
-__all__ = ["repeated_in_round", "jokers", "shoe_excess", "shoe_groups", "flat_cards"]
+__all__ = ["SHOE_VIEW", "repeated_in_round", "jokers", "shoe_excess", "shoe_groups", "flat_cards"]
+
+SHOE_VIEW = "_shoe_view"
+"""A column the engine adds to the rounds of several days' shoes checked at once (each day with the
+previous day's rounds of its shoes: :mod:`auditkit.engine.partitions`): the number of the day's view. Shoe
+rules keep the views apart (:func:`shoe_groups`), so each day's findings are those of that day alone."""
 
 
 def repeated_in_round(cards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -35,7 +40,8 @@ def jokers(cards: np.ndarray) -> np.ndarray:
 
 
 def shoe_groups(table: pa.Table) -> np.ndarray:
-    """A group number per round of a table sorted by shoe: one per run of equal (table_id, shoe_id)."""
+    """A group number per round of a table sorted by shoe: one per run of equal (table_id, shoe_id) (and
+    :data:`SHOE_VIEW`, when the table has one)."""
     n = table.num_rows
     new = np.zeros(n, dtype=bool)
     new[:1] = True
@@ -46,6 +52,9 @@ def shoe_groups(table: pa.Table) -> np.ndarray:
             diff = pc.fill_null(pc.not_equal(a, b), True)  # one side null
             both_null = pc.and_(pc.is_null(a), pc.is_null(b))
             new[1:] |= to_numpy(pc.and_not(diff, both_null), False).astype(bool)
+        if SHOE_VIEW in table.column_names:
+            view = to_numpy(table[SHOE_VIEW])
+            new[1:] |= view[1:] != view[:-1]
     return np.cumsum(new) - 1
 
 

@@ -114,7 +114,7 @@ class Reads(Manifest):
         (small part files are gathered into one batch, so many small logs cost no more than one)."""
         pending: list[pa.RecordBatch] = []
         rows = total = 0
-        for batch in self._dataset(game, date).to_batches(columns=columns, batch_size=batch_size):
+        for batch in self._files.batches(self._part_files(game, date), schema_for(game), columns, batch_size):
             if not batch.num_rows:
                 continue
             pending.append(batch)
