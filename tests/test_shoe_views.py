@@ -38,3 +38,39 @@ def test_views_are_ordered_and_grouped_each_as_alone(views):
     assert order.tolist() == np.concatenate(expected).tolist()
     got = shoe_groups(table.take(pa.array(order)))
     assert got.tolist() == (np.concatenate(groups).tolist() if groups else [])
+
+
+def _excess_plainly(table: pa.Table, columns: list[str], decks: np.ndarray) -> dict[int, str]:
+    """shoe_excess read plainly: each shoe's cards counted round by round, columns in turn."""
+    from auditkit.cards import JOKER, cards_str
+
+    groups, seen, out = shoe_groups(table), {}, {}
+    lists = {c: table[c].to_pylist() for c in columns}
+    for row in range(table.num_rows):
+        for c in columns:
+            for card in lists[c][row] or []:
+                if 0 <= card < JOKER:
+                    n = seen[groups[row], card] = seen.get((groups[row], card), 0) + 1
+                    if n > decks[row]:
+                        out[row] = (out[row] + ", " if row in out else "") + f"{cards_str([card])} (copy {n})"
+    return out
+
+
+CARDS = st.lists(st.integers(-1, 53), max_size=3) | st.none()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(ROUND, CARDS, CARDS), max_size=12))
+def test_shoe_excess_is_its_plain_reading(rounds):
+    """The excess copies of a card in a shoe, found with numpy, are those of a plain count (decks per table,
+    as the configuration gives them)."""
+    from auditkit.rules.integrity import shoe_excess
+
+    table = _table([r[0] for r in rounds])
+    table = table.append_column("player_cards", pa.array([r[1] for r in rounds], pa.list_(pa.int8())))
+    table = table.append_column("banker_cards", pa.array([r[2] for r in rounds], pa.list_(pa.int8())))
+    order = shoe_order(table)
+    table, decks = table.take(pa.array(order)), np.array([1 + (r[0][0] == "T2") for r in rounds], np.float64)[order]
+    rows, evidence = shoe_excess(table, ["player_cards", "banker_cards"], decks)
+    assert dict(zip(rows.tolist(), evidence["excess"].tolist(), strict=True)) == \
+        _excess_plainly(table, ["player_cards", "banker_cards"], decks)

@@ -127,8 +127,9 @@ def _check(store: Store, settings: Settings, days: list[_Day], last: Last) -> tu
 
 
 def _stamped(tables: list[pa.Table], dates: list[str]) -> pa.Table:
-    """Tables of several days as one, each round stamped with its day (a ``date`` column)."""
-    rounds = pa.concat_tables(tables)
+    """Tables of several days as one, each round stamped with its day (a ``date`` column), each column in
+    one piece (every rule reads it so: the pieces joined once, not by each reader)."""
+    rounds = pa.concat_tables(tables).combine_chunks()
     day_of_row = np.repeat(np.arange(len(tables)), [t.num_rows for t in tables])
     return rounds.append_column("date", pa.array(dates).take(pa.array(day_of_row)))
 
@@ -154,7 +155,7 @@ def _views(store: Store, days: list[_Day], last: Last, cols: list[str]) -> tuple
         else:
             sources.append(store.read(game, previous, columns=cols))
         prior_of.append(len(sources) - 1)
-    both = pa.concat_tables(sources)
+    both = pa.concat_tables(sources).combine_chunks()  # a take from one piece: half the time
     sizes = [t.num_rows for t in sources]
     source = np.repeat(np.arange(len(sources)), sizes)
     shoe = pc.dictionary_encode(combine(shoe_key(both))).indices.to_numpy(zero_copy_only=False).astype(np.int64)

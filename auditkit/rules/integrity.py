@@ -59,7 +59,8 @@ def shoe_groups(table: pa.Table) -> np.ndarray:
 
 
 def flat_cards(table: pa.Table, columns: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Every card of the given ``list<int8>`` columns (or ``hands.cards``) with its round row, in round order."""
+    """Every card of the given ``list<int8>`` columns (or ``hands.cards``) with its round row, column
+    after column (a stable sort by row puts them in dealing order: round by round, columns in turn)."""
     codes, rows = [], []
     for name in columns:
         if "." in name:  # a list of structs: "hands.cards"
@@ -74,8 +75,7 @@ def flat_cards(table: pa.Table, columns: list[str]) -> tuple[np.ndarray, np.ndar
             rows.append(parents(table[name]))
     code = np.concatenate(codes).astype(np.int16) if codes else np.empty(0, np.int16)
     row = np.concatenate(rows) if rows else np.empty(0, np.int64)
-    order = np.argsort(row, kind="stable")
-    return code[order], row[order]
+    return code, row
 
 
 SHOE_EXCESS = "more copies than a {decks:int}-deck shoe holds: {excess}"
@@ -100,7 +100,8 @@ def shoe_excess(table: pa.Table, columns: list[str], decks: np.ndarray) -> tuple
     suspect = np.bincount(key)[key] > decks[row]
     if not suspect.any():
         return _no_excess()
-    code, row, key = code[suspect], row[suspect], key[suspect]
+    dealt = np.flatnonzero(suspect)[np.argsort(row[suspect], kind="stable")]  # the few suspects in dealing order
+    code, row, key = code[dealt], row[dealt], key[dealt]
     order = np.argsort(key, kind="stable")  # stable: keeps dealing order within a (shoe, card)
     k = key[order]
     start = np.ones(len(k), dtype=bool)
