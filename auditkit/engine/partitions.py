@@ -19,9 +19,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..columns import combine
+from ..columns import combine, to_numpy
 from ..rules.integrity import SHOE_VIEW
-from .checks import read_columns, round_findings, shoe_columns, shoe_findings, shoe_key
+from .checks import order_of_shoes, read_columns, round_findings, shoe_columns, shoe_findings, shoe_key
 from .findings import SORT_KEYS
 from .plan import Partition, Plan, Settings
 
@@ -122,7 +122,7 @@ def _check(store: Store, settings: Settings, days: list[_Day], last: Last) -> tu
     shoe_rules = settings.rules(game, "shoe")
     if shoe_rules:
         views, emit = _views(store, days, last, shoe_columns(shoe_rules, game))
-        found.append(shoe_findings(views, game, settings.config, shoe_rules, emit, None, settings.tally))
+        found.append(shoe_findings(views, game, settings.config, shoe_rules, emit, None, settings.tally, ordered=True))
     return _by_day(days, found), (days[-1].part, days[-1].shoes)
 
 
@@ -137,8 +137,8 @@ def _stamped(tables: list[pa.Table], dates: list[str]) -> pa.Table:
 def _views(store: Store, days: list[_Day], last: Last, cols: list[str]) -> tuple[pa.Table, np.ndarray]:
     """What the shoe rules check for each day, side by side: the previous stored day's rounds of the shoes
     dealt again that day, then the day's rounds, as one table whose :data:`SHOE_VIEW` column numbers the
-    days (the rules keep each apart) and whose ``date`` is the day's; and the mask of each day's own rounds
-    (the others are context: their findings are the previous day's)."""
+    days (the rules keep each apart) and whose ``date`` is the day's, in :func:`~.checks.shoe_order`; and the
+    mask of each day's own rounds (the others are context: their findings are the previous day's)."""
     game = days[0].part.game
     sources = [d.shoes for d in days]  # the tables the views are cut from: the days, then priors read
     prior_of = []  # each day's prior among sources (-1: none)
@@ -175,6 +175,9 @@ def _views(store: Store, days: list[_Day], last: Last, cols: list[str]) -> tuple
     own = np.concatenate([np.zeros(len(context_rows), bool), np.ones(len(own_rows), bool)])
     order = np.lexsort((rows, own, view))  # by day; in each, its context first, as read
     rows, view, own = rows[order], view[order], own[order]
+    order = order_of_shoes(shoe[rows], to_numpy(both["round_seq"], 0)[rows],
+                           to_numpy(both["started_at"].cast(pa.int64()), 0)[rows], view)
+    rows, view, own = rows[order], view[order], own[order]  # then in shoe order: the rules' order
     table = both.take(pa.array(rows))
     dates = pa.array([d.part.date for d in days])
     table = table.append_column(SHOE_VIEW, pa.array(view.astype(np.int32))).append_column(
