@@ -97,7 +97,10 @@ def shoe_excess(table: pa.Table, columns: list[str], decks: np.ndarray) -> tuple
     group = shoe_groups(table)[row]
     key = group.astype(np.int64) * 64 + code
     # only the (shoe, card) pairs dealt more often than the shoe holds need their copies numbered
-    suspect = np.bincount(key)[key] > decks[row]
+    copies = np.bincount(key)
+    if copies.max() <= decks.min():  # the usual case: no card more often than any shoe holds
+        return _no_excess()
+    suspect = copies[key] > decks[row]
     if not suspect.any():
         return _no_excess()
     dealt = np.flatnonzero(suspect)[np.argsort(row[suspect], kind="stable")]  # the few suspects in dealing order
