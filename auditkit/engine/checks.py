@@ -148,12 +148,9 @@ def shoe_order(table: pa.Table) -> np.ndarray:
 def order_of_shoes(shoe: np.ndarray, seq: np.ndarray, when: np.ndarray, view: np.ndarray | None = None) -> np.ndarray:
     """:func:`shoe_order` from each round's shoe (numbered by first appearance; with ``view``, any number
     per distinct shoe), round_seq and time (integers)."""
-    if view is not None:
+    if view is not None:  # (view, shoe) numbered by first appearance (a hash, not a sort)
         pair = view.astype(np.int64) * (int(shoe.max(initial=0)) + 1) + shoe
-        _, first, shoe = np.unique(pair, return_index=True, return_inverse=True)
-        rank = np.empty(len(first), np.int64)
-        rank[np.argsort(first)] = np.arange(len(first))
-        shoe = rank[shoe]
+        shoe = pc.dictionary_encode(pa.array(pair)).indices.to_numpy(zero_copy_only=False)
     return np.lexsort((when, seq.astype(np.int64), shoe))
 
 

@@ -173,7 +173,7 @@ def _views(store: Store, days: list[_Day], last: Last, cols: list[str]) -> tuple
     rows = np.concatenate([context_rows, own_rows])
     view = np.concatenate([context_view[source[context_rows]], own_view[source[own_rows]]])
     own = np.concatenate([np.zeros(len(context_rows), bool), np.ones(len(own_rows), bool)])
-    order = np.lexsort((rows, own, view))  # by day; in each, its context first, as read
+    order = np.argsort(view * 2 + own, kind="stable")  # by day; in each, its context first, as read (rows rise)
     rows, view, own = rows[order], view[order], own[order]
     order = order_of_shoes(shoe[rows], to_numpy(both["round_seq"], 0)[rows],
                            to_numpy(both["started_at"].cast(pa.int64()), 0)[rows], view)
