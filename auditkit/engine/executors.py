@@ -77,7 +77,18 @@ def pooled(plan: Plan, pool: Any, workers: int) -> Found:
     Each process takes the next run when it is free (:data:`SHARE`): the pool has one more queued
     than it has workers, and this process runs one itself whenever the run at the head of the plan is
     not back yet; so it works while the pool's workers import (a second each) and while they finish.
+    Meanwhile Arrow runs on one thread here, as in each worker (:func:`_one_arrow_thread`).
     """
+    threads = pa.cpu_count()
+    pa.set_cpu_count(1)
+    try:
+        yield from _shared(plan, pool, workers)
+    finally:
+        pa.set_cpu_count(threads)
+
+
+def _shared(plan: Plan, pool: Any, workers: int) -> Found:
+    """:func:`pooled`'s runs handed out, and their findings in plan order."""
     parts, start, size = plan.parts, 0, workers - 1
     handed: collections.deque[tuple[tuple[Partition, ...], Future]] = collections.deque()  # in plan order
 
