@@ -222,3 +222,15 @@ def test_small_days_shoe_rules_run_once_each_day_seeing_only_its_previous_day(tm
     assert "R4-3" in flagged and "L2" not in flagged  # L2's day sees L1 only, not L0's cut card two days back
     assert "baccarat.integrity_shoe" not in set(found["rule_id"])  # nine copies over the days, six in a view
     pd.testing.assert_frame_equal(found, expected)
+
+
+def test_a_part_that_does_not_open_is_named_by_the_read(tmp_path):
+    """A part file overwritten with something that is not Parquet (of its recorded size, so the layout's
+    check passes): the error of the read that meets it names the file."""
+    import pytest
+
+    store = _store(tmp_path, example_records("baccarat"))
+    part = next((tmp_path / "store" / "rounds").rglob("*.parquet"))
+    part.write_bytes(b"x" * part.stat().st_size)
+    with pytest.raises((pa.ArrowInvalid, OSError), match=part.name):
+        collect(store)

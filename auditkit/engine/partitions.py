@@ -36,8 +36,9 @@ Checked = tuple[Partition, pa.Table | None, int]
 
 @dataclass
 class _Day:
-    """A day read: its rounds not yet checked by the round rules (None: checked as read, a day of several
-    batches, whose findings are ``found``), its rounds, and its shoe columns (None: no shoe rule)."""
+    """A day read: its rounds, when the round rules have yet to check them (None: a day of several batches,
+    checked as it was read, its findings in ``found``), its rounds checked, and its shoe columns (None: no
+    shoe rule)."""
 
     part: Partition
     rounds: pa.Table | None
