@@ -382,6 +382,7 @@ def store_run(rounds: int, work: Path) -> None:
         ("floor: pyarrow read of the needed store columns", [*me, "arrow-store", root], None),
     ]
     _report(rounds, [(name, *_measure(argv, (0, 1))[:3], out) for name, argv, out in routes])
+    print(f"load average at the end {os.getloadavg()[0]:.1f} (a wall clock is worth quoting only with the load of its run)")
 
 
 def _report(rounds: int, results: list[tuple[str, float, float, float, Path | None]]) -> None:

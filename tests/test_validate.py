@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 from conftest import example_records
 
 from auditkit.ingest.sources import ingest_paths
@@ -89,7 +90,7 @@ def test_workers_give_each_partition_its_own_findings(tmp_path, monkeypatch):
 
     store = Store(tmp_path / "store")
     simulate_into_store(store, "baccarat", 20000, seed=11, fault_rate=0.0003, chunk=2000)
-    monkeypatch.setattr(executors, "CHUNKS_PER_WORKER", 1)  # a task runs five of the ten days
+    monkeypatch.setattr(executors, "SHARE", 1)  # a task runs five of the ten days, then three, one, one
     one = list(validate_partitions(store, workers=1))
     two = list(validate_partitions(store, workers=2))
     assert [(g, d) for g, d, _ in one] == [(g, d) for g, d, _ in two]
@@ -99,26 +100,34 @@ def test_workers_give_each_partition_its_own_findings(tmp_path, monkeypatch):
         pd.testing.assert_frame_equal(a, b)
 
 
-def test_a_run_given_up_early_cancels_the_partitions_not_started(tmp_path, monkeypatch):
+def test_a_run_given_up_early_hands_out_no_more_partitions(tmp_path, monkeypatch):
     """A caller that stops reading (a write failed, Ctrl-C) does not wait for the rest of the store to
-    be validated: the pool's tasks not yet started are cancelled."""
+    be validated: the pool is given a run more than it has workers, never the whole plan, and the
+    runs it holds are abandoned with it."""
+    import contextlib
+
     from auditkit.engine import executors
     from auditkit.simulate import simulate_into_store
     from auditkit.validate import validate_partitions
 
     store = Store(tmp_path / "store")
     simulate_into_store(store, "baccarat", 60000, seed=11, fault_rate=0.0003, chunk=6000)
-    monkeypatch.setattr(executors, "CHUNKS_PER_WORKER", 16)  # a task per day (twenty)
-    seen = []
-    real = executors._in_order
-    monkeypatch.setattr(executors, "_in_order", lambda chunks, futures, *rest: seen.append(futures)
-                        or real(chunks, futures, *rest))
+    monkeypatch.setattr(executors, "SHARE", 100)  # a run per day (twenty)
+    submitted = []
+    real = executors._pool
+
+    @contextlib.contextmanager
+    def spied(workers):
+        with real(workers) as pool:
+            submit = pool.submit
+            pool.submit = lambda *a: submitted.append(submit(*a)) or submitted[-1]
+            yield pool
+
+    monkeypatch.setattr(executors, "_pool", spied)
     run = validate_partitions(store, workers=2)
     next(run)
     run.close()
-    (futures,) = seen
-    assert len(futures) == 20
-    assert any(f.cancelled() for f in futures)  # about half were (the other tasks ran while the first arrived)
+    assert 2 <= len(submitted) <= 4  # one process in the pool: a run at work and one queued, at a time
 
 
 def test_small_days_checked_together_give_each_days_findings(tmp_path):
@@ -161,3 +170,67 @@ def test_the_automatic_worker_count_reads_footers_only_until_it_knows(tmp_path, 
     real = Store.count
     monkeypatch.setattr(Store, "count", lambda self, g=None, d=None: (counted.append(d), real(self, g, d))[1])
     assert _at_least(store, parts, first) and counted == [parts[0].date]
+
+
+def _each_day_alone(store: Store) -> pd.DataFrame:
+    """The findings of a store as the engine defines them, day by day, in plain code: the round rules
+    over the day's rounds; the shoe rules over the previous stored day's rounds of the shoes dealt
+    again that day, then the day's, reporting the day's rounds only."""
+    import pyarrow.compute as pc
+
+    from auditkit.engine.checks import shoe_key
+    from auditkit.paytables import Config
+    from auditkit.validate import check_rounds, check_shoes, sort_findings
+
+    frames = []
+    for game in store.games():
+        dates = store.dates(game)
+        for i, date in enumerate(dates):
+            day = store.read(game, date)
+            both, emit = day, [True] * day.num_rows
+            if i:
+                prior = store.read(game, dates[i - 1])
+                prior = prior.filter(pc.is_in(shoe_key(prior), value_set=shoe_key(day)))
+                both, emit = pa.concat_tables([prior, day]), [False] * prior.num_rows + emit
+            frames += [check_rounds(day, game, Config(), date=date),
+                       check_shoes(both, game, Config(), emit=emit, date=date)]
+    return sort_findings(pd.concat(frames, ignore_index=True))
+
+
+def test_small_days_shoe_rules_run_once_each_day_seeing_only_its_previous_day(tmp_path, monkeypatch):
+    """The shoe rules of a run of small days run once over every day's view side by side: each day's
+    findings are still those of its own rounds with its previous day's of the same shoes, not those of
+    a shoe seen over more days (a shoe id used again every day, a shoe dealt over three days)."""
+    from auditkit.engine import partitions
+    from auditkit.simulate import simulate_into_store
+
+    days = [f"2025-06-0{d}" for d in range(2, 7)]
+    rounds = [_baccarat_round(f"R{d}-{s}", s, f"{day}T12:0{s}:00-05:00", cut=s == 1)  # S1 again every day:
+              for d, day in enumerate(days) for s in (1, 2, 3)]                      # (e) and no excess copy
+    rounds += [_baccarat_round(f"L{k}", k + 1, when, cut=k == 0, shoe="S9") for k, when in enumerate(
+        ["2025-06-02T23:59:00-05:00", "2025-06-03T12:30:00-05:00", "2025-06-04T00:01:00-05:00"])]
+    store = _store(tmp_path, rounds)
+    simulate_into_store(store, "blackjack", 3000, seed=7, fault_rate=0.05, chunk=1000)
+    calls = []
+    real = partitions.shoe_findings
+    monkeypatch.setattr(partitions, "shoe_findings", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
+    found, checked = collect(store)
+    expected = _each_day_alone(store)
+    assert checked == len(rounds) + 3000 and len(store.dates("baccarat")) == 5
+    assert calls == ["baccarat", "blackjack"]  # once a game: every day smaller than a batch
+    flagged = set(found.loc[found["rule_id"] == "baccarat.e", "round_id"])
+    assert "R4-3" in flagged and "L2" not in flagged  # L2's day sees L1 only, not L0's cut card two days back
+    assert "baccarat.integrity_shoe" not in set(found["rule_id"])  # nine copies over the days, six in a view
+    pd.testing.assert_frame_equal(found, expected)
+
+
+def test_a_part_that_does_not_open_is_named_by_the_read(tmp_path):
+    """A part file overwritten with something that is not Parquet (of its recorded size, so the layout's
+    check passes): the error of the read that meets it names the file."""
+    import pytest
+
+    store = _store(tmp_path, example_records("baccarat"))
+    part = next((tmp_path / "store" / "rounds").rglob("*.parquet"))
+    part.write_bytes(b"x" * part.stat().st_size)
+    with pytest.raises((pa.ArrowInvalid, OSError), match=part.name):
+        collect(store)

@@ -44,8 +44,8 @@ def work(tmp_path_factory) -> Path:
 
 def command(name: str, work: Path, n: int | str) -> list[str]:
     out = work / f"out-{name}-{n}"
-    if name == "validate":
-        return ["validate", str(work / "store"), "--workers", "2", "--out", str(out) + ".csv", "--no-progress"]
+    if name == "validate":  # three processes: this one and a pool of two
+        return ["validate", str(work / "store"), "--workers", "3", "--out", str(out) + ".csv", "--no-progress"]
     if name == "ingest":
         return ["ingest", str(work / "logs"), "--store", str(out), "--workers", "2"]
     job = work / f"job-{n}.toml"

@@ -13,12 +13,13 @@ import pyarrow.compute as pc
 from ..columns import combine, to_numpy
 from ..paytables import Config
 from ..rules import coverage
+from ..rules.integrity import SHOE_VIEW
 from ..rules.registry import PREPARERS, Hits, Rule, rules_for
 from ..rules.tally import Tally
 from .findings import META, findings_table
 
 __all__ = ["SHOE_KEY", "select_rules", "round_findings", "shoe_findings", "shoe_columns", "read_columns",
-           "shoe_order", "shoe_key"]
+           "shoe_order", "order_of_shoes", "shoe_key"]
 
 SHOE_KEY = ["table_id", "shoe_id", "round_seq", "started_at", "round_id"]
 """The columns every shoe rule gets: rounds are grouped by table and shoe, in round_seq order."""
@@ -58,8 +59,9 @@ def round_findings(table: pa.Table, game: str, config: Config, rules: Sequence[R
 
 def shoe_findings(table: pa.Table, game: str, config: Config, rules: Sequence[Rule] | None = None,
                   emit: np.ndarray | None = None, date: str | None = None, tally: Tally | None = None,
-                  emitted: set[tuple[str, str]] | None = None) -> pa.Table | None:
-    """Findings (None: none) of the shoe rules over rounds grouped by table and shoe, in round_seq order.
+                  emitted: set[tuple[str, str]] | None = None, ordered: bool = False) -> pa.Table | None:
+    """Findings (None: none) of the shoe rules over rounds grouped by table and shoe, in round_seq order
+    (``ordered``: the table is in that order already, :func:`shoe_order`'s).
 
     ``emit`` marks the rounds whose findings are wanted (the others are context
     carried from an earlier day); by default all. Given ``emitted`` (the (round_id, rule_id)
@@ -71,10 +73,10 @@ def shoe_findings(table: pa.Table, game: str, config: Config, rules: Sequence[Ru
     rules = select_rules(game, "shoe") if rules is None else rules
     if table.num_rows == 0 or not rules:
         return None
-    order = shoe_order(table)
-    if not (order[1:] > order[:-1]).all():
+    order = None if ordered else shoe_order(table)
+    if order is not None and not (order[1:] > order[:-1]).all():
         table = table.take(pa.array(order))
-    keep = None if emit is None else np.asarray(emit)[order]
+    keep = None if emit is None else np.asarray(emit) if order is None else np.asarray(emit)[order]
     lack = coverage.lacking(table, game)
     found = []
     for r in rules:
@@ -134,11 +136,22 @@ def read_columns(round_rules: Sequence[Rule], shoe_rules: Sequence[Rule], game: 
 def shoe_order(table: pa.Table) -> np.ndarray:
     """Row order that puts each shoe's rounds together, by round_seq, then time, then input order.
 
-    Shoes are numbered by first appearance (integers sort much faster than the strings)."""
+    Shoes are numbered by first appearance (integers sort much faster than the strings); in a table of
+    several days' views (:data:`~auditkit.rules.integrity.SHOE_VIEW`, each view's rows together, in
+    turn), by first appearance in each view, view after view: each view's rows in the order it alone
+    would have."""
     shoe = pc.dictionary_encode(combine(shoe_key(table))).indices.to_numpy(zero_copy_only=False)
-    seq = to_numpy(table["round_seq"], 0).astype(np.int64)
-    when = to_numpy(table["started_at"].cast(pa.int64()), 0)
-    return np.lexsort((when, seq, shoe))
+    return order_of_shoes(shoe, to_numpy(table["round_seq"], 0), to_numpy(table["started_at"].cast(pa.int64()), 0),
+                          to_numpy(table[SHOE_VIEW]) if SHOE_VIEW in table.column_names else None)
+
+
+def order_of_shoes(shoe: np.ndarray, seq: np.ndarray, when: np.ndarray, view: np.ndarray | None = None) -> np.ndarray:
+    """:func:`shoe_order` from each round's shoe (numbered by first appearance; with ``view``, any number
+    per distinct shoe), round_seq and time (integers)."""
+    if view is not None:  # (view, shoe) numbered by first appearance (a hash, not a sort)
+        pair = view.astype(np.int64) * (int(shoe.max(initial=0)) + 1) + shoe
+        shoe = pc.dictionary_encode(pa.array(pair)).indices.to_numpy(zero_copy_only=False)
+    return np.lexsort((when, seq.astype(np.int64), shoe))
 
 
 def shoe_key(table: pa.Table) -> pa.Array:

@@ -1,12 +1,14 @@
-"""The three executors of a plan: one process (:func:`serial`), a pool of processes (:func:`pooled`) and a
-Dask cluster (:func:`on_dask`); :func:`run` picks one. Each yields every partition's findings (a sorted
-Arrow table, None when none) in plan order, the same row for row whichever runs it, and only this process
-writes anything. Workers get runs of consecutive partitions (:data:`CHUNKS_PER_WORKER`)."""
+"""The three executors of a plan: one process (:func:`serial`), this process with a pool of others
+(:func:`pooled`) and a Dask cluster (:func:`on_dask`); :func:`run` picks one. Each yields every partition's
+findings (a sorted Arrow table, None when none) in plan order, the same row for row whichever runs it, and
+only this process writes anything. Workers get runs of consecutive partitions."""
 
 from __future__ import annotations
 
+import collections
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -19,7 +21,7 @@ from .plan import Partition, Plan, Settings, at_least
 if TYPE_CHECKING:
     from ..store import Store
 
-__all__ = ["AUTO_MIN_ROUNDS", "CHUNKS_PER_WORKER", "run", "serial", "pooled", "on_dask"]
+__all__ = ["AUTO_MIN_ROUNDS", "CHUNKS_PER_WORKER", "SHARE", "run", "serial", "pooled", "on_dask"]
 
 Found = Iterator[tuple[Partition, pa.Table | None]]
 """Each partition with its findings (None: none), in plan order."""
@@ -28,9 +30,13 @@ AUTO_MIN_ROUNDS = 1_000_000
 """With the default (``workers=None``), fewer rounds than this run on one process: starting worker
 processes (a second or two each, importing numpy and pyarrow) costs more than it saves."""
 CHUNKS_PER_WORKER = 8
-"""A parallel run cuts the plan into about this many runs of consecutive partitions per worker: within
+"""A run on Dask cuts the plan into about this many runs of consecutive partitions per worker: within
 one, each day reuses the day before's shoe columns (as the serial engine does) and a task's fixed costs
 are paid once, while there are still enough tasks to keep every worker busy to the end."""
+SHARE = 4
+"""A pooled run hands out runs of consecutive partitions as its processes are free, each
+1 / (``SHARE`` x processes) of the partitions left: long runs first (a task's fixed costs paid seldom),
+short ones at the end (the last to finish keeps the others waiting little)."""
 
 
 def run(store: Store, settings: Settings, *, games: Sequence[str] | None = None,
@@ -38,13 +44,13 @@ def run(store: Store, settings: Settings, *, games: Sequence[str] | None = None,
         workers: int | None = 1, scheduler: Any = None) -> Found:
     """Validate a store's partitions (of ``games``, between ``dates``, among ``only``) by the executor
     asked for: ``scheduler`` (a ``dask.distributed`` address or ``Client``) runs them on a Dask cluster
-    whose workers all see the store; ``workers`` > 1 in that many processes, started before the plan
-    is made so that they import while it is (a plan of one partition runs in this process); ``None``
-    is the machine's cores (:func:`auditkit.workers.default_workers`), started once the plan holds
-    :data:`AUTO_MIN_ROUNDS` rounds (one process for fewer)."""
+    whose workers all see the store; ``workers`` > 1 in that many processes, this one and a pool of the
+    others, started before the plan is made so that they import while it is (a plan of one partition runs
+    in this process); ``None`` is the machine's cores (:func:`auditkit.workers.default_workers`), the pool
+    started once the plan holds :data:`AUTO_MIN_ROUNDS` rounds (one process for fewer)."""
     with contextlib.ExitStack() as stack:
         # workers asked for are started first: they import while this process plans
-        pool = stack.enter_context(_pool(workers)) if scheduler is None and workers and workers > 1 else None
+        pool = stack.enter_context(_pool(workers - 1)) if scheduler is None and workers and workers > 1 else None
         plan = Plan.make(store, settings, games=games, dates=dates, only=only)
         if scheduler is not None:
             yield from on_dask(plan, scheduler)
@@ -52,7 +58,7 @@ def run(store: Store, settings: Settings, *, games: Sequence[str] | None = None,
         if workers is None:
             workers = default_workers()
             if workers > 1 and at_least(plan.store, plan.parts, AUTO_MIN_ROUNDS):
-                pool = stack.enter_context(_pool(workers))
+                pool = stack.enter_context(_pool(workers - 1))
         if pool is not None and len(plan.parts) > 1:
             yield from pooled(plan, pool, min(workers, len(plan.parts)))
             return
@@ -66,10 +72,43 @@ def serial(plan: Plan) -> Found:
 
 
 def pooled(plan: Plan, pool: Any, workers: int) -> Found:
-    """Runs of partitions on a pool of ``workers`` processes, yielded in plan order as they complete in turn."""
-    chunks = _chunks(plan.parts, workers)
-    futures = [pool.submit(_run_chunk, plan.of(c, plan.settings.for_worker())) for c in chunks]
-    yield from _in_order(chunks, futures, plan.settings, lambda future: result(future, pool))
+    """Runs of partitions on ``workers`` processes, this one and a pool of the others, yielded in plan order.
+
+    Each process takes the next run when it is free (:data:`SHARE`): the pool has one more queued
+    than it has workers, and this process runs one itself whenever the run at the head of the plan is
+    not back yet; so it works while the pool's workers import (a second each) and while they finish.
+    Meanwhile Arrow runs on one thread here, as in each worker (:func:`_one_arrow_thread`).
+    """
+    threads = pa.cpu_count()
+    pa.set_cpu_count(1)
+    try:
+        yield from _shared(plan, pool, workers)
+    finally:
+        pa.set_cpu_count(threads)
+
+
+def _shared(plan: Plan, pool: Any, workers: int) -> Found:
+    """:func:`pooled`'s runs handed out, and their findings in plan order."""
+    parts, start, size = plan.parts, 0, workers - 1
+    handed: collections.deque[tuple[tuple[Partition, ...], Future]] = collections.deque()  # in plan order
+
+    def take() -> tuple[Partition, ...]:
+        nonlocal start
+        n = -(-(len(parts) - start) // (SHARE * workers))
+        start += n
+        return parts[start - n:start]
+
+    while start < len(parts) or handed:
+        while start < len(parts) and sum(not f.done() for _, f in handed) <= size:
+            run_ = take()
+            handed.append((run_, pool.submit(_run_chunk, plan.of(run_, plan.settings.for_worker()))))
+        if handed and not handed[0][1].done() and start < len(parts):
+            run_, here = take(), Future()
+            here.set_result(_run_chunk(plan.of(run_, plan.settings.for_worker())))
+            handed.append((run_, here))
+            continue
+        run_, future = handed.popleft()
+        yield from _partitions(run_, result(future, pool), plan.settings)
 
 
 def on_dask(plan: Plan, scheduler: Any) -> Found:
@@ -114,19 +153,24 @@ def _run_chunk(plan: Plan) -> tuple[pa.Table | None, list[int], list[int], Tally
     return (pa.concat_tables(tables).combine_chunks() if tables else None), rows, checked, plan.settings.tally
 
 
-def _in_order(chunks: list[tuple[Partition, ...]], futures: list[Any], settings: Settings,
-              wait: Callable[[Any], Any] = lambda future: future.result()) -> Found:
-    """Each partition's findings (None: none), in plan order, from the tasks' results in turn (``wait``:
-    a pool's waits notice a dead worker, :func:`auditkit.workers.result`)."""
+def _in_order(chunks: list[tuple[Partition, ...]], futures: list[Any], settings: Settings) -> Found:
+    """Each partition's findings (None: none), in plan order, from the tasks' results in turn."""
     for chunk, future in zip(chunks, futures, strict=True):
-        findings, rows, checked, counts = wait(future)
-        if settings.tally is not None:
-            settings.tally.merge(counts)
-        start = 0
-        for part, n, c in zip(chunk, rows, checked, strict=True):
-            settings.checked(c)
-            yield part, findings.slice(start, n) if n else None
-            start += n
+        yield from _partitions(chunk, future.result(), settings)
+
+
+def _partitions(chunk: tuple[Partition, ...], done: tuple[pa.Table | None, list[int], list[int], Tally | None],
+                settings: Settings) -> Found:
+    """A task's partitions with their findings (None: none), from its result (:func:`_run_chunk`); its
+    coverage counts and rounds checked told ``settings``."""
+    findings, rows, checked, counts = done
+    if settings.tally is not None:
+        settings.tally.merge(counts)
+    start = 0
+    for part, n, c in zip(chunk, rows, checked, strict=True):
+        settings.checked(c)
+        yield part, findings.slice(start, n) if n else None
+        start += n
 
 
 @contextlib.contextmanager

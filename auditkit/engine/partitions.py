@@ -1,19 +1,28 @@
-"""A partition read and checked: round rules batch by batch, shoe rules over the day's narrow shoe
-columns with the previous day's rounds of the shoes dealt again that day (a shoe may cross midnight),
-so memory stays bounded by a batch and a day whatever the number of rounds; and a plan's partitions
-one after another (:func:`walk`), the way every executor runs its share."""
+"""Partitions read and checked: the round rules batch by batch, the shoe rules over each day's narrow
+shoe columns with the previous day's rounds of the shoes dealt again that day (a shoe may cross
+midnight), so memory stays bounded by a batch and a day whatever the number of rounds; a plan's
+partitions one after another (:func:`walk`), the way every executor runs its share.
+
+Days smaller than a batch are checked together, up to a batch of rounds at once: the round rules over
+their rounds (each stamped with its day), the shoe rules over every day's view (its rounds and its
+previous day's of the same shoes) side by side, each view apart (:data:`SHOE_VIEW`). A run of small
+days then costs what one batch costs, with the findings of each day checked alone."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .checks import read_columns, round_findings, shoe_columns, shoe_findings, shoe_key
-from .findings import sorted_findings
+from ..columns import combine, to_numpy
+from ..rules.integrity import SHOE_VIEW
+from .checks import order_of_shoes, read_columns, round_findings, shoe_columns, shoe_findings, shoe_key
+from .findings import SORT_KEYS
 from .plan import Partition, Plan, Settings
 
 if TYPE_CHECKING:
@@ -21,8 +30,25 @@ if TYPE_CHECKING:
 
 __all__ = ["check_partition", "walk"]
 
-Day = tuple[Partition, list[pa.Table | None], int, pa.Table]
-"""A small day whose round rules wait: its partition, its shoe findings, its rounds checked, its rounds."""
+Checked = tuple[Partition, pa.Table | None, int]
+"""A partition, its sorted findings (None: none) and its rounds checked."""
+
+
+@dataclass
+class _Day:
+    """A day read: its rounds, when the round rules have yet to check them (None: a day of several batches,
+    checked as it was read, its findings in ``found``), its rounds checked, and its shoe columns (None: no
+    shoe rule)."""
+
+    part: Partition
+    rounds: pa.Table | None
+    found: list[pa.Table | None]
+    checked: int
+    shoes: pa.Table | None
+
+
+Last = tuple[Partition, pa.Table | None] | None
+"""The day checked last and its shoe columns: the prior of the day after it."""
 
 
 def check_partition(store: Store, part: Partition, settings: Settings, prior: pa.Table | None = None
@@ -30,87 +56,148 @@ def check_partition(store: Store, part: Partition, settings: Settings, prior: pa
     """Findings of one partition (sorted; None: none), the rounds it checked, and its shoe columns (the
     next day's ``prior``). ``prior`` is the previous day's shoe columns when the caller has them (a
     serial run), else they are read."""
-    found, checked, day, _small = _read(store, part, settings, prior, defer=False)
-    return sorted_findings(found), checked, day
+    last = None if prior is None or part.previous is None else (Partition(part.game, part.previous, None), prior)
+    [(_p, found, checked)], last = _check(store, settings, [_read(store, part, settings)], last)
+    return found, checked, last[1] if last else None
 
 
-def _read(store: Store, part: Partition, settings: Settings, prior: pa.Table | None, *, defer: bool
-          ) -> tuple[list[pa.Table | None], int, pa.Table | None, pa.Table | None]:
-    """A partition's findings (unsorted), rounds checked, shoe columns, and, with ``defer``, the
-    day's rounds unchecked by the round rules when the day is one batch smaller than the batch size
-    (the caller checks several such days at once: see :func:`walk`)."""
-    game, date, tally = part.game, part.date, settings.tally
-    round_rules, shoe_rules = settings.rules(game, "round"), settings.rules(game, "shoe")
-    found, checked, small = [], 0, None
-    cols = shoe_columns(shoe_rules, game)
-    shoe_parts = []  # the shoe pass's narrow columns, kept from the batches already read
-    for batch in store.scan(game, date, batch_size=settings.batch_size,
-                            columns=read_columns(round_rules, shoe_rules, game)):
-        if defer and not checked and batch.num_rows < settings.batch_size:  # the first batch is short: the only one
-            small = batch
-        else:
-            found.append(round_findings(batch, game, settings.config, round_rules, date, tally))
-        if shoe_rules:
-            shoe_parts.append(batch.select(cols))
-        checked += batch.num_rows
-        settings.checked(batch.num_rows)
-    day = None
-    if shoe_rules:
-        # no date column: only this day's rounds are emitted, and shoe_findings stamps them with it
-        day = pa.concat_tables(shoe_parts) if shoe_parts else store.read(game, date, columns=cols)
-        if part.previous is not None and prior is None:
-            prior = store.read(game, part.previous, columns=cols)
-        if part.previous is not None:  # only the shoes dealt again today need yesterday's rounds
-            prior = prior.filter(pc.is_in(shoe_key(prior), value_set=pc.unique(shoe_key(day))))
-        both = pa.concat_tables([prior, day]) if part.previous is not None else day
-        emit = np.concatenate([np.zeros(both.num_rows - day.num_rows, bool), np.ones(day.num_rows, bool)])
-        found.append(shoe_findings(both, game, settings.config, shoe_rules, emit, date, tally))
-    return found, checked, day, small
-
-
-def walk(plan: Plan) -> Iterator[tuple[Partition, pa.Table | None, int]]:
+def walk(plan: Plan) -> Iterator[Checked]:
     """A plan's partitions one after another, in order, each with its sorted findings (None: none) and
-    its rounds checked; a day whose previous stored day was just checked reuses its shoe columns. Days
-    of one game smaller than a batch are checked by the round rules together, up to a batch of rounds
-    at once (a round rule reads each round alone, so its findings are the same; a run of small days
-    then costs what one batch costs)."""
-    settings = plan.settings
-    previous: tuple[Partition, pa.Table | None] | None = None
-    waiting: list[Day] = []  # small days, round rules to run
-
-    def flush() -> Iterator[tuple[Partition, pa.Table | None, int]]:
-        yield from _round_rules_of_days(waiting, settings)
-        waiting.clear()
-
+    its rounds checked. Consecutive days of one game smaller than a batch are checked together (see the
+    module's docstring); a day whose previous stored day was just checked reuses its shoe columns."""
+    settings, store = plan.settings, plan.store
+    last: Last = None
+    block: list[_Day] = []  # small days of one game, read, not yet checked
     for part in plan.parts:
-        prior = previous[1] if previous and previous[0].game == part.game and previous[0].date == part.previous \
-            else None
-        found, checked, day, small = _read(plan.store, part, settings, prior, defer=True)
-        previous = (part, day)
-        if waiting and (small is None or part.game != waiting[0][0].game
-                        or sum(w[3].num_rows for w in waiting) + small.num_rows > settings.batch_size):
-            yield from flush()
-        if small is None:
-            yield part, sorted_findings(found), checked
+        day = _read(store, part, settings)
+        if block and (day.rounds is None or part.game != block[0].part.game
+                      or sum(d.checked for d in block) + day.checked > settings.batch_size):
+            found, last = _check(store, settings, block, last)
+            yield from found
+            block = []
+        block.append(day)
+        if day.rounds is None:  # a big day goes alone
+            found, last = _check(store, settings, block, last)
+            yield from found
+            block = []
+    if block:
+        found, last = _check(store, settings, block, last)
+        yield from found
+
+
+def _read(store: Store, part: Partition, settings: Settings) -> _Day:
+    """A day read: whole when it is smaller than a batch, else checked by the round rules batch by batch
+    as it is read (its shoe columns kept)."""
+    game, date = part.game, part.date
+    round_rules, shoe_rules = settings.rules(game, "round"), settings.rules(game, "shoe")
+    cols = shoe_columns(shoe_rules, game) if shoe_rules else None
+    found: list[pa.Table | None] = []
+    shoes, checked = [], 0
+    batches = store.scan(game, date, batch_size=settings.batch_size,
+                         columns=read_columns(round_rules, shoe_rules, game))
+    for batch in batches:
+        settings.checked(batch.num_rows)
+        if not checked and batch.num_rows < settings.batch_size:  # the first batch is short: the only one
+            return _Day(part, batch, [], batch.num_rows, batch.select(cols) if cols else None)
+        found.append(round_findings(batch, game, settings.config, round_rules, date, settings.tally))
+        if cols:
+            shoes.append(batch.select(cols))
+        checked += batch.num_rows
+    if not checked:  # no round: the day's columns, empty
+        rounds = store.read(game, date, columns=read_columns(round_rules, shoe_rules, game))
+        return _Day(part, rounds, [], 0, rounds.select(cols) if cols else None)
+    return _Day(part, None, found, checked, pa.concat_tables(shoes) if cols else None)
+
+
+def _check(store: Store, settings: Settings, days: list[_Day], last: Last) -> tuple[list[Checked], Last]:
+    """Consecutive days of one game checked together: each with its sorted findings and rounds checked,
+    and the last of them with its shoe columns."""
+    game = days[0].part.game
+    found = [f for d in days for f in d.found]
+    small = [d for d in days if d.rounds is not None]
+    if small:
+        rounds = small[0].rounds if len(small) == 1 else _stamped([d.rounds for d in small],
+                                                                    [d.part.date for d in small])
+        found.append(round_findings(rounds, game, settings.config, settings.rules(game, "round"),
+                                    small[0].part.date, settings.tally))
+    shoe_rules = settings.rules(game, "shoe")
+    if shoe_rules:
+        views, emit = _views(store, days, last, shoe_columns(shoe_rules, game))
+        found.append(shoe_findings(views, game, settings.config, shoe_rules, emit, None, settings.tally, ordered=True))
+    return _by_day(days, found), (days[-1].part, days[-1].shoes)
+
+
+def _stamped(tables: list[pa.Table], dates: list[str]) -> pa.Table:
+    """Tables of several days as one, each round stamped with its day (a ``date`` column), each column in
+    one piece (every rule reads it so: the pieces joined once, not by each reader)."""
+    rounds = pa.concat_tables(tables).combine_chunks()
+    day_of_row = np.repeat(np.arange(len(tables)), [t.num_rows for t in tables])
+    return rounds.append_column("date", pa.array(dates).take(pa.array(day_of_row)))
+
+
+def _views(store: Store, days: list[_Day], last: Last, cols: list[str]) -> tuple[pa.Table, np.ndarray]:
+    """What the shoe rules check for each day, side by side: the previous stored day's rounds of the shoes
+    dealt again that day, then the day's rounds, as one table whose :data:`SHOE_VIEW` column numbers the
+    days (the rules keep each apart) and whose ``date`` is the day's, in :func:`~.checks.shoe_order`; and the
+    mask of each day's own rounds (the others are context: their findings are the previous day's)."""
+    game = days[0].part.game
+    sources = [d.shoes for d in days]  # the tables the views are cut from: the days, then priors read
+    prior_of = []  # each day's prior among sources (-1: none)
+    for i, d in enumerate(days):
+        previous = d.part.previous
+        if previous is None:
+            prior_of.append(-1)
+            continue
+        if i and days[i - 1].part.date == previous:
+            prior_of.append(i - 1)
+            continue
+        if last is not None and last[0].game == game and last[0].date == previous and last[1] is not None:
+            sources.append(last[1])
         else:
-            waiting.append((part, found, checked, small))
-    yield from flush()
+            sources.append(store.read(game, previous, columns=cols))
+        prior_of.append(len(sources) - 1)
+    both = pa.concat_tables(sources).combine_chunks()  # a take from one piece: half the time
+    sizes = [t.num_rows for t in sources]
+    source = np.repeat(np.arange(len(sources)), sizes)
+    shoe = pc.dictionary_encode(combine(shoe_key(both))).indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    n = len(days)
+    own_view = np.full(len(sources), -1, np.int64)
+    own_view[:n] = np.arange(n)
+    context_view = np.full(len(sources), -1, np.int64)
+    for i, p in enumerate(prior_of):
+        if p >= 0:
+            context_view[p] = i
+    own_rows = np.flatnonzero(source < n)
+    candidates = np.flatnonzero(context_view[source] >= 0)
+    shoes_of_views = shoe[own_rows] * n + own_view[source[own_rows]]  # (shoe, day) dealt that day
+    context_rows = candidates[np.isin(shoe[candidates] * n + context_view[source[candidates]], shoes_of_views)]
+    rows = np.concatenate([context_rows, own_rows])
+    view = np.concatenate([context_view[source[context_rows]], own_view[source[own_rows]]])
+    own = np.concatenate([np.zeros(len(context_rows), bool), np.ones(len(own_rows), bool)])
+    order = np.argsort(view * 2 + own, kind="stable")  # by day; in each, its context first, as read (rows rise)
+    rows, view, own = rows[order], view[order], own[order]
+    order = order_of_shoes(shoe[rows], to_numpy(both["round_seq"], 0)[rows],
+                           to_numpy(both["started_at"].cast(pa.int64()), 0)[rows], view)
+    rows, view, own = rows[order], view[order], own[order]  # then in shoe order: the rules' order
+    table = both.take(pa.array(rows))
+    dates = pa.array([d.part.date for d in days])
+    table = table.append_column(SHOE_VIEW, pa.array(view.astype(np.int32))).append_column(
+        "date", dates.take(pa.array(view)))
+    return table, own
 
 
-def _round_rules_of_days(days: list[Day], settings: Settings) -> Iterator[tuple[Partition, pa.Table | None, int]]:
-    """The round rules over several small days of one game at once (each round stamped with its
-    day), then each day with its findings, in order."""
-    if not days:
-        return
-    game = days[0][0].game
-    if len(days) == 1:
-        rounds = days[0][3]
-    else:
-        rounds = pa.concat_tables([t for *_, t in days])
-        day_of_row = np.repeat(np.arange(len(days)), [t.num_rows for *_, t in days])
-        rounds = rounds.append_column("date", pa.array([p.date for p, *_ in days]).take(pa.array(day_of_row)))
-    found = round_findings(rounds, game, settings.config, settings.rules(game, "round"), days[0][0].date,
-                           settings.tally)
-    for part, other, checked, _t in days:
-        mine = found if found is None or len(days) == 1 else found.filter(pc.equal(found["date"], part.date))
-        yield part, sorted_findings([mine if mine is None or mine.num_rows else None, *other]), checked
+def _by_day(days: list[_Day], found: list[pa.Table | None]) -> list[Checked]:
+    """Findings of several days split by day, each day's in report order (as :func:`sorted_findings`
+    orders them: a stable sort, so findings of one day keep the order they had among its own)."""
+    tables = [t for t in found if t is not None and t.num_rows]
+    if not tables:
+        return [(d.part, None, d.checked) for d in days]
+    every = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+    every = every.take(pc.sort_indices(every, [(k, "ascending") for k in ["date", *SORT_KEYS]]))
+    counts = Counter(every["date"].to_pylist())
+    out, start = [], 0
+    for d in days:
+        k = counts.get(d.part.date, 0)
+        out.append((d.part, every.slice(start, k) if k else None, d.checked))
+        start += k
+    return out

@@ -82,8 +82,10 @@ class Plan:
                    settings)
 
     def of(self, parts: Sequence[Partition], settings: Settings | None = None) -> Plan:
-        """The same run over some of its partitions (a worker's share), with other settings if given."""
-        return replace(self, parts=tuple(parts), settings=settings or self.settings)
+        """The same run over some of its partitions (a worker's share), with other settings if given; its
+        store knows those partitions and the days before them only (it pickles small)."""
+        keys = [(p.game, d) for p in parts for d in (p.date, p.previous) if d is not None]
+        return replace(self, store=self.store.narrowed(keys), parts=tuple(parts), settings=settings or self.settings)
 
 
 def plan(store: Store, *, games: Sequence[str] | None = None, dates: tuple[str | None, str | None] = (None, None),

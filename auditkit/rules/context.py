@@ -200,10 +200,6 @@ class Context:
     def wager_offsets(self) -> np.ndarray:
         """Where each round's wagers start in the flattened ``wagers`` (``n + 1`` entries, the last one
         the number of wagers)."""
-        col = combine(self.table["wagers"])
-        if isinstance(col, pa.ListArray) and not col.null_count:  # the list's own offsets
-            off = col.offsets.to_numpy().astype(np.int64, copy=False)
-            return off - off[0] if off[0] else off
         out = np.zeros(self.n + 1, np.int64)
         np.cumsum(self.wagers_per_round, out=out[1:])
         return out

@@ -15,7 +15,12 @@ import pyarrow.compute as pc
 from ..cards import JOKER, NO_CARD, cards_str
 from ..columns import combine, flat_values, parents, to_numpy
 
-__all__ = ["repeated_in_round", "jokers", "shoe_excess", "shoe_groups", "flat_cards"]
+__all__ = ["SHOE_VIEW", "repeated_in_round", "jokers", "shoe_excess", "shoe_groups", "flat_cards"]
+
+SHOE_VIEW = "_shoe_view"
+"""A column the engine adds to the rounds of several days' shoes checked at once (each day with the
+previous day's rounds of its shoes: :mod:`auditkit.engine.partitions`): the number of the day's view. Shoe
+rules keep the views apart (:func:`shoe_groups`), so each day's findings are those of that day alone."""
 
 
 def repeated_in_round(cards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -35,7 +40,8 @@ def jokers(cards: np.ndarray) -> np.ndarray:
 
 
 def shoe_groups(table: pa.Table) -> np.ndarray:
-    """A group number per round of a table sorted by shoe: one per run of equal (table_id, shoe_id)."""
+    """A group number per round of a table sorted by shoe: one per run of equal (table_id, shoe_id) (and
+    :data:`SHOE_VIEW`, when the table has one)."""
     n = table.num_rows
     new = np.zeros(n, dtype=bool)
     new[:1] = True
@@ -46,11 +52,15 @@ def shoe_groups(table: pa.Table) -> np.ndarray:
             diff = pc.fill_null(pc.not_equal(a, b), True)  # one side null
             both_null = pc.and_(pc.is_null(a), pc.is_null(b))
             new[1:] |= to_numpy(pc.and_not(diff, both_null), False).astype(bool)
+        if SHOE_VIEW in table.column_names:
+            view = to_numpy(table[SHOE_VIEW])
+            new[1:] |= view[1:] != view[:-1]
     return np.cumsum(new) - 1
 
 
 def flat_cards(table: pa.Table, columns: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Every card of the given ``list<int8>`` columns (or ``hands.cards``) with its round row, in round order."""
+    """Every card of the given ``list<int8>`` columns (or ``hands.cards``) with its round row, column
+    after column (a stable sort by row puts them in dealing order: round by round, columns in turn)."""
     codes, rows = [], []
     for name in columns:
         if "." in name:  # a list of structs: "hands.cards"
@@ -65,8 +75,7 @@ def flat_cards(table: pa.Table, columns: list[str]) -> tuple[np.ndarray, np.ndar
             rows.append(parents(table[name]))
     code = np.concatenate(codes).astype(np.int16) if codes else np.empty(0, np.int16)
     row = np.concatenate(rows) if rows else np.empty(0, np.int64)
-    order = np.argsort(row, kind="stable")
-    return code[order], row[order]
+    return code, row
 
 
 SHOE_EXCESS = "more copies than a {decks:int}-deck shoe holds: {excess}"
@@ -88,10 +97,14 @@ def shoe_excess(table: pa.Table, columns: list[str], decks: np.ndarray) -> tuple
     group = shoe_groups(table)[row]
     key = group.astype(np.int64) * 64 + code
     # only the (shoe, card) pairs dealt more often than the shoe holds need their copies numbered
-    suspect = np.bincount(key)[key] > decks[row]
+    copies = np.bincount(key)
+    if copies.max() <= decks.min():  # the usual case: no card more often than any shoe holds
+        return _no_excess()
+    suspect = copies[key] > decks[row]
     if not suspect.any():
         return _no_excess()
-    code, row, key = code[suspect], row[suspect], key[suspect]
+    dealt = np.flatnonzero(suspect)[np.argsort(row[suspect], kind="stable")]  # the few suspects in dealing order
+    code, row, key = code[dealt], row[dealt], key[dealt]
     order = np.argsort(key, kind="stable")  # stable: keeps dealing order within a (shoe, card)
     k = key[order]
     start = np.ones(len(k), dtype=bool)

@@ -3,6 +3,7 @@ partition, the duplicate index, the quarantine, findings, small text files. The 
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
@@ -44,13 +45,20 @@ class Reads(Manifest):
         """A read view of this store as it is now: the committed sources listed once, then reused by
         every read of the view (and of its pickled copies on workers). A validation run uses one: its
         partitions see one commit point, and the manifest is listed once, not once a partition."""
-        import copy
-
         view = copy.copy(self)
         entries = self.entries()
         view._pinned = frozenset(entries.sha16s())
         view._known = None  # (a sole writer's: its own)
         view._layout_cache = self._build_layout(entries)
+        return view
+
+    def narrowed(self, keys: Iterable[tuple[str, str]]) -> Self:
+        """This read view (:meth:`pinned`) knowing only some (game, date) partitions: a worker's task,
+        which reads those only, pickles a few kilobytes instead of the whole store's layout."""
+        full = self.layout()
+        view = copy.copy(self)
+        keys = [k for k in dict.fromkeys(keys) if k in full.parts]
+        view._layout_cache = Layout(parts={k: full.parts[k] for k in keys}, rows={k: full.rows.get(k) for k in keys})
         return view
 
     def _build_layout(self, entries: Entries) -> Layout:
@@ -114,7 +122,7 @@ class Reads(Manifest):
         (small part files are gathered into one batch, so many small logs cost no more than one)."""
         pending: list[pa.RecordBatch] = []
         rows = total = 0
-        for batch in self._dataset(game, date).to_batches(columns=columns, batch_size=batch_size):
+        for batch in self._files.batches(self._part_files(game, date), schema_for(game), columns, batch_size):
             if not batch.num_rows:
                 continue
             pending.append(batch)
