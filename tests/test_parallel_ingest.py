@@ -612,17 +612,31 @@ def _free_and_again() -> int:
 
 
 @pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="glibc's mallopt")
-def test_an_ingest_worker_keeps_the_memory_a_task_frees_for_the_next():
+def test_a_pool_worker_keeps_the_memory_a_task_frees_for_the_next():
     """A task's big bytes (a block) and many small objects (its lines), freed, five times: glibc's defaults
     give the memory back and fault it in again each time (some 40,000 page faults here, 10,000 per 16 MiB
-    range of a real ingest); the parallel ingest's workers keep it."""
+    range of a real ingest); a pool's workers keep it."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     from auditkit.workers import process_pool, stop_pool
 
-    faults = {}
-    for name, initializer in (("default", None), ("ingest", tasks.keep_freed_memory)):
-        pool = process_pool(1, initializer)
-        try:
-            faults[name] = pool.submit(_free_and_again).result(60)
-        finally:
-            stop_pool(pool)
-    assert faults["default"] > 30_000 and faults["ingest"] < 3_000, faults
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as plain:
+        default = plain.submit(_free_and_again).result(60)
+    pool = process_pool(1)
+    try:
+        worker = pool.submit(_free_and_again).result(60)
+    finally:
+        stop_pool(pool)
+    assert default > 30_000 and worker < 3_000, (default, worker)
+
+
+def test_the_command_line_keeps_the_memory_a_task_frees(monkeypatch, capsys):
+    """The command line's process sets malloc as the pool's workers do (it checks partitions too)."""
+    from auditkit import workers
+    from auditkit.cli.main import main
+
+    calls = []
+    monkeypatch.setattr(workers, "keep_freed_memory", lambda: calls.append(1))
+    assert main(["rules"]) == 0
+    assert calls == [1]

@@ -149,7 +149,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"auditkit: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     _setup_logging(args.verbose, args.quiet)
-    from ..workers import terminate_on_sigterm
+    from ..workers import keep_freed_memory, terminate_on_sigterm
+
+    keep_freed_memory()  # a command's batches and blocks reuse what the last freed (docs/benchmarks.md)
 
     try:
         with terminate_on_sigterm():  # SIGTERM leaves every with block (workers reaped) as SIGINT does

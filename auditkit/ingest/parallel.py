@@ -95,10 +95,9 @@ class _Executor:
             self.workers = max(1, sum(self.client.nthreads().values()))
         else:
             from ..workers import process_pool
-            from .tasks import keep_freed_memory
 
             # processes start on demand: a run with nothing new to read starts none; they die with this one
-            self.pool = process_pool(workers, keep_freed_memory)
+            self.pool = process_pool(workers)
             self.workers = workers
         self.futures: list[Any] = []  # a process pool's, not yet seen done
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,28 +25,7 @@ from .readers import read_source
 from .writer import Block, hash_block, write_parts
 
 __all__ = ["parse_range", "write_range", "parse_lines", "parse_csv", "cut_ranges", "hash_and_number",
-           "RangeLines", "keep_freed_memory"]
-
-M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
-
-
-def keep_freed_memory() -> None:
-    """A parallel ingest worker's initializer: glibc's malloc keeps for the next task what a task frees,
-    allocations of up to 32 MiB (a block's bytes) taken from the heap, not mapped and unmapped, and up to
-    64 MiB of free heap top not given back. With glibc's defaults a 16 MiB range's task faulted about
-    40 MB in afresh (10,000 page faults; 0.5 of 1.1 kernel CPU s per 533 MiB in the workers); no-op but
-    on Linux (another libc's ``mallopt`` may ignore them)."""
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(None)
-        libc.mallopt(M_MMAP_THRESHOLD, 32 << 20)  # (setting either ends glibc's own adjustment of both)
-        libc.mallopt(M_TRIM_THRESHOLD, 64 << 20)
-    except (OSError, AttributeError):  # pragma: no cover - a libc without mallopt: its defaults
-        pass
-
+           "RangeLines"]
 
 def parse_range(path: str, start: int, stop: int, bulk: bool, max_line: int) -> list[Block]:
     """The blocks of bytes ``[start, stop)`` of a plain JSONL file, lines numbered from 1 there."""
