@@ -640,3 +640,19 @@ def test_the_command_line_keeps_the_memory_a_task_frees(monkeypatch, capsys):
     monkeypatch.setattr(workers, "keep_freed_memory", lambda: calls.append(1))
     assert main(["rules"]) == 0
     assert calls == [1]
+
+
+def test_the_command_line_starts_the_fork_server_first_when_workers_are_asked_for(monkeypatch, tmp_path, capsys):
+    """With --workers 2 the fork server starts before the command imports and plans (its imports overlap
+    this process's); with one worker, or none asked for, it does not."""
+    from auditkit import workers
+    from auditkit.cli.main import main
+
+    calls = []
+    monkeypatch.setattr(workers, "start_fork_server", lambda: calls.append(1))
+    log = tmp_path / "a.jsonl"
+    assert main(["-q", "simulate", "baccarat", "--rounds", "50", "--out", str(log)]) == 0
+    assert main(["-q", "ingest", str(log), "--store", str(tmp_path / "s1"), "--workers", "1"]) in (0, 1)
+    assert calls == []
+    assert main(["-q", "ingest", str(log), "--store", str(tmp_path / "s2"), "--workers", "2"]) in (0, 1)
+    assert calls == [1]

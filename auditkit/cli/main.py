@@ -149,9 +149,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"auditkit: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     _setup_logging(args.verbose, args.quiet)
-    from ..workers import keep_freed_memory, terminate_on_sigterm
+    from ..workers import keep_freed_memory, start_fork_server, terminate_on_sigterm
 
     keep_freed_memory()  # a command's batches and blocks reuse what the last freed (docs/benchmarks.md)
+    if (getattr(args, "workers", None) or 0) > 1 and getattr(args, "engine", None) != "dask" \
+            and not getattr(args, "scheduler", None):
+        start_fork_server()  # it imports the workers' modules while this process imports its own
 
     try:
         with terminate_on_sigterm():  # SIGTERM leaves every with block (workers reaped) as SIGINT does
