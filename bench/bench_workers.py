@@ -6,7 +6,7 @@ three ways, each in its own child process so that CPU time and peak memory are
 its own:
 
 (a) ``collect(store, workers=1)``, the serial engine;
-(b) ``collect(store, workers=W)``, partitions on a process pool;
+(b) ``collect(store, workers=W)``, partitions on this process and a pool of W-1;
 (c) ``collect(store, scheduler=client)`` on a ``LocalCluster`` of W worker
     processes (needs the ``dask`` extra), as Dask starts them, then with
     ``MALLOC_MMAP_THRESHOLD_`` set (16 MiB) in their environment: Dask's nanny

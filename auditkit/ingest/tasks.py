@@ -27,6 +27,7 @@ from .writer import Block, hash_block, write_parts
 __all__ = ["parse_range", "write_range", "parse_lines", "parse_csv", "cut_ranges", "hash_and_number",
            "RangeLines"]
 
+
 def parse_range(path: str, start: int, stop: int, bulk: bool, max_line: int) -> list[Block]:
     """The blocks of bytes ``[start, stop)`` of a plain JSONL file, lines numbered from 1 there."""
     return [hash_block(parse_block(b, bulk=bulk), len(b), 0, [], b.done)
