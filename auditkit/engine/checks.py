@@ -19,7 +19,7 @@ from ..rules.tally import Tally
 from .findings import META, findings_table
 
 __all__ = ["SHOE_KEY", "select_rules", "round_findings", "shoe_findings", "shoe_columns", "read_columns",
-           "shoe_order", "order_of_shoes", "shoe_key"]
+           "shoe_order", "order_of_shoes", "shoe_key", "shoe_numbers"]
 
 SHOE_KEY = ["table_id", "shoe_id", "round_seq", "started_at", "round_id"]
 """The columns every shoe rule gets: rounds are grouped by table and shoe, in round_seq order."""
@@ -140,8 +140,7 @@ def shoe_order(table: pa.Table) -> np.ndarray:
     several days' views (:data:`~auditkit.rules.integrity.SHOE_VIEW`, each view's rows together, in
     turn), by first appearance in each view, view after view: each view's rows in the order it alone
     would have."""
-    shoe = pc.dictionary_encode(combine(shoe_key(table))).indices.to_numpy(zero_copy_only=False)
-    return order_of_shoes(shoe, to_numpy(table["round_seq"], 0), to_numpy(table["started_at"].cast(pa.int64()), 0),
+    return order_of_shoes(shoe_numbers(table), to_numpy(table["round_seq"], 0), to_numpy(table["started_at"].cast(pa.int64()), 0),
                           to_numpy(table[SHOE_VIEW]) if SHOE_VIEW in table.column_names else None)
 
 
@@ -152,6 +151,11 @@ def order_of_shoes(shoe: np.ndarray, seq: np.ndarray, when: np.ndarray, view: np
         pair = view.astype(np.int64) * (int(shoe.max(initial=0)) + 1) + shoe
         shoe = pc.dictionary_encode(pa.array(pair)).indices.to_numpy(zero_copy_only=False)
     return np.lexsort((when, seq.astype(np.int64), shoe))
+
+
+def shoe_numbers(table: pa.Table) -> np.ndarray:
+    """Each round's shoe (its :func:`shoe_key`) numbered by first appearance (int64)."""
+    return pc.dictionary_encode(combine(shoe_key(table))).indices.to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 def shoe_key(table: pa.Table) -> pa.Array:

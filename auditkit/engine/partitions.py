@@ -19,9 +19,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..columns import combine, to_numpy
+from ..columns import to_numpy
 from ..rules.integrity import SHOE_VIEW
-from .checks import order_of_shoes, read_columns, round_findings, shoe_columns, shoe_findings, shoe_key
+from .checks import order_of_shoes, read_columns, round_findings, shoe_columns, shoe_findings, shoe_numbers
 from .findings import SORT_KEYS
 from .plan import Partition, Plan, Settings
 
@@ -159,7 +159,7 @@ def _views(store: Store, days: list[_Day], last: Last, cols: list[str]) -> tuple
     both = pa.concat_tables(sources).combine_chunks()  # a take from one piece: half the time
     sizes = [t.num_rows for t in sources]
     source = np.repeat(np.arange(len(sources)), sizes)
-    shoe = pc.dictionary_encode(combine(shoe_key(both))).indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    shoe = shoe_numbers(both)
     n = len(days)
     own_view = np.full(len(sources), -1, np.int64)
     own_view[:n] = np.arange(n)
