@@ -180,7 +180,7 @@ def _names_reason(of: str, names: list[str]) -> str | None:
 def _checked(raw: dict[str, Any], path: Path) -> dict[str, Any]:
     """Every key of a job file checked against :func:`job_schema`, with the defaults of those not given;
     JobError names the file, the key, the value and the reason."""
-    from .paytables import show
+    from .values import show
 
     schema = job_schema()
     unknown = sorted(set(raw) - set(schema))
@@ -216,7 +216,7 @@ def _checked(raw: dict[str, Any], path: Path) -> dict[str, Any]:
 def _inputs(value: Any, base: Path, where: Path) -> tuple[list[str], dict[str, Any]]:
     """The input patterns (checked by the schema), and the import profile of those given as
     ``{path = ..., profile = ...}``."""
-    from .paytables import show
+    from .values import show
 
     patterns: list[str] = []
     profiles: dict[str, Any] = {}
@@ -238,7 +238,8 @@ def _inputs(value: Any, base: Path, where: Path) -> tuple[list[str], dict[str, A
 
 def _limits(limits: dict[str, Any], where: Path) -> None:
     """Check ``[limits]``: table id or glob = {min = .., max = ..}, each a table limit's value."""
-    from .paytables import glob_reason, show, value_reason
+    from .paytables import glob_reason, value_reason
+    from .values import show
 
     for table, lim in limits.items():
         key = f"{where}: limits.{json.dumps(table)}"

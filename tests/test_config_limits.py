@@ -6,7 +6,8 @@ import pytest
 from test_job import clean_round, write_log
 
 from auditkit.cli.main import main
-from auditkit.paytables import glob_reason, number_reason
+from auditkit.paytables import glob_reason
+from auditkit.values import number_reason
 
 ABSURD = {  # a licensee file: what the message says after the file's name
     "tie_1e308": ("[baccarat]\ntie = 1e308\n", "baccarat.tie = 1e+308: must be a finite number from 0 to 10000"),

@@ -278,6 +278,15 @@ def test_the_command_line_starts_without_numpy_pyarrow_or_pandas(argv):
     assert not _imported(code) & (HEAVY | {"numpy", "pyarrow"})
 
 
+@pytest.mark.parametrize("argv", [["ingest", "log.jsonl", "--store", "s", "--workers", "2"],
+                                  ["validate", "s", "--workers", "2", "--lock-timeout", "1.5"]])
+def test_the_command_lines_numbers_are_checked_without_numpy_or_pyarrow(argv):
+    """The pools' fork server starts once the arguments are parsed: a number checked by importing numpy and
+    pyarrow (0.18 CPU s) held it back by as much."""
+    code = f"from auditkit.cli.main import build_parser\nassert build_parser().parse_args({argv!r}).workers == 2"
+    assert not _imported(code) & (HEAVY | {"numpy", "pyarrow"})
+
+
 def test_a_game_name_is_still_checked_and_listed():
     """The games are looked up when the parser needs them (a value, a help), not to start."""
     code = ("import contextlib, io\nfrom auditkit.cli.main import main\nerr = io.StringIO()\n"

@@ -41,10 +41,10 @@ def add_engine(parser: argparse.ArgumentParser, workers_default: str,
 
 def number(spec: dict[str, Any], integer: bool = False) -> Callable[[str], Any]:
     """An argparse type: a number (an integer) in ``spec``'s range, checked as a job file's numbers are
-    (``paytables.number_reason``), so a value reads the same wherever it is given."""
+    (``values.number_reason``), so a value reads the same wherever it is given."""
 
     def parse(text: str) -> Any:
-        from ..paytables import number_reason
+        from ..values import number_reason
 
         try:
             value = int(text) if integer else float(text)

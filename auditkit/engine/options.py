@@ -9,7 +9,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..paytables import ConfigError, number_reason, show
+from ..paytables import ConfigError
+from ..values import number_reason, show
 
 __all__ = ["ENGINES", "SCHEDULER", "COMMAND_LINE", "JOB_FILE", "Engine", "engine_options"]
 
