@@ -1,7 +1,8 @@
 """The one-shot route's store held in memory (``Store.in_memory``): the same store, index, quarantine,
 accounting and findings as a folder, whether its files are held, partly spilled to its folder or all
-spilled; held files never encoded; its memory bounded by its limit; the route taken only when the
-one-shot runs in one process."""
+spilled, and whether one process parses the logs or workers send their rows back; held files never
+encoded; its memory bounded by its limit; the route taken when the one-shot runs in one process, or on
+local workers over plain logs of at most ``HOLD_LOG_BYTES``."""
 
 from __future__ import annotations
 
@@ -38,11 +39,18 @@ def folder(tmp_path_factory, inputs):
     return store, ingest_paths([logs], store, max_line=MAX_LINE)
 
 
+@pytest.mark.parametrize("workers", [1, 2])
 @pytest.mark.parametrize("limit", [1 << 30, 200_000, 0])
-def test_a_store_in_memory_is_the_folders_held_spilled_or_both(tmp_path, inputs, folder, limit, monkeypatch):
+def test_a_store_in_memory_is_the_folders_held_spilled_or_both(tmp_path, inputs, folder, limit, workers,
+                                                                monkeypatch):
     """Every case of the parallel-ingest inputs (duplicates within a file, across files and against the
     rounds stored before, same and other content, bad, blank and long lines, gzip, CSV with companions,
-    a copied file): the folder's store, whether every file is held, some are spilled or all are."""
+    a copied file): the folder's store, whether every file is held, some are spilled or all are; read by
+    this process, or by two workers that send their rows back (the big file cut into byte ranges of
+    64 KiB, its lines numbered here across them)."""
+    if workers > 1:
+        monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 16)
+        monkeypatch.setattr(parallel, "BLOCK_BYTES", 1 << 16)
     writes = []  # every Parquet file encoded, whole or as a stream
     real = pa.parquet.write_table
     monkeypatch.setattr(pa.parquet, "write_table", lambda *a, **k: writes.append(a[1]) or real(*a, **k))
@@ -56,7 +64,7 @@ def test_a_store_in_memory_is_the_folders_held_spilled_or_both(tmp_path, inputs,
     earlier, logs = inputs
     store = Store.in_memory(limit, tmp_path)
     ingest_paths([earlier], store, max_line=MAX_LINE)
-    report = ingest_paths([logs], store, max_line=MAX_LINE)
+    report = ingest_paths([logs], store, max_line=MAX_LINE, workers=workers)
     _assert_same(folder[0], store, folder[1], report)
     files = store._files
     assert files.held <= limit
@@ -105,15 +113,20 @@ def _args(paths: list[Path], workers: int | None = None, scheduler: str | None =
                               follow_symlinks=False)
 
 
-def test_the_one_shot_holds_its_store_only_when_it_runs_in_one_process(tmp_path, monkeypatch):
-    logs = ROOT / "sample_data" / "logs"
-    assert validate_cli.in_this_process(_args([logs], 1), None)
-    assert validate_cli.in_this_process(_args([logs]), None)  # small: one process by default
-    assert not validate_cli.in_this_process(_args([logs], 2), None)
-    assert not validate_cli.in_this_process(_args([logs], None, "tcp://127.0.0.1:8786"), None)
+def test_the_one_shot_holds_its_store_in_one_process_or_over_plain_logs(tmp_path, monkeypatch):
+    logs = ROOT / "sample_data" / "logs"  # gzip among them
+    plain = sorted(logs.glob("*.jsonl"))
+    assert plain and validate_cli.holds_its_store(_args([logs], 1), None)
+    assert validate_cli.holds_its_store(_args([logs]), None)  # small: one process by default
+    assert not validate_cli.holds_its_store(_args([logs], 2), None)  # a gzip log: the workers write a folder
+    assert validate_cli.holds_its_store(_args(plain, 2), None)  # plain logs: its workers send their rows back
+    assert not validate_cli.holds_its_store(_args(plain, None, "tcp://127.0.0.1:8786"), None)
+    monkeypatch.setattr(validate_cli, "HOLD_LOG_BYTES", sum(p.stat().st_size for p in plain) - 1)
+    assert not validate_cli.holds_its_store(_args(plain, 2), None)  # more than HOLD_LOG_BYTES: a folder
+    assert validate_cli.holds_its_store(_args(plain[1:], 2), None)
     monkeypatch.setattr(parallel, "AUTO_MIN_BYTES", 1)  # as if the logs were large: the machine's cores
-    assert validate_cli.in_this_process(_args([logs]), None) == (default_workers() == 1)
-    assert validate_cli.in_this_process(_args([logs], 1), None)
+    assert validate_cli.holds_its_store(_args([logs]), None) == (default_workers() == 1)
+    assert validate_cli.holds_its_store(_args([logs], 1), None)
 
 
 @pytest.mark.parametrize("hold", [512 << 20, 100_000])
@@ -139,6 +152,36 @@ def test_the_one_shot_held_or_spilled_reports_what_the_folder_route_does(tmp_pat
     for name in out["1"]:
         assert out["1"][name] == out["2"][name], name
     assert pd.read_csv(tmp_path / "1" / "q.csv")["reason"].str.contains("duplicate round_id").any()
+
+
+def test_the_one_shot_on_workers_over_plain_logs_reports_what_one_process_does(tmp_path, inputs, monkeypatch):
+    """``validate LOGS --workers 2`` over plain logs (bad, duplicate and long lines; byte ranges of 64 KiB):
+    its workers parse and send their rows back into a held store; the same outputs as one process and as
+    the workers writing a folder (past ``HOLD_LOG_BYTES``)."""
+    _earlier, inputs_logs = inputs
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name in ("a_big.jsonl", "b_again.jsonl", "d_same_as_b.jsonl"):
+        shutil.copy(inputs_logs / name, logs / name)
+    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 16)
+    monkeypatch.setattr(parallel, "BLOCK_BYTES", 1 << 16)
+    stores = []
+    real = Store.in_memory
+    monkeypatch.setattr(Store, "in_memory", lambda *a, **k: stores.append(real(*a, **k)) or stores[-1])
+    out = {}
+    for name, workers, hold in (("one", "1", 1 << 30), ("held", "2", 1 << 30), ("folder", "2", 0)):
+        monkeypatch.setattr(validate_cli, "HOLD_LOG_BYTES", hold)
+        folder = tmp_path / name
+        assert main(["-q", "validate", str(logs), "--out", str(folder / "f.csv"), "--workers", workers,
+                     "--summaries", str(folder), "--quarantine-report", str(folder / "q.csv"),
+                     "--parquet", str(folder / "f.parquet"), "--no-progress"]) == 1
+        out[name] = {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+    assert len(stores) == 2 and all(s._files.held for s in stores)  # one process, then the workers held it
+    assert out["one"].keys() == out["held"].keys() == out["folder"].keys() and len(out["one"]) > 5
+    for name in out["one"]:
+        assert out["one"][name] == out["held"][name] == out["folder"][name], name
+    quarantine = pd.read_csv(tmp_path / "held" / "q.csv")
+    assert quarantine["reason"].str.contains("duplicate round_id").any() and quarantine["line"].nunique() > 3
 
 
 def test_the_one_shot_leaves_no_folder_behind(tmp_path, monkeypatch):

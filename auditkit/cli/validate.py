@@ -39,8 +39,13 @@ log = logging.getLogger("auditkit")
 TEMP_STORE = re.compile(r"^auditkit-validate-(\d+)-")  # the one-shot route's store in $TMPDIR: creator pid
 OUTPUTS = ("--out", "--parquet", "--summaries", "--xlsx", "--html")
 HOLD_BYTES = 512 << 20
-"""Bytes of rounds (as Arrow tables) that the one-shot route holds in memory when it runs in this process
-only (:func:`in_this_process`); those past it go to its temporary store's folder as Parquet."""
+"""Bytes of rounds (as Arrow tables) that the one-shot route holds in memory when it holds its store
+(:func:`holds_its_store`); those past it go to its temporary store's folder as Parquet."""
+HOLD_LOG_BYTES = 1 << 30
+"""Bytes of plain logs up to which the one-shot route on several local workers still holds its store:
+about 600 MiB of baccarat rounds as Arrow (314 MiB from a 533 MiB log), the part past :data:`HOLD_BYTES`
+encoded by this process; its validation in this process is then still the shorter way (1M rounds on 2
+cores: docs/benchmarks.md)."""
 
 
 def add_parser(sub: argparse._SubParsersAction, **kw) -> None:
@@ -117,20 +122,26 @@ def temporary_store() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def in_this_process(args: argparse.Namespace, profile) -> bool:
-    """Whether the one-shot route runs in this process only (one worker asked for, or none asked for and
-    logs too small for more: :func:`auditkit.ingest.parallel.default_ingest_workers`): its store is then
-    held in memory (:meth:`auditkit.store.Store.in_memory`), since no worker has to read it."""
-    if args.scheduler is not None or (args.workers or 1) > 1:
+def holds_its_store(args: argparse.Namespace, profile) -> bool:
+    """Whether the one-shot route holds its store in memory (:meth:`auditkit.store.Store.in_memory`), which
+    it then validates in this process: when it runs in this process only (one worker asked for, or none
+    asked for and logs too small for more: :func:`auditkit.ingest.parallel.default_ingest_workers`), and
+    when its local workers only parse and send their rows back (no import profile, plain logs of at most
+    :data:`HOLD_LOG_BYTES`: :func:`auditkit.ingest.parallel.parse_only`), so that no part is encoded by a
+    worker and read back by the validation. Otherwise (a Dask cluster, gzip logs, more logs) the workers
+    write a folder and validate it."""
+    if args.scheduler is not None:
         return False
     if args.workers == 1:
         return True
-    from ..ingest.parallel import default_ingest_workers
+    from ..ingest.parallel import default_ingest_workers, parse_only
     from ..ingest.sources import discover, profile_files
 
     files = profile_files(args.paths, profile) if profile is not None else \
         discover(args.paths, (), follow_symlinks=args.follow_symlinks)
-    return default_ingest_workers(files, None) == 1
+    if args.workers is None and default_ingest_workers(files, None) == 1:
+        return True
+    return profile is None and parse_only(files, HOLD_LOG_BYTES)
 
 
 def _check(store, config, args: argparse.Namespace, show: bool, tally=None, workers: int | None = None):
@@ -198,13 +209,12 @@ def run(args: argparse.Namespace) -> int:
             findings, checked = _check(store, config, args, show, tally)
             context = _context(store, args, config, filters)
     else:
-        held = in_this_process(args, profile)
+        held = holds_its_store(args, profile)
         with temporary_store() as tmp, contextlib.ExitStack() as stack:  # a held store spills to tmp past HOLD_BYTES
             store = Store.in_memory(HOLD_BYTES, spill=tmp) if held else Store(tmp)
             stack.enter_context(store.sole_writer())  # private to this run
-            workers = 1 if held else args.workers
             report = ingest_with_progress(args.paths, store, follow_symlinks=args.follow_symlinks, show=show,
-                                          workers=workers, scheduler=args.scheduler, profile=profile,
+                                          workers=args.workers, scheduler=args.scheduler, profile=profile,
                                           private=True)
             require_logs(report, args.paths)
             if not args.quiet:
@@ -216,7 +226,7 @@ def run(args: argparse.Namespace) -> int:
             quarantine = store.quarantine() if args.xlsx else None  # the temporary store goes with the block
             require_rounds(report, store)
             store.compact()  # the small parts read as one a partition
-            findings, checked = _check(store, config, args, show, tally, workers)
+            findings, checked = _check(store, config, args, show, tally, 1 if held else args.workers)
             context = _context(store, args, config, filters)
     coverage = tally.table()
     unmatched = _nothing_checked(args, store, checked, report)

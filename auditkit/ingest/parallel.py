@@ -16,6 +16,11 @@ the workers' parts and writes the index, quarantine and manifest entry of each s
 ingest does (:class:`~auditkit.ingest.writer.SourceWriter`): the store holds the same rows, index and
 quarantine whatever the number of workers. At most :data:`IN_FLIGHT` tasks per worker are out at a
 time, so memory stays bounded whatever the size of the input.
+
+A store held in this process's memory (:meth:`~auditkit.store.Store.in_memory`, the one-shot
+``validate LOG``'s) cannot be written by a worker: a byte range's task then parses only
+(:func:`~auditkit.ingest.tasks.parse_range`) and sends its rows back, numbered here from the range's
+first line once the hash task has counted it.
 """
 
 from __future__ import annotations
@@ -36,10 +41,20 @@ from ..store import SourceRecord, Store
 from .dedup import SeenRounds, StoredOverlap
 from .identity import InputError, is_csv, recognise, source_sha256
 from .jsonl import BLOCK_BYTES, MAX_LINE, Lines, _is_gzip, read_blocks
-from .tasks import RangeLines, _write_note, cut_ranges, hash_and_number, parse_csv, parse_lines, write_range
+from .tasks import (
+    RangeLines,
+    _write_note,
+    cut_ranges,
+    hash_and_number,
+    parse_csv,
+    parse_lines,
+    parse_range,
+    write_range,
+)
 from .writer import open_known, read_again
 
-__all__ = ["ParallelIngest", "IN_FLIGHT", "MIN_RANGE", "AUTO_MIN_BYTES", "cut_ranges", "hash_and_number"]
+__all__ = ["ParallelIngest", "IN_FLIGHT", "MIN_RANGE", "AUTO_MIN_BYTES", "cut_ranges", "hash_and_number",
+           "parse_only", "default_ingest_workers"]
 
 log = logging.getLogger("auditkit.ingest")
 IN_FLIGHT = 2
@@ -154,6 +169,7 @@ class ParallelIngest:
     def __init__(self, paths: list[Path], store: Store, *, workers: int = 2, scheduler: Any = None,
                  bulk: bool = True, max_line: int = MAX_LINE):
         self.store, self.bulk, self.max_line = store, bulk, max_line
+        self.held = store.held  # its parts written here, from the rows the range tasks send back
         self.executor = _Executor(workers, scheduler)
         self.limit = IN_FLIGHT * self.executor.workers
         self.pending = collections.deque(_Source(p) for p in paths)  # not yet looked at
@@ -237,8 +253,7 @@ class ParallelIngest:
         yield src, hash_and_number, (where, [(start, stop) for start, stop, _ in src.ranges]), None, None
         for k, (start, stop, _) in enumerate(src.ranges):
             lines = RangeLines(src.path, start, stop, self.max_line)
-            yield src, write_range, (where, start, stop, self.bulk, self.max_line, self.store, str(src.path),
-                                     None, k, src.note), \
+            yield src, *self._range_task(where, start, stop, str(src.path), None, k, src.note), \
                 (lambda n, lines=lines, k=k: lines.raw(n - src.ranges[k][2] + 1)), k
 
     def _settle(self, src: _Source) -> None:
@@ -285,8 +300,15 @@ class ParallelIngest:
         else:
             for k, (start, stop, first) in enumerate(src.ranges):
                 lines = RangeLines(path, start, stop, self.max_line)
-                yield src, write_range, (where, start, stop, self.bulk, self.max_line, self.store, name,
-                                         src.sha, first), (lambda n, lines=lines, first=first: lines.raw(n - first + 1)), k
+                yield src, *self._range_task(where, start, stop, name, src.sha, first), (lambda n, lines=lines, first=first: lines.raw(n - first + 1)), k
+
+    def _range_task(self, where: str, start: int, stop: int, name: str, sha: str | None, at: int,
+                    note: str | None = None) -> tuple[Callable, tuple]:
+        """A byte range's task: its parts written by the worker (:func:`write_range`), or for a held store
+        its rows sent back (:func:`parse_range`)."""
+        if self.held:
+            return parse_range, (where, start, stop, self.bulk, self.max_line)
+        return write_range, (where, start, stop, self.bulk, self.max_line, self.store, name, sha, at, note)
 
     def _fill(self) -> None:
         if self.tasks is None:
@@ -346,8 +368,11 @@ class ParallelIngest:
                 t0 = time.perf_counter()
                 result = self.executor.result(task.future)
                 self.waited += time.perf_counter() - t0
-                blocks, parts = result if task.range is not None else (result, None)
                 first = src.ranges[task.range][2] if task.range is not None else None
+                if task.range is not None and self.held:  # rows numbered from 1 in their range
+                    blocks, parts = [block.shifted(first - 1) for block in result], None  # type: ignore[operator]
+                else:
+                    blocks, parts = result if task.range is not None else (result, None)
                 if first is not None and first != rec.lines_read + 1:  # a bug, never an input problem
                     raise AssertionError(f"{path}: a byte range numbered from line {first} follows line "
                                          f"{rec.lines_read}")
@@ -370,7 +395,7 @@ class ParallelIngest:
         """Forget the tasks of a source not to be committed (parsed ahead before its turn), and delete the
         parts their workers wrote."""
         while (task := self._next_task(src)) is not None:
-            if not task.future.cancel() and task.range is not None:
+            if not task.future.cancel() and task.range is not None and not self.held:
                 with contextlib.suppress(Exception):  # a task that failed wrote nothing to keep either
                     for entry in self.executor.result(task.future)[1]:
                         self.store.drop_written(src.sha, entry["path"])  # type: ignore[arg-type]
@@ -383,6 +408,21 @@ def _csv_raw(path: Path, lines: list[bytes], n: int) -> str:
     if not lines:
         lines.extend(read_text(path).splitlines())
     return csv_line(n, lines[n - 1]).raw
+
+
+def parse_only(paths: list[Path], limit: int) -> bool:
+    """Whether workers that only parse (:meth:`ParallelIngest` into a held store) suit ``paths``: every one
+    a plain file, not gzip (whose size says little of the rows it holds), and at most ``limit`` bytes in
+    all. (The rows past the held store's limit are encoded by the one process that holds it.)"""
+    size = 0
+    for p in paths:
+        try:
+            size += os.stat(p).st_size
+            if size > limit or _is_gzip(p):
+                return False
+        except OSError:
+            return False  # unreadable: the ingest says so, on either route
+    return True
 
 
 def default_ingest_workers(paths: list[Path], workers: int | None) -> int:

@@ -69,6 +69,12 @@ class Store(Reads):
         store.root, store._files, store._written = "memory:", _MemoryFiles(limit, Path(spill)), {}
         return store
 
+    @property
+    def held(self) -> bool:
+        """Whether the store is held in this process's memory (:meth:`in_memory`): no other process reads
+        or writes it."""
+        return isinstance(self._files, _MemoryFiles)
+
     def __getstate__(self) -> dict[str, Any]:
         """What a pickled copy (a worker's) carries: not the files this object wrote and has not committed
         (a worker reports its own: :meth:`written`), nor the writer's quick-key lookup."""
