@@ -544,6 +544,7 @@ def die(*a, **k):
     os.kill(os.getpid(), signal.SIGKILL)
 
 auditkit.cli.validate.HOLD_BYTES = 0  # a store held in memory spills every part to the folder
+auditkit.cli.validate.HOLD_LOG_BYTES = 0  # on workers: the folder route, not a held store
 auditkit.validate.collect = die
 if __name__ == "__main__":  # not in the workers, which import this module
     sys.exit(main(sys.argv[1:]))
