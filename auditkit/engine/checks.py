@@ -16,13 +16,15 @@ from ..rules import coverage
 from ..rules.integrity import SHOE_VIEW
 from ..rules.registry import PREPARERS, Hits, Rule, rules_for
 from ..rules.tally import Tally
-from .findings import META, findings_table
+from .findings import META, Source, findings_table
 
-__all__ = ["SHOE_KEY", "select_rules", "round_findings", "shoe_findings", "shoe_columns", "read_columns",
+__all__ = ["SHOE_KEY", "SHOE_ORDER", "select_rules", "round_findings", "shoe_findings", "shoe_columns", "read_columns",
            "shoe_order", "order_of_shoes", "shoe_key", "shoe_numbers"]
 
 SHOE_KEY = ["table_id", "shoe_id", "round_seq", "started_at", "round_id"]
 """The columns every shoe rule gets: rounds are grouped by table and shoe, in round_seq order."""
+SHOE_ORDER = ["table_id", "shoe_id", "round_seq", "started_at"]
+"""The columns :func:`shoe_order` reads."""
 
 
 def select_rules(game: str, scope: str, citations: Sequence[str] | None = None,
@@ -59,9 +61,11 @@ def round_findings(table: pa.Table, game: str, config: Config, rules: Sequence[R
 
 def shoe_findings(table: pa.Table, game: str, config: Config, rules: Sequence[Rule] | None = None,
                   emit: np.ndarray | None = None, date: str | None = None, tally: Tally | None = None,
-                  emitted: set[tuple[str, str]] | None = None, ordered: bool = False) -> pa.Table | None:
+                  emitted: set[tuple[str, str]] | None = None, ordered: bool = False,
+                  source: Source | None = None) -> pa.Table | None:
     """Findings (None: none) of the shoe rules over rounds grouped by table and shoe, in round_seq order
-    (``ordered``: the table is in that order already, :func:`shoe_order`'s).
+    (``ordered``: the table is in that order already, :func:`shoe_order`'s). ``source``: where the
+    findings read the report's metadata ``table`` lacks (:func:`shoe_columns` without it).
 
     ``emit`` marks the rounds whose findings are wanted (the others are context
     carried from an earlier day); by default all. Given ``emitted`` (the (round_id, rule_id)
@@ -76,6 +80,7 @@ def shoe_findings(table: pa.Table, game: str, config: Config, rules: Sequence[Ru
     order = None if ordered else shoe_order(table)
     if order is not None and not (order[1:] > order[:-1]).all():
         table = table.take(pa.array(order))
+        source = None if source is None else (source[0], source[1][order])
     keep = None if emit is None else np.asarray(emit) if order is None else np.asarray(emit)[order]
     lack = coverage.lacking(table, game)
     found = []
@@ -93,7 +98,7 @@ def shoe_findings(table: pa.Table, game: str, config: Config, rules: Sequence[Ru
             tally.add(game, r, table.num_rows if keep is None else int(keep.sum()), cannot, lack, hits.rows, emit=keep)
         if len(hits):
             found.append((r, hits))
-    return findings_table(table, found, game, date) if found else None
+    return findings_table(table, found, game, date, source) if found else None
 
 
 def _shoe_rule_on(table: pa.Table, config: Config, rule: Rule, checkable: np.ndarray) -> Hits:
@@ -107,10 +112,12 @@ def _shoe_rule_on(table: pa.Table, config: Config, rule: Rule, checkable: np.nda
     return hits
 
 
-def shoe_columns(rules: Iterable[Rule], game: str | None = None) -> list[str]:
+def shoe_columns(rules: Iterable[Rule], game: str | None = None, report: bool = True) -> list[str]:
     """The columns the shoe rules read, with the shoe key and the report's metadata (and, given the game,
-    those telling which rounds lack the evidence the rules need)."""
-    cols = dict.fromkeys(SHOE_KEY + META + ["house_rules"])  # a round's own house rules (Context.param)
+    those telling which rounds lack the evidence the rules need); without ``report``, only those the
+    rules and :func:`shoe_order` read (no ``round_id``, no metadata but the shoe and its time)."""
+    key = SHOE_KEY + META if report else SHOE_ORDER
+    cols = dict.fromkeys(key + ["house_rules"])  # a round's own house rules (Context.param)
     for r in rules:
         cols.update(dict.fromkeys(r.columns))
         if game is not None:

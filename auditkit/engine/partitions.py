@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 from ..columns import to_numpy
 from ..rules.integrity import SHOE_VIEW
 from .checks import order_of_shoes, read_columns, round_findings, shoe_columns, shoe_findings, shoe_numbers
-from .findings import SORT_KEYS
+from .findings import SORT_KEYS, Source
 from .plan import Partition, Plan, Settings
 
 if TYPE_CHECKING:
@@ -122,8 +122,10 @@ def _check(store: Store, settings: Settings, days: list[_Day], last: Last) -> tu
                                     small[0].part.date, settings.tally))
     shoe_rules = settings.rules(game, "shoe")
     if shoe_rules:
-        views, emit = _views(store, days, last, shoe_columns(shoe_rules, game))
-        found.append(shoe_findings(views, game, settings.config, shoe_rules, emit, None, settings.tally, ordered=True))
+        views, emit, source = _views(store, days, last, shoe_columns(shoe_rules, game),
+                                     shoe_columns(shoe_rules, game, report=False))
+        found.append(shoe_findings(views, game, settings.config, shoe_rules, emit, None, settings.tally, ordered=True,
+                                   source=source))
     return _by_day(days, found), (days[-1].part, days[-1].shoes)
 
 
@@ -135,11 +137,14 @@ def _stamped(tables: list[pa.Table], dates: list[str]) -> pa.Table:
     return rounds.append_column("date", pa.array(dates).take(pa.array(day_of_row)))
 
 
-def _views(store: Store, days: list[_Day], last: Last, cols: list[str]) -> tuple[pa.Table, np.ndarray]:
+def _views(store: Store, days: list[_Day], last: Last, cols: list[str], checked: list[str]
+           ) -> tuple[pa.Table, np.ndarray, Source]:
     """What the shoe rules check for each day, side by side: the previous stored day's rounds of the shoes
     dealt again that day, then the day's rounds, as one table whose :data:`SHOE_VIEW` column numbers the
-    days (the rules keep each apart) and whose ``date`` is the day's, in :func:`~.checks.shoe_order`; and the
-    mask of each day's own rounds (the others are context: their findings are the previous day's)."""
+    days (the rules keep each apart) and whose ``date`` is the day's, in :func:`~.checks.shoe_order`; the
+    mask of each day's own rounds (the others are context: their findings are the previous day's); and
+    where the rounds' metadata is. The views hold the ``checked`` columns only (those the rules read):
+    the findings read the rest of ``cols`` (the report's metadata) for the rounds they name."""
     game = days[0].part.game
     sources = [d.shoes for d in days]  # the tables the views are cut from: the days, then priors read
     prior_of = []  # each day's prior among sources (-1: none)
@@ -156,7 +161,8 @@ def _views(store: Store, days: list[_Day], last: Last, cols: list[str]) -> tuple
         else:
             sources.append(store.read(game, previous, columns=cols))
         prior_of.append(len(sources) - 1)
-    both = pa.concat_tables(sources).combine_chunks()  # a take from one piece: half the time
+    every = pa.concat_tables(sources)
+    both = every.select(checked).combine_chunks()  # a take from one piece: half the time
     sizes = [t.num_rows for t in sources]
     source = np.repeat(np.arange(len(sources)), sizes)
     shoe = shoe_numbers(both)
@@ -183,7 +189,7 @@ def _views(store: Store, days: list[_Day], last: Last, cols: list[str]) -> tuple
     dates = pa.array([d.part.date for d in days])
     table = table.append_column(SHOE_VIEW, pa.array(view.astype(np.int32))).append_column(
         "date", dates.take(pa.array(view)))
-    return table, own
+    return table, own, (every, rows)
 
 
 def _by_day(days: list[_Day], found: list[pa.Table | None]) -> list[Checked]:
