@@ -11,7 +11,7 @@ days then costs what one batch costs, with the findings of each day checked alon
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 from ..columns import to_numpy
 from ..rules.integrity import SHOE_VIEW
-from .checks import order_of_shoes, read_columns, round_findings, shoe_columns, shoe_findings, shoe_numbers
+from .checks import order_of_shoes, read_columns, report_only, round_findings, shoe_columns, shoe_findings, shoe_numbers
 from .findings import SORT_KEYS, Source
 from .plan import Partition, Plan, Settings
 
@@ -116,9 +116,11 @@ def _check(store: Store, settings: Settings, days: list[_Day], last: Last) -> tu
     found = [f for d in days for f in d.found]
     small = [d for d in days if d.rounds is not None]
     if small:
+        round_rules = settings.rules(game, "round")
         rounds = small[0].rounds if len(small) == 1 else _stamped([d.rounds for d in small],
-                                                                    [d.part.date for d in small])
-        found.append(round_findings(rounds, game, settings.config, settings.rules(game, "round"),
+                                                                    [d.part.date for d in small],
+                                                                    report_only(round_rules, game))
+        found.append(round_findings(rounds, game, settings.config, round_rules,
                                     small[0].part.date, settings.tally))
     shoe_rules = settings.rules(game, "shoe")
     if shoe_rules:
@@ -129,10 +131,14 @@ def _check(store: Store, settings: Settings, days: list[_Day], last: Last) -> tu
     return _by_day(days, found), (days[-1].part, days[-1].shoes)
 
 
-def _stamped(tables: list[pa.Table], dates: list[str]) -> pa.Table:
+def _stamped(tables: list[pa.Table], dates: list[str], unread: Collection[str] = ()) -> pa.Table:
     """Tables of several days as one, each round stamped with its day (a ``date`` column), each column in
-    one piece (every rule reads it so: the pieces joined once, not by each reader)."""
-    rounds = pa.concat_tables(tables).combine_chunks()
+    one piece (every rule reads it so: the pieces joined once, not by each reader) but those no rule reads
+    (``unread``: the findings read them for the rounds they name)."""
+    rounds = pa.concat_tables(tables)
+    whole = rounds.select([c for c in rounds.column_names if c not in unread]).combine_chunks()
+    rounds = pa.Table.from_arrays([rounds[c] if c in unread else whole[c] for c in rounds.column_names],
+                                  schema=rounds.schema)
     day_of_row = np.repeat(np.arange(len(tables)), [t.num_rows for t in tables])
     return rounds.append_column("date", pa.array(dates).take(pa.array(day_of_row)))
 
@@ -185,11 +191,18 @@ def _views(store: Store, days: list[_Day], last: Last, cols: list[str], checked:
     order = order_of_shoes(shoe[rows], to_numpy(both["round_seq"], 0)[rows],
                            to_numpy(both["started_at"].cast(pa.int64()), 0)[rows], view)
     rows, view, own = rows[order], view[order], own[order]  # then in shoe order: the rules' order
-    table = both.take(pa.array(rows))
+    table = _take(both, rows)
     dates = pa.array([d.part.date for d in days])
     table = table.append_column(SHOE_VIEW, pa.array(view.astype(np.int32))).append_column(
         "date", dates.take(pa.array(view)))
     return table, own, (every, rows)
+
+
+def _take(table: pa.Table, rows: np.ndarray) -> pa.Table:
+    """``table.take(rows)``; a column of nulls only (the optional ``house_rules``, say) made, not gathered."""
+    index = pa.array(rows)
+    return pa.Table.from_arrays([pa.nulls(len(rows), c.type) if c.null_count == len(c) else c.take(index)
+                                 for c in table.columns], schema=table.schema)
 
 
 def _by_day(days: list[_Day], found: list[pa.Table | None]) -> list[Checked]:
