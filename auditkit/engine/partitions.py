@@ -26,6 +26,7 @@ from .findings import SORT_KEYS, Source
 from .plan import Partition, Plan, Settings
 
 if TYPE_CHECKING:
+    from ..rules.registry import Rule
     from ..store import Store
 
 __all__ = ["check_partition", "walk"]
@@ -68,8 +69,11 @@ def walk(plan: Plan) -> Iterator[Checked]:
     settings, store = plan.settings, plan.store
     last: Last = None
     block: list[_Day] = []  # small days of one game, read, not yet checked
+    readings: dict[str, _Reading] = {}  # each game's rules and columns, looked up once
     for part in plan.parts:
-        day = _read(store, part, settings)
+        if part.game not in readings:
+            readings[part.game] = _reading(settings, part.game)
+        day = _read(store, part, settings, readings[part.game])
         if block and (day.rounds is None or part.game != block[0].part.game
                       or sum(d.checked for d in block) + day.checked > settings.batch_size):
             found, last = _check(store, settings, block, last)
@@ -85,16 +89,31 @@ def walk(plan: Plan) -> Iterator[Checked]:
         yield from found
 
 
-def _read(store: Store, part: Partition, settings: Settings) -> _Day:
-    """A day read: whole when it is smaller than a batch, else checked by the round rules batch by batch
-    as it is read (its shoe columns kept)."""
-    game, date = part.game, part.date
+@dataclass(frozen=True)
+class _Reading:
+    """What a game's days are read and checked with: its round rules, the columns read, and those its shoe
+    rules get (None: no shoe rule)."""
+
+    round_rules: list[Rule]
+    columns: list[str] | None
+    shoe_columns: list[str] | None
+
+
+def _reading(settings: Settings, game: str) -> _Reading:
     round_rules, shoe_rules = settings.rules(game, "round"), settings.rules(game, "shoe")
-    cols = shoe_columns(shoe_rules, game) if shoe_rules else None
+    return _Reading(round_rules, read_columns(round_rules, shoe_rules, game),
+                    shoe_columns(shoe_rules, game) if shoe_rules else None)
+
+
+def _read(store: Store, part: Partition, settings: Settings, reading: _Reading | None = None) -> _Day:
+    """A day read: whole when it is smaller than a batch, else checked by the round rules batch by batch
+    as it is read (its shoe columns kept). ``reading``: the game's (:func:`_reading`), when known."""
+    game, date = part.game, part.date
+    reading = reading or _reading(settings, game)
+    round_rules, cols = reading.round_rules, reading.shoe_columns
     found: list[pa.Table | None] = []
     shoes, checked = [], 0
-    batches = store.scan(game, date, batch_size=settings.batch_size,
-                         columns=read_columns(round_rules, shoe_rules, game))
+    batches = store.scan(game, date, batch_size=settings.batch_size, columns=reading.columns)
     for batch in batches:
         settings.checked(batch.num_rows)
         if not checked and batch.num_rows < settings.batch_size:  # the first batch is short: the only one
@@ -104,7 +123,7 @@ def _read(store: Store, part: Partition, settings: Settings) -> _Day:
             shoes.append(batch.select(cols))
         checked += batch.num_rows
     if not checked:  # no round: the day's columns, empty
-        rounds = store.read(game, date, columns=read_columns(round_rules, shoe_rules, game))
+        rounds = store.read(game, date, columns=reading.columns)
         return _Day(part, rounds, [], 0, rounds.select(cols) if cols else None)
     return _Day(part, None, found, checked, pa.concat_tables(shoes) if cols else None)
 
