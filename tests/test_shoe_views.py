@@ -74,3 +74,17 @@ def test_shoe_excess_is_its_plain_reading(rounds):
     rows, evidence = shoe_excess(table, ["player_cards", "banker_cards"], decks)
     assert dict(zip(rows.tolist(), evidence["excess"].tolist(), strict=True)) == \
         _excess_plainly(table, ["player_cards", "banker_cards"], decks)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(-3, 40), st.integers(0, 3)), max_size=40),
+       st.booleans())
+def test_order_of_shoes_is_its_plain_reading(rounds, unique):
+    """:func:`order_of_shoes` ((shoe, round_seq) sorted as one integer when no two are alike) is the plain
+    sort by shoe, round_seq, time and input order, with and without two rounds of one shoe and number."""
+    from auditkit.engine.checks import order_of_shoes
+
+    if unique:
+        rounds = list({(s, q): (s, q, w) for s, q, w in rounds}.values())
+    shoe, seq, when = (np.array([r[i] for r in rounds], np.int64) for i in range(3))
+    assert order_of_shoes(shoe, seq.astype(np.int32), when).tolist() == np.lexsort((when, seq, shoe)).tolist()

@@ -224,6 +224,24 @@ def test_small_days_shoe_rules_run_once_each_day_seeing_only_its_previous_day(tm
     pd.testing.assert_frame_equal(found, expected)
 
 
+def test_shoe_views_leave_the_report_metadata_to_the_findings(tmp_path, monkeypatch):
+    """The shoe views hold the columns the shoe rules read, not the report's metadata: the findings read
+    a flagged round's id, dealer and source line from the days' rounds, the same as each day alone."""
+    from auditkit.engine import partitions
+
+    days = [f"2025-06-0{d}" for d in range(2, 5)]
+    rounds = [_baccarat_round(f"R{d}-{s}", s, f"{day}T12:0{s}:00-05:00", cut=s == 1)
+              for d, day in enumerate(days) for s in (1, 2, 3)]
+    store = _store(tmp_path, rounds)
+    views = []
+    real = partitions.shoe_findings
+    monkeypatch.setattr(partitions, "shoe_findings", lambda *a, **k: views.append(a[0]) or real(*a, **k))
+    found, _checked = collect(store)
+    assert views and not {"round_id", "dealer_id", "source_file", "source_line"} & set(views[0].column_names)
+    assert "baccarat.e" in set(found["rule_id"])
+    pd.testing.assert_frame_equal(found, _each_day_alone(store))
+
+
 def test_a_part_that_does_not_open_is_named_by_the_read(tmp_path):
     """A part file overwritten with something that is not Parquet (of its recorded size, so the layout's
     check passes): the error of the read that meets it names the file."""

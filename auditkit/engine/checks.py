@@ -4,7 +4,7 @@ cannot check (it lacks the evidence) is neither flagged nor passed (:mod:`auditk
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -16,13 +16,16 @@ from ..rules import coverage
 from ..rules.integrity import SHOE_VIEW
 from ..rules.registry import PREPARERS, Hits, Rule, rules_for
 from ..rules.tally import Tally
-from .findings import META, findings_table
+from .findings import META, Source, findings_table
 
-__all__ = ["SHOE_KEY", "select_rules", "round_findings", "shoe_findings", "shoe_columns", "read_columns",
+__all__ = ["SHOE_KEY", "REPORT_ONLY", "report_only", "select_rules", "round_findings", "shoe_findings", "shoe_columns", "read_columns",
            "shoe_order", "order_of_shoes", "shoe_key", "shoe_numbers"]
 
 SHOE_KEY = ["table_id", "shoe_id", "round_seq", "started_at", "round_id"]
 """The columns every shoe rule gets: rounds are grouped by table and shoe, in round_seq order."""
+REPORT_ONLY = ["round_id", "dealer_id", "utc_offset", "source_file", "source_line"]
+"""The report's metadata that no rule reads unless it declares it (:func:`report_only`): a finding's, read
+for the rounds flagged only."""
 
 
 def select_rules(game: str, scope: str, citations: Sequence[str] | None = None,
@@ -59,9 +62,11 @@ def round_findings(table: pa.Table, game: str, config: Config, rules: Sequence[R
 
 def shoe_findings(table: pa.Table, game: str, config: Config, rules: Sequence[Rule] | None = None,
                   emit: np.ndarray | None = None, date: str | None = None, tally: Tally | None = None,
-                  emitted: set[tuple[str, str]] | None = None, ordered: bool = False) -> pa.Table | None:
+                  emitted: set[tuple[str, str]] | None = None, ordered: bool = False,
+                  source: Source | None = None) -> pa.Table | None:
     """Findings (None: none) of the shoe rules over rounds grouped by table and shoe, in round_seq order
-    (``ordered``: the table is in that order already, :func:`shoe_order`'s).
+    (``ordered``: the table is in that order already, :func:`shoe_order`'s). ``source``: where the
+    findings read the report's metadata ``table`` lacks (:func:`shoe_columns` without it).
 
     ``emit`` marks the rounds whose findings are wanted (the others are context
     carried from an earlier day); by default all. Given ``emitted`` (the (round_id, rule_id)
@@ -76,6 +81,7 @@ def shoe_findings(table: pa.Table, game: str, config: Config, rules: Sequence[Ru
     order = None if ordered else shoe_order(table)
     if order is not None and not (order[1:] > order[:-1]).all():
         table = table.take(pa.array(order))
+        source = None if source is None else (source[0], source[1][order])
     keep = None if emit is None else np.asarray(emit) if order is None else np.asarray(emit)[order]
     lack = coverage.lacking(table, game)
     found = []
@@ -93,7 +99,7 @@ def shoe_findings(table: pa.Table, game: str, config: Config, rules: Sequence[Ru
             tally.add(game, r, table.num_rows if keep is None else int(keep.sum()), cannot, lack, hits.rows, emit=keep)
         if len(hits):
             found.append((r, hits))
-    return findings_table(table, found, game, date) if found else None
+    return findings_table(table, found, game, date, source) if found else None
 
 
 def _shoe_rule_on(table: pa.Table, config: Config, rule: Rule, checkable: np.ndarray) -> Hits:
@@ -107,15 +113,25 @@ def _shoe_rule_on(table: pa.Table, config: Config, rule: Rule, checkable: np.nda
     return hits
 
 
-def shoe_columns(rules: Iterable[Rule], game: str | None = None) -> list[str]:
+def shoe_columns(rules: Sequence[Rule], game: str | None = None, report: bool = True) -> list[str]:
     """The columns the shoe rules read, with the shoe key and the report's metadata (and, given the game,
-    those telling which rounds lack the evidence the rules need)."""
+    those telling which rounds lack the evidence the rules need); without ``report``, only those the
+    rules and :func:`shoe_order` read (none of :func:`report_only`)."""
     cols = dict.fromkeys(SHOE_KEY + META + ["house_rules"])  # a round's own house rules (Context.param)
     for r in rules:
         cols.update(dict.fromkeys(r.columns))
         if game is not None:
             cols.update(dict.fromkeys(coverage.columns_for(game, r.needs)))
+    if not report:
+        return [c for c in cols if c not in report_only(rules, game)]
     return list(cols)
+
+
+def report_only(rules: Sequence[Rule], game: str | None = None) -> list[str]:
+    """The columns of :data:`REPORT_ONLY` that none of ``rules`` reads (declares, or needs to know which
+    rounds lack some evidence)."""
+    read = {c for r in rules for c in (*r.columns, *(coverage.columns_for(game, r.needs) if game else ()))}
+    return [c for c in REPORT_ONLY if c not in read]
 
 
 def read_columns(round_rules: Sequence[Rule], shoe_rules: Sequence[Rule], game: str | None = None
@@ -150,7 +166,17 @@ def order_of_shoes(shoe: np.ndarray, seq: np.ndarray, when: np.ndarray, view: np
     if view is not None:  # (view, shoe) numbered by first appearance (a hash, not a sort)
         pair = view.astype(np.int64) * (int(shoe.max(initial=0)) + 1) + shoe
         shoe = pc.dictionary_encode(pa.array(pair)).indices.to_numpy(zero_copy_only=False)
-    return np.lexsort((when, seq.astype(np.int64), shoe))
+    seq = seq.astype(np.int64)
+    if len(seq):  # (shoe, round_seq) as one integer, when it fits
+        low = int(seq.min())
+        span = int(seq.max()) - low + 1
+        if int(shoe.max()) < np.iinfo(np.int64).max // span - 1:
+            key = shoe.astype(np.int64) * span + (seq - low)
+            order = np.argsort(key, kind="stable")
+            key = key[order]
+            if not (key[1:] == key[:-1]).any():  # no two alike: the time orders none of them
+                return order
+    return np.lexsort((when, seq, shoe))
 
 
 def shoe_numbers(table: pa.Table) -> np.ndarray:

@@ -16,7 +16,10 @@ from ..schema import FINDINGS
 if TYPE_CHECKING:
     import pandas as pd  # imported where a frame is made: the workers start without it
 
-__all__ = ["META", "COLUMNS", "SORT_KEYS", "findings_table", "sorted_findings"]
+__all__ = ["META", "Source", "COLUMNS", "SORT_KEYS", "findings_table", "sorted_findings"]
+
+Source = tuple[pa.Table, np.ndarray]
+"""Where the rounds of a table checked without their metadata have it: a table, and each round's row in it."""
 
 META = ["round_id", "table_id", "dealer_id", "started_at", "utc_offset", "shoe_id", "source_file", "source_line"]
 """The columns of a round that its findings repeat."""
@@ -105,15 +108,19 @@ def _local_time(utc: np.ndarray, offset: np.ndarray) -> np.ndarray:
     return np.array([t + suffix[o] for t, o in zip(local, off.tolist(), strict=True)], dtype=object)
 
 
-def findings_table(table: pa.Table, found: list[tuple[Rule, Hits]], game: str, date: str | None) -> pa.Table:
+def findings_table(table: pa.Table, found: list[tuple[Rule, Hits]], game: str, date: str | None,
+                   source: Source | None = None) -> pa.Table:
     """One findings table for all rules' hits on a table: the metadata of the hit rounds only is
-    read, so a batch with a few findings costs little."""
+    read, so a batch with a few findings costs little; what ``table`` lacks of it, from ``source``."""
     parts = [_hit_columns(h, r) for r, h in found]
     cols = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     uniq, inv = np.unique(cols["row"], return_inverse=True)
     names = [c for c in META + ["date"] if c in table.column_names]
     meta = table.select(names).take(pa.array(uniq))
     m = {c: meta[c].to_numpy(zero_copy_only=False) for c in names}
+    if source is not None and (more := [c for c in META if c not in m and c in source[0].column_names]):
+        meta = source[0].select(more).take(pa.array(source[1][uniq]))
+        m.update({c: meta[c].to_numpy(zero_copy_only=False) for c in more})
     n = len(inv)
     out = {
         "round_id": m["round_id"][inv], "game": np.full(n, game, dtype=object),

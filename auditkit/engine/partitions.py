@@ -11,7 +11,7 @@ days then costs what one batch costs, with the findings of each day checked alon
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -21,11 +21,12 @@ import pyarrow.compute as pc
 
 from ..columns import to_numpy
 from ..rules.integrity import SHOE_VIEW
-from .checks import order_of_shoes, read_columns, round_findings, shoe_columns, shoe_findings, shoe_numbers
-from .findings import SORT_KEYS
+from .checks import order_of_shoes, read_columns, report_only, round_findings, shoe_columns, shoe_findings, shoe_numbers
+from .findings import SORT_KEYS, Source
 from .plan import Partition, Plan, Settings
 
 if TYPE_CHECKING:
+    from ..rules.registry import Rule
     from ..store import Store
 
 __all__ = ["check_partition", "walk"]
@@ -68,8 +69,11 @@ def walk(plan: Plan) -> Iterator[Checked]:
     settings, store = plan.settings, plan.store
     last: Last = None
     block: list[_Day] = []  # small days of one game, read, not yet checked
+    readings: dict[str, _Reading] = {}  # each game's rules and columns, looked up once
     for part in plan.parts:
-        day = _read(store, part, settings)
+        if part.game not in readings:
+            readings[part.game] = _reading(settings, part.game)
+        day = _read(store, part, settings, readings[part.game])
         if block and (day.rounds is None or part.game != block[0].part.game
                       or sum(d.checked for d in block) + day.checked > settings.batch_size):
             found, last = _check(store, settings, block, last)
@@ -85,16 +89,31 @@ def walk(plan: Plan) -> Iterator[Checked]:
         yield from found
 
 
-def _read(store: Store, part: Partition, settings: Settings) -> _Day:
-    """A day read: whole when it is smaller than a batch, else checked by the round rules batch by batch
-    as it is read (its shoe columns kept)."""
-    game, date = part.game, part.date
+@dataclass(frozen=True)
+class _Reading:
+    """What a game's days are read and checked with: its round rules, the columns read, and those its shoe
+    rules get (None: no shoe rule)."""
+
+    round_rules: list[Rule]
+    columns: list[str] | None
+    shoe_columns: list[str] | None
+
+
+def _reading(settings: Settings, game: str) -> _Reading:
     round_rules, shoe_rules = settings.rules(game, "round"), settings.rules(game, "shoe")
-    cols = shoe_columns(shoe_rules, game) if shoe_rules else None
+    return _Reading(round_rules, read_columns(round_rules, shoe_rules, game),
+                    shoe_columns(shoe_rules, game) if shoe_rules else None)
+
+
+def _read(store: Store, part: Partition, settings: Settings, reading: _Reading | None = None) -> _Day:
+    """A day read: whole when it is smaller than a batch, else checked by the round rules batch by batch
+    as it is read (its shoe columns kept). ``reading``: the game's (:func:`_reading`), when known."""
+    game, date = part.game, part.date
+    reading = reading or _reading(settings, game)
+    round_rules, cols = reading.round_rules, reading.shoe_columns
     found: list[pa.Table | None] = []
     shoes, checked = [], 0
-    batches = store.scan(game, date, batch_size=settings.batch_size,
-                         columns=read_columns(round_rules, shoe_rules, game))
+    batches = store.scan(game, date, batch_size=settings.batch_size, columns=reading.columns)
     for batch in batches:
         settings.checked(batch.num_rows)
         if not checked and batch.num_rows < settings.batch_size:  # the first batch is short: the only one
@@ -104,7 +123,7 @@ def _read(store: Store, part: Partition, settings: Settings) -> _Day:
             shoes.append(batch.select(cols))
         checked += batch.num_rows
     if not checked:  # no round: the day's columns, empty
-        rounds = store.read(game, date, columns=read_columns(round_rules, shoe_rules, game))
+        rounds = store.read(game, date, columns=reading.columns)
         return _Day(part, rounds, [], 0, rounds.select(cols) if cols else None)
     return _Day(part, None, found, checked, pa.concat_tables(shoes) if cols else None)
 
@@ -116,30 +135,41 @@ def _check(store: Store, settings: Settings, days: list[_Day], last: Last) -> tu
     found = [f for d in days for f in d.found]
     small = [d for d in days if d.rounds is not None]
     if small:
+        round_rules = settings.rules(game, "round")
         rounds = small[0].rounds if len(small) == 1 else _stamped([d.rounds for d in small],
-                                                                    [d.part.date for d in small])
-        found.append(round_findings(rounds, game, settings.config, settings.rules(game, "round"),
+                                                                    [d.part.date for d in small],
+                                                                    report_only(round_rules, game))
+        found.append(round_findings(rounds, game, settings.config, round_rules,
                                     small[0].part.date, settings.tally))
     shoe_rules = settings.rules(game, "shoe")
     if shoe_rules:
-        views, emit = _views(store, days, last, shoe_columns(shoe_rules, game))
-        found.append(shoe_findings(views, game, settings.config, shoe_rules, emit, None, settings.tally, ordered=True))
+        views, emit, source = _views(store, days, last, shoe_columns(shoe_rules, game),
+                                     shoe_columns(shoe_rules, game, report=False))
+        found.append(shoe_findings(views, game, settings.config, shoe_rules, emit, None, settings.tally, ordered=True,
+                                   source=source))
     return _by_day(days, found), (days[-1].part, days[-1].shoes)
 
 
-def _stamped(tables: list[pa.Table], dates: list[str]) -> pa.Table:
+def _stamped(tables: list[pa.Table], dates: list[str], unread: Collection[str] = ()) -> pa.Table:
     """Tables of several days as one, each round stamped with its day (a ``date`` column), each column in
-    one piece (every rule reads it so: the pieces joined once, not by each reader)."""
-    rounds = pa.concat_tables(tables).combine_chunks()
+    one piece (every rule reads it so: the pieces joined once, not by each reader) but those no rule reads
+    (``unread``: the findings read them for the rounds they name)."""
+    rounds = pa.concat_tables(tables)
+    whole = rounds.select([c for c in rounds.column_names if c not in unread]).combine_chunks()
+    rounds = pa.Table.from_arrays([rounds[c] if c in unread else whole[c] for c in rounds.column_names],
+                                  schema=rounds.schema)
     day_of_row = np.repeat(np.arange(len(tables)), [t.num_rows for t in tables])
     return rounds.append_column("date", pa.array(dates).take(pa.array(day_of_row)))
 
 
-def _views(store: Store, days: list[_Day], last: Last, cols: list[str]) -> tuple[pa.Table, np.ndarray]:
+def _views(store: Store, days: list[_Day], last: Last, cols: list[str], checked: list[str]
+           ) -> tuple[pa.Table, np.ndarray, Source]:
     """What the shoe rules check for each day, side by side: the previous stored day's rounds of the shoes
     dealt again that day, then the day's rounds, as one table whose :data:`SHOE_VIEW` column numbers the
-    days (the rules keep each apart) and whose ``date`` is the day's, in :func:`~.checks.shoe_order`; and the
-    mask of each day's own rounds (the others are context: their findings are the previous day's)."""
+    days (the rules keep each apart) and whose ``date`` is the day's, in :func:`~.checks.shoe_order`; the
+    mask of each day's own rounds (the others are context: their findings are the previous day's); and
+    where the rounds' metadata is. The views hold the ``checked`` columns only (those the rules read):
+    the findings read the rest of ``cols`` (the report's metadata) for the rounds they name."""
     game = days[0].part.game
     sources = [d.shoes for d in days]  # the tables the views are cut from: the days, then priors read
     prior_of = []  # each day's prior among sources (-1: none)
@@ -156,7 +186,8 @@ def _views(store: Store, days: list[_Day], last: Last, cols: list[str]) -> tuple
         else:
             sources.append(store.read(game, previous, columns=cols))
         prior_of.append(len(sources) - 1)
-    both = pa.concat_tables(sources).combine_chunks()  # a take from one piece: half the time
+    every = pa.concat_tables(sources)
+    both = every.select(checked).combine_chunks()  # a take from one piece: half the time
     sizes = [t.num_rows for t in sources]
     source = np.repeat(np.arange(len(sources)), sizes)
     shoe = shoe_numbers(both)
@@ -179,11 +210,18 @@ def _views(store: Store, days: list[_Day], last: Last, cols: list[str]) -> tuple
     order = order_of_shoes(shoe[rows], to_numpy(both["round_seq"], 0)[rows],
                            to_numpy(both["started_at"].cast(pa.int64()), 0)[rows], view)
     rows, view, own = rows[order], view[order], own[order]  # then in shoe order: the rules' order
-    table = both.take(pa.array(rows))
+    table = _take(both, rows)
     dates = pa.array([d.part.date for d in days])
     table = table.append_column(SHOE_VIEW, pa.array(view.astype(np.int32))).append_column(
         "date", dates.take(pa.array(view)))
-    return table, own
+    return table, own, (every, rows)
+
+
+def _take(table: pa.Table, rows: np.ndarray) -> pa.Table:
+    """``table.take(rows)``; a column of nulls only (the optional ``house_rules``, say) made, not gathered."""
+    index = pa.array(rows)
+    return pa.Table.from_arrays([pa.nulls(len(rows), c.type) if c.null_count == len(c) else c.take(index)
+                                 for c in table.columns], schema=table.schema)
 
 
 def _by_day(days: list[_Day], found: list[pa.Table | None]) -> list[Checked]:
