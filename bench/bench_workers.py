@@ -42,6 +42,7 @@ three give the same findings.
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import subprocess
@@ -215,6 +216,8 @@ def ingest_main(log: Path, workers: int, dask: bool, s3: bool = False, repeat: i
           + ("; into a moto S3 store (its server in this process)" if s3 else ""))
     server, endpoint = _moto() if s3 else (None, None)
     trees = {"against": against, "this": ROOT} if against else {"this": ROOT}
+    for root in trees.values():  # compiled as an installed package is (as compare.py does)
+        compileall.compile_dir(str(Path(root) / "auditkit"), quiet=1)
     runs: dict[str, list[dict]] = {name: [] for name in trees}
     for k in range(repeat):
         for name, root in trees.items():
