@@ -300,7 +300,8 @@ class ParallelIngest:
         else:
             for k, (start, stop, first) in enumerate(src.ranges):
                 lines = RangeLines(path, start, stop, self.max_line)
-                yield src, *self._range_task(where, start, stop, name, src.sha, first), (lambda n, lines=lines, first=first: lines.raw(n - first + 1)), k
+                yield src, *self._range_task(where, start, stop, name, src.sha, first), \
+                    (lambda n, lines=lines, first=first: lines.raw(n - first + 1)), k
 
     def _range_task(self, where: str, start: int, stop: int, name: str, sha: str | None, at: int,
                     note: str | None = None) -> tuple[Callable, tuple]:
@@ -411,7 +412,7 @@ def _csv_raw(path: Path, lines: list[bytes], n: int) -> str:
 
 
 def parse_only(paths: list[Path], limit: int) -> bool:
-    """Whether workers that only parse (:meth:`ParallelIngest` into a held store) suit ``paths``: every one
+    """Whether workers that only parse (a :class:`ParallelIngest` into a held store) suit ``paths``: every one
     a plain file, not gzip (whose size says little of the rows it holds), and at most ``limit`` bytes in
     all. (The rows past the held store's limit are encoded by the one process that holds it.)"""
     size = 0
