@@ -506,9 +506,36 @@ def test_a_note_that_cannot_be_written_fails_the_ingest_naming_it_and_leaves_not
     store = Store(tmp_path / "store")
     assert main(["-q", "ingest", str(log), "--store", str(store.root), "--workers", "2"]) == 2
     err = capsys.readouterr().err
-    assert re.search(r"auditkit-ingest-\w+/1\.json: No space left on device", err), err
+    assert re.search(r"auditkit-ingest-\d+-\w+/1\.json: No space left on device", err), err
     assert store.manifest() == [] and not list(store.root.rglob("*.parquet")) and not list(store.root.rglob("*.tmp"))
     assert list(notes.iterdir()) == []
+
+
+def test_the_notes_of_a_killed_parallel_ingest_are_removed_by_the_next(tmp_path, monkeypatch, caplog):
+    """A parallel ingest killed by SIGKILL leaves its folder of notes to the range tasks in $TMPDIR, named
+    with its process id; the next one that makes its own removes it (saying so) and keeps a live run's."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 16)
+    monkeypatch.setattr(parallel, "BLOCK_BYTES", 1 << 16)
+    log = _big_log(tmp_path / "big.jsonl")
+    notes = tmp_path / "tmp"
+    notes.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(notes))
+    gone = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True, check=True).stdout)
+    (notes / f"auditkit-ingest-{gone}-x1").mkdir()
+    (notes / f"auditkit-ingest-{gone}-x1" / "1.json").write_text("{")
+    (notes / f"auditkit-ingest-{os.getppid()}-x2").mkdir()  # a live process's
+    (notes / "auditkit-ingest-other").mkdir()  # not named as this code names its folders
+    store = Store(tmp_path / "store")
+    ingest_paths([log], store, max_line=MAX_LINE, workers=2)
+    assert sorted(p.name for p in notes.iterdir()) == [f"auditkit-ingest-{os.getppid()}-x2", "auditkit-ingest-other"]
+    assert f"removing the notes of an interrupted ingest: {notes / f'auditkit-ingest-{gone}-x1'}" in caplog.text
+    assert store.count() == 3_000
 
 
 def test_a_parallel_ingest_left_before_a_big_files_turn_ends_its_waiting_tasks(tmp_path, monkeypatch):

@@ -5,11 +5,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
-import os
-import re
 import shutil
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,7 +33,6 @@ from .common import (
 )
 
 log = logging.getLogger("auditkit")
-TEMP_STORE = re.compile(r"^auditkit-validate-(\d+)-")  # the one-shot route's store in $TMPDIR: creator pid
 OUTPUTS = ("--out", "--parquet", "--summaries", "--xlsx", "--html")
 HOLD_BYTES = 512 << 20
 """Bytes of rounds (as Arrow tables) that the one-shot route holds in memory when it holds its store
@@ -107,15 +103,9 @@ def _context(store, args: argparse.Namespace, config, filters: dict[str, str]):
 def temporary_store() -> Iterator[Path]:
     """A private store in $TMPDIR for the one-shot route, named with this process's id; the ones
     whose creator is gone (a validate killed by SIGKILL) are removed first."""
-    from ..store import pid_alive
+    from ..store import private_temp_dir
 
-    root = Path(tempfile.gettempdir())
-    for old in root.glob("auditkit-validate-*"):
-        m = TEMP_STORE.match(old.name)
-        if m and old.is_dir() and not old.is_symlink() and not pid_alive(int(m.group(1))):
-            log.warning("removing the temporary store of an interrupted validate: %s", old)
-            shutil.rmtree(old, ignore_errors=True)
-    path = Path(tempfile.mkdtemp(prefix=f"auditkit-validate-{os.getpid()}-", dir=root))
+    path = private_temp_dir("auditkit-validate", "the temporary store of an interrupted validate")
     try:
         yield path
     finally:

@@ -30,14 +30,13 @@ import contextlib
 import logging
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..store import SourceRecord, Store
+from ..store import SourceRecord, Store, private_temp_dir
 from .dedup import SeenRounds, StoredOverlap
 from .identity import InputError, is_csv, recognise, source_sha256
 from .jsonl import BLOCK_BYTES, MAX_LINE, Lines, _is_gzip, read_blocks
@@ -245,7 +244,7 @@ class ParallelIngest:
         """A plain file's tasks when a worker hashes it: that task first, then its ranges, each told its
         hash and numbering by a note (:meth:`_settle`)."""
         if self.notes is None:
-            self.notes = tempfile.mkdtemp(prefix="auditkit-ingest-")
+            self.notes = str(private_temp_dir("auditkit-ingest", "the notes of an interrupted ingest"))
         self.seq += 1
         src.note = os.path.join(self.notes, f"{self.seq}.json")
         self.hashed.append(src)

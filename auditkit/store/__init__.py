@@ -41,7 +41,7 @@ checked), :mod:`.compaction`, :mod:`.lock`, :mod:`.reads` (the readers) and :mod
 
 from __future__ import annotations
 
-from .atomic import atomic_path, named_error, pid_alive, remove_stale_temps, safe_component
+from .atomic import atomic_path, named_error, pid_alive, private_temp_dir, remove_stale_temps, safe_component
 from .errors import CorruptStore, NewerStore, StoreLocked
 from .files import LOCK_NAME, _LocalFiles, _ObjectFiles, is_uri
 from .layout import INDEX
@@ -50,7 +50,7 @@ from .memory import _HeldStream, _MemoryFiles
 from .parquet import ROW_GROUP, ParquetStream, compression_for, write_parquet_atomic
 from .store import Store
 
-__all__ = ["atomic_path", "named_error", "safe_component", "pid_alive", "remove_stale_temps", "StoreLocked",
+__all__ = ["atomic_path", "named_error", "safe_component", "pid_alive", "private_temp_dir", "remove_stale_temps", "StoreLocked",
            "CorruptStore", "LOCK_NAME", "Store", "SourceRecord", "INDEX", "is_uri", "ParquetStream", "ROW_GROUP",
            "NewerStore", "STORE_FORMAT", "STORE_FILE", "CHECKPOINT", "CHECKPOINT_JSON", "compression_for", "write_parquet_atomic",
            "_LocalFiles", "_ObjectFiles", "_MemoryFiles", "_HeldStream"]

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import logging
 import os
 import re
+import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -112,6 +114,20 @@ def _discard(tmp: Path, fh: BinaryIO) -> None:
     with contextlib.suppress(OSError):  # a buffered file's close writes what it holds: a full disk fails it
         fh.close()
     tmp.unlink(missing_ok=True)
+
+
+def private_temp_dir(prefix: str, what: str) -> Path:
+    """A new folder in $TMPDIR named ``<prefix>-<this process's id>-…``, once those of ``prefix`` whose
+    process is gone (killed by SIGKILL before it removed its own) are removed, each with a warning naming
+    ``what`` it held."""
+    root = Path(tempfile.gettempdir())
+    named = re.compile(rf"^{re.escape(prefix)}-(\d+)-")
+    for old in root.glob(f"{glob.escape(prefix)}-*"):
+        m = named.match(old.name)
+        if m and old.is_dir() and not old.is_symlink() and not pid_alive(int(m.group(1))):
+            logging.getLogger("auditkit").warning("removing %s: %s", what, old)
+            shutil.rmtree(old, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}-{os.getpid()}-", dir=root))
 
 
 def pid_alive(pid: int) -> bool:
