@@ -313,8 +313,7 @@ def test_a_grown_file_stores_only_its_new_rounds_read_once_when_the_hashes_fit(t
     One that fits: the first block's stored rounds load the hashes, and the file is read once."""
     if limit is not None:
         monkeypatch.setattr(dedup, "LOAD_LIMIT", limit)
-    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 16)
-    monkeypatch.setattr(parallel, "BLOCK_BYTES", 1 << 16)
+    _small_ranges(monkeypatch)
     records = _records("baccarat", 3_500, seed=41)
     log = tmp_path / "day.jsonl"
     log.write_bytes(b"\n".join(_lines(records[:3_000])) + b"\n")
@@ -335,6 +334,22 @@ def test_a_grown_file_stores_only_its_new_rounds_read_once_when_the_hashes_fit(t
     assert (rows["source_line"] > 3_000).sum() == 500  # the appended lines, stored from the second run
     assert len(store.index()) == 3_500
     assert not list(store.root.rglob("*.tmp"))
+
+
+def _small_ranges(monkeypatch) -> None:
+    """Plain files cut into byte ranges of 64 KiB (a 3,000-round log into about 30)."""
+    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 16)
+    monkeypatch.setattr(parallel, "BLOCK_BYTES", 1 << 16)
+
+
+def _temp_folder(tmp_path: Path, monkeypatch) -> Path:
+    """An empty $TMPDIR of the test's own (where a parallel ingest makes its notes' folder)."""
+    import tempfile
+
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
 
 
 def _big_log(path: Path, n: int = 3_000, seed: int = 51) -> Path:
@@ -360,8 +375,7 @@ def test_a_big_file_is_hashed_by_a_worker_while_the_others_parse_it(tmp_path, mo
 
     from auditkit.ingest import identity
 
-    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 16)
-    monkeypatch.setattr(parallel, "BLOCK_BYTES", 1 << 16)
+    _small_ranges(monkeypatch)
     log = _big_log(tmp_path / "big.jsonl")
     read_here: list[str] = []
     real_sha = identity.source_sha256  # hash_and_number here hashes through tasks.hashlib (workers: their own)
@@ -396,8 +410,7 @@ def test_contents_hashed_by_workers_are_stored_once_whatever_their_names(tmp_pat
     part, as in one process."""
     import os
 
-    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 16)
-    monkeypatch.setattr(parallel, "BLOCK_BYTES", 1 << 16)
+    _small_ranges(monkeypatch)
     logs = tmp_path / "logs"
     logs.mkdir()
     a = _big_log(logs / "a.jsonl")
@@ -419,8 +432,7 @@ def test_a_big_file_gone_before_its_hash_fails_at_its_turn(tmp_path, monkeypatch
     fails at its turn naming it, the file before it committed, nothing of it left in the store."""
     from auditkit.ingest.identity import InputError
 
-    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 16)
-    monkeypatch.setattr(parallel, "BLOCK_BYTES", 1 << 16)
+    _small_ranges(monkeypatch)
     logs = tmp_path / "logs"
     logs.mkdir()
     _big_log(logs / "a.jsonl", 500)
@@ -487,16 +499,12 @@ def test_a_note_that_cannot_be_written_fails_the_ingest_naming_it_and_leaves_not
     """The note to a big file's range tasks cannot be written (its disk full): exit 2 naming the note and
     the reason, the workers stopped, no manifest entry, no part, no temporary file, no notes folder."""
     import errno
-    import tempfile
 
     from auditkit.cli import main
 
-    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 16)
-    monkeypatch.setattr(parallel, "BLOCK_BYTES", 1 << 16)
+    _small_ranges(monkeypatch)
     log = _big_log(tmp_path / "big.jsonl")
-    notes = tmp_path / "tmp"
-    notes.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(notes))
+    notes = _temp_folder(tmp_path, monkeypatch)
 
     def full(said, fh):
         fh.write("{")
@@ -517,14 +525,10 @@ def test_the_notes_of_a_killed_parallel_ingest_are_removed_by_the_next(tmp_path,
     import os
     import subprocess
     import sys
-    import tempfile
 
-    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 16)
-    monkeypatch.setattr(parallel, "BLOCK_BYTES", 1 << 16)
+    _small_ranges(monkeypatch)
     log = _big_log(tmp_path / "big.jsonl")
-    notes = tmp_path / "tmp"
-    notes.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(notes))
+    notes = _temp_folder(tmp_path, monkeypatch)
     gone = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
                               text=True, check=True).stdout)
     (notes / f"auditkit-ingest-{gone}-x1").mkdir()
@@ -544,8 +548,7 @@ def test_a_parallel_ingest_left_before_a_big_files_turn_ends_its_waiting_tasks(t
     than waits for them; nothing is written, the notes' folder is removed."""
     import threading
 
-    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 16)
-    monkeypatch.setattr(parallel, "BLOCK_BYTES", 1 << 16)
+    _small_ranges(monkeypatch)
     log = _big_log(tmp_path / "big.jsonl")
     store = Store(tmp_path / "store")
     par = parallel.ParallelIngest([log], store, workers=2)
@@ -596,8 +599,7 @@ def test_the_workers_always_have_tasks_waiting(tmp_path, monkeypatch):
     ``IN_FLIGHT`` tasks per worker are out whenever it waits, until the last ones. (The look-ahead used to
     submit only once every task submitted for the source was taken: a worker then idled until the last of
     them was done.)"""
-    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 16)
-    monkeypatch.setattr(parallel, "BLOCK_BYTES", 1 << 16)
+    _small_ranges(monkeypatch)
     log = _big_log(tmp_path / "big.jsonl")
     out, waits, closing = [0], [], []
     real_submit, real_result, real_close = parallel._Executor.submit, parallel._Executor.result, parallel._Executor.close

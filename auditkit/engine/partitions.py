@@ -38,14 +38,15 @@ Checked = tuple[Partition, pa.Table | None, int]
 @dataclass
 class _Day:
     """A day read: its rounds, when the round rules have yet to check them (None: a day of several batches,
-    checked as it was read, its findings in ``found``), its rounds checked, and its shoe columns (None: no
-    shoe rule)."""
+    checked as it was read, its findings in ``found``), its rounds checked, its shoe columns (None: no
+    shoe rule), and what its game is read and checked with."""
 
     part: Partition
     rounds: pa.Table | None
     found: list[pa.Table | None]
     checked: int
     shoes: pa.Table | None
+    reading: _Reading
 
 
 Last = tuple[Partition, pa.Table | None] | None
@@ -91,18 +92,24 @@ def walk(plan: Plan) -> Iterator[Checked]:
 
 @dataclass(frozen=True)
 class _Reading:
-    """What a game's days are read and checked with: its round rules, the columns read, and those its shoe
-    rules get (None: no shoe rule)."""
+    """What a game's days are read and checked with: its round and shoe rules, the columns read, those
+    its shoe rules get (None: no shoe rule) and of them those the rules read (the shoe views'), and the
+    report's columns no round rule reads (left in pieces when days are joined)."""
 
     round_rules: list[Rule]
+    shoe_rules: list[Rule]
     columns: list[str] | None
     shoe_columns: list[str] | None
+    checked_columns: list[str] | None
+    unread: list[str]
 
 
 def _reading(settings: Settings, game: str) -> _Reading:
     round_rules, shoe_rules = settings.rules(game, "round"), settings.rules(game, "shoe")
-    return _Reading(round_rules, read_columns(round_rules, shoe_rules, game),
-                    shoe_columns(shoe_rules, game) if shoe_rules else None)
+    return _Reading(round_rules, shoe_rules, read_columns(round_rules, shoe_rules, game),
+                    shoe_columns(shoe_rules, game) if shoe_rules else None,
+                    shoe_columns(shoe_rules, game, report=False) if shoe_rules else None,
+                    report_only(round_rules, game))
 
 
 def _read(store: Store, part: Partition, settings: Settings, reading: _Reading | None = None) -> _Day:
@@ -117,36 +124,32 @@ def _read(store: Store, part: Partition, settings: Settings, reading: _Reading |
     for batch in batches:
         settings.checked(batch.num_rows)
         if not checked and batch.num_rows < settings.batch_size:  # the first batch is short: the only one
-            return _Day(part, batch, [], batch.num_rows, batch.select(cols) if cols else None)
+            return _Day(part, batch, [], batch.num_rows, batch.select(cols) if cols else None, reading)
         found.append(round_findings(batch, game, settings.config, round_rules, date, settings.tally))
         if cols:
             shoes.append(batch.select(cols))
         checked += batch.num_rows
     if not checked:  # no round: the day's columns, empty
         rounds = store.read(game, date, columns=reading.columns)
-        return _Day(part, rounds, [], 0, rounds.select(cols) if cols else None)
-    return _Day(part, None, found, checked, pa.concat_tables(shoes) if cols else None)
+        return _Day(part, rounds, [], 0, rounds.select(cols) if cols else None, reading)
+    return _Day(part, None, found, checked, pa.concat_tables(shoes) if cols else None, reading)
 
 
 def _check(store: Store, settings: Settings, days: list[_Day], last: Last) -> tuple[list[Checked], Last]:
     """Consecutive days of one game checked together: each with its sorted findings and rounds checked,
     and the last of them with its shoe columns."""
-    game = days[0].part.game
+    game, reading = days[0].part.game, days[0].reading
     found = [f for d in days for f in d.found]
     small = [d for d in days if d.rounds is not None]
     if small:
-        round_rules = settings.rules(game, "round")
         rounds = small[0].rounds if len(small) == 1 else _stamped([d.rounds for d in small],
-                                                                    [d.part.date for d in small],
-                                                                    report_only(round_rules, game))
-        found.append(round_findings(rounds, game, settings.config, round_rules,
+                                                                    [d.part.date for d in small], reading.unread)
+        found.append(round_findings(rounds, game, settings.config, reading.round_rules,
                                     small[0].part.date, settings.tally))
-    shoe_rules = settings.rules(game, "shoe")
-    if shoe_rules:
-        views, emit, source = _views(store, days, last, shoe_columns(shoe_rules, game),
-                                     shoe_columns(shoe_rules, game, report=False))
-        found.append(shoe_findings(views, game, settings.config, shoe_rules, emit, None, settings.tally, ordered=True,
-                                   source=source))
+    if reading.shoe_rules:
+        views, emit, source = _views(store, days, last, reading.shoe_columns, reading.checked_columns)
+        found.append(shoe_findings(views, game, settings.config, reading.shoe_rules, emit, None, settings.tally,
+                                   ordered=True, source=source))
     return _by_day(days, found), (days[-1].part, days[-1].shoes)
 
 
