@@ -242,12 +242,13 @@ class ParallelIngest:
 
     def _hashed_tasks(self, src: _Source) -> Iterator[tuple[_Source, Callable, tuple, Callable | None, int | None]]:
         """A plain file's tasks when a worker hashes it: that task first, then its ranges, each told its
-        hash and numbering by a note (:meth:`_settle`)."""
-        if self.notes is None:
-            self.notes = str(private_temp_dir("auditkit-ingest", "the notes of an interrupted ingest"))
-        self.seq += 1
-        src.note = os.path.join(self.notes, f"{self.seq}.json")
-        self.hashed.append(src)
+        hash and numbering by a note (:meth:`_settle`; none for a held store's, which only parse)."""
+        if not self.held:
+            if self.notes is None:
+                self.notes = str(private_temp_dir("auditkit-ingest", "the notes of an interrupted ingest"))
+            self.seq += 1
+            src.note = os.path.join(self.notes, f"{self.seq}.json")
+            self.hashed.append(src)
         where = str(src.path.resolve())
         yield src, hash_and_number, (where, [(start, stop) for start, stop, _ in src.ranges]), None, None
         for k, (start, stop, _) in enumerate(src.ranges):
@@ -275,8 +276,9 @@ class ParallelIngest:
         if go:
             self.reading.add(src.sha)  # type: ignore[arg-type]
             self.store.discard_uncommitted(src.sha)  # type: ignore[arg-type]  # before its parts are written
-        _write_note(src.note, {"sha": src.sha if go else None,  # type: ignore[arg-type]
-                               "first": [first for _, _, first in src.ranges] if go else []})
+        if src.note is not None:
+            _write_note(src.note, {"sha": src.sha if go else None,
+                                   "first": [first for _, _, first in src.ranges] if go else []})
 
     def _settle_ready(self) -> None:
         """Settle, in order, the sources ahead whose hash is in (their range tasks wait for it)."""
